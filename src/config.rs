@@ -1,0 +1,330 @@
+//! Configuration read from the environment.
+//!
+//! Every variable has a default that works on a fresh machine; a bad value stops the process
+//! with a message that names the variable, the value and what was expected.
+
+use std::{fmt, net::SocketAddr, time::Duration};
+
+/// Which database engine a [`DatabaseUrl`] selects.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Backend {
+    /// PostgreSQL, the production database.
+    Postgres,
+    /// An embedded SQLite file, the zero-setup default (single instance only).
+    Sqlite,
+}
+
+impl fmt::Display for Backend {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Backend::Postgres => "postgresql",
+            Backend::Sqlite => "sqlite",
+        })
+    }
+}
+
+/// A database location. Its `Display` and `Debug` never show a password.
+#[derive(Clone, PartialEq, Eq)]
+pub struct DatabaseUrl {
+    backend: Backend,
+    /// For PostgreSQL the full URL; for SQLite the file path.
+    target: String,
+}
+
+impl DatabaseUrl {
+    /// Parses `postgres://…` / `postgresql://…` as PostgreSQL, and `sqlite://path`,
+    /// `sqlite:path` or a bare file path as SQLite.
+    ///
+    /// # Errors
+    /// An empty value, an in-memory SQLite database (each pooled connection would get its own
+    /// empty database) or an unknown scheme such as `mysql://`.
+    pub fn parse(raw: &str) -> Result<Self, ConfigError> {
+        let raw = raw.trim();
+        let bad = |why: &str| ConfigError::Invalid {
+            var: "DATABASE_URL",
+            value: redact(raw),
+            expected: why.to_owned(),
+        };
+        if raw.is_empty() {
+            return Err(bad("a postgres:// URL or a SQLite file path"));
+        }
+        if raw.starts_with("postgres://") || raw.starts_with("postgresql://") {
+            return Ok(Self {
+                backend: Backend::Postgres,
+                target: raw.to_owned(),
+            });
+        }
+        let path = raw
+            .strip_prefix("sqlite://")
+            .or_else(|| raw.strip_prefix("sqlite:"))
+            .unwrap_or(raw);
+        if path.is_empty() || path == ":memory:" || path.contains("mode=memory") {
+            return Err(bad(
+                "a SQLite file path (in-memory databases are not shared across the pool)",
+            ));
+        }
+        if let Some((scheme, _)) = raw.split_once("://")
+            && !scheme.eq_ignore_ascii_case("sqlite")
+        {
+            return Err(bad(
+                "a postgres:// URL or a SQLite file path (unknown scheme)",
+            ));
+        }
+        Ok(Self {
+            backend: Backend::Sqlite,
+            target: path.to_owned(),
+        })
+    }
+
+    /// The engine this URL selects.
+    pub fn backend(&self) -> Backend {
+        self.backend
+    }
+
+    /// The string to hand to the driver. Contains the password: never log it.
+    pub fn expose(&self) -> &str {
+        &self.target
+    }
+}
+
+impl fmt::Display for DatabaseUrl {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.backend {
+            Backend::Postgres => f.write_str(&redact(&self.target)),
+            Backend::Sqlite => write!(f, "sqlite:{}", self.target),
+        }
+    }
+}
+
+impl fmt::Debug for DatabaseUrl {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(self, f)
+    }
+}
+
+/// Replaces the password of `scheme://user:password@host` with `***`.
+pub fn redact(url: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return url.to_owned();
+    };
+    let authority_end = rest.find(['/', '?']).unwrap_or(rest.len());
+    let (authority, tail) = rest.split_at(authority_end);
+    match authority.rsplit_once('@') {
+        Some((userinfo, host)) => match userinfo.split_once(':') {
+            Some((user, _password)) => format!("{scheme}://{user}:***@{host}{tail}"),
+            None => url.to_owned(),
+        },
+        None => url.to_owned(),
+    }
+}
+
+/// A configuration problem found at start.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    /// A variable holds a value that cannot be used.
+    #[error("{var}={value:?} is not valid: expected {expected}")]
+    Invalid {
+        /// The environment variable.
+        var: &'static str,
+        /// The offending value (redacted when it may hold a secret).
+        value: String,
+        /// What would have been accepted.
+        expected: String,
+    },
+}
+
+/// The service configuration.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// `DATABASE_URL`; default: the SQLite file `leekha.db` in the working directory.
+    pub database_url: DatabaseUrl,
+    /// `LEEKHA_BIND`; default `127.0.0.1:8080`.
+    pub bind: SocketAddr,
+    /// `LEEKHA_DB_POOL_SIZE`; default 16 on PostgreSQL, 8 on SQLite.
+    pub pool_size: u32,
+    /// `LEEKHA_DB_TIMEOUT_MS`: how long a request waits for a database connection before it
+    /// gets 503; default 5000.
+    pub db_timeout: Duration,
+    /// `LEEKHA_MAX_BODY_BYTES`: the largest accepted request body; default 65536.
+    pub max_body_bytes: usize,
+    /// `LEEKHA_WORKERS`: HTTP worker threads; default: the number of cores.
+    pub workers: Option<usize>,
+}
+
+impl Config {
+    /// Reads the configuration from the process environment.
+    ///
+    /// # Errors
+    /// The first variable whose value cannot be used.
+    pub fn from_env() -> Result<Self, ConfigError> {
+        Self::from_lookup(|k| std::env::var(k).ok())
+    }
+
+    /// Reads the configuration from any key → value lookup (tests pass a map).
+    ///
+    /// # Errors
+    /// The first variable whose value cannot be used.
+    pub fn from_lookup(get: impl Fn(&str) -> Option<String>) -> Result<Self, ConfigError> {
+        let database_url =
+            DatabaseUrl::parse(&get("DATABASE_URL").unwrap_or_else(|| "leekha.db".into()))?;
+        let bind = parse_var(
+            &get,
+            "LEEKHA_BIND",
+            "127.0.0.1:8080",
+            "host:port, e.g. 127.0.0.1:8080",
+        )?;
+        let default_pool = match database_url.backend() {
+            Backend::Postgres => "16",
+            Backend::Sqlite => "8",
+        };
+        let pool_size: u32 = parse_var(
+            &get,
+            "LEEKHA_DB_POOL_SIZE",
+            default_pool,
+            "an integer 1..=512",
+        )?;
+        if !(1..=512).contains(&pool_size) {
+            return Err(invalid(
+                "LEEKHA_DB_POOL_SIZE",
+                pool_size,
+                "an integer 1..=512",
+            ));
+        }
+        let timeout_ms: u64 = parse_var(
+            &get,
+            "LEEKHA_DB_TIMEOUT_MS",
+            "5000",
+            "milliseconds 100..=60000",
+        )?;
+        if !(100..=60_000).contains(&timeout_ms) {
+            return Err(invalid(
+                "LEEKHA_DB_TIMEOUT_MS",
+                timeout_ms,
+                "milliseconds 100..=60000",
+            ));
+        }
+        let max_body_bytes: usize = parse_var(
+            &get,
+            "LEEKHA_MAX_BODY_BYTES",
+            "65536",
+            "bytes 1024..=16777216",
+        )?;
+        if !(1024..=16 * 1024 * 1024).contains(&max_body_bytes) {
+            return Err(invalid(
+                "LEEKHA_MAX_BODY_BYTES",
+                max_body_bytes,
+                "bytes 1024..=16777216",
+            ));
+        }
+        let workers = match get("LEEKHA_WORKERS") {
+            None => None,
+            Some(v) => match v.trim().parse::<usize>() {
+                Ok(n) if (1..=256).contains(&n) => Some(n),
+                _ => return Err(invalid("LEEKHA_WORKERS", v, "an integer 1..=256")),
+            },
+        };
+        Ok(Self {
+            database_url,
+            bind,
+            pool_size,
+            db_timeout: Duration::from_millis(timeout_ms),
+            max_body_bytes,
+            workers,
+        })
+    }
+
+    /// A configuration for the given database with every other value at its default.
+    pub fn for_database(database_url: DatabaseUrl) -> Self {
+        let url = database_url.expose().to_owned();
+        let mut config = Self::from_lookup(|k| (k == "DATABASE_URL").then(|| url.clone()))
+            .expect("defaults are valid");
+        config.database_url = database_url;
+        config
+    }
+}
+
+fn invalid(var: &'static str, value: impl ToString, expected: &str) -> ConfigError {
+    ConfigError::Invalid {
+        var,
+        value: value.to_string(),
+        expected: expected.to_owned(),
+    }
+}
+
+fn parse_var<T: std::str::FromStr>(
+    get: &impl Fn(&str) -> Option<String>,
+    var: &'static str,
+    default: &str,
+    expected: &str,
+) -> Result<T, ConfigError> {
+    let raw = get(var).unwrap_or_else(|| default.to_owned());
+    raw.trim().parse().map_err(|_| invalid(var, raw, expected))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_postgres_password_is_never_displayed() {
+        let url =
+            DatabaseUrl::parse("postgres://leekha:s3cret@db:5432/leekha?sslmode=disable").unwrap();
+        assert_eq!(url.backend(), Backend::Postgres);
+        let shown = format!("{url} {url:?}");
+        assert!(!shown.contains("s3cret"), "{shown}");
+        assert!(shown.contains("postgres://leekha:***@db:5432/leekha?sslmode=disable"));
+    }
+
+    #[test]
+    fn sqlite_urls_and_paths_select_sqlite() {
+        for raw in [
+            "leekha.db",
+            "sqlite://data/x.db",
+            "sqlite:x.db",
+            "/tmp/a.db",
+        ] {
+            assert_eq!(
+                DatabaseUrl::parse(raw).unwrap().backend(),
+                Backend::Sqlite,
+                "{raw}"
+            );
+        }
+        assert_eq!(
+            DatabaseUrl::parse("sqlite://data/x.db").unwrap().expose(),
+            "data/x.db"
+        );
+    }
+
+    #[test]
+    fn unusable_database_urls_are_refused_with_the_reason() {
+        for raw in [
+            "",
+            ":memory:",
+            "sqlite::memory:",
+            "mysql://root@localhost/x",
+        ] {
+            let err = DatabaseUrl::parse(raw).unwrap_err().to_string();
+            assert!(err.contains("DATABASE_URL"), "{err}");
+        }
+    }
+
+    #[test]
+    fn defaults_work_and_bad_values_name_the_variable() {
+        let config = Config::from_lookup(|_| None).unwrap();
+        assert_eq!(config.bind.to_string(), "127.0.0.1:8080");
+        assert_eq!(config.database_url.expose(), "leekha.db");
+
+        let err = Config::from_lookup(|k| (k == "LEEKHA_BIND").then(|| "nowhere".to_owned()))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("LEEKHA_BIND") && err.contains("host:port"),
+            "{err}"
+        );
+
+        let err = Config::from_lookup(|k| (k == "LEEKHA_DB_POOL_SIZE").then(|| "0".to_owned()))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("LEEKHA_DB_POOL_SIZE"), "{err}");
+    }
+}

@@ -1,0 +1,273 @@
+//! The database layer: one connection type for PostgreSQL and SQLite, the pool, migrations and
+//! the helper that runs blocking database work off the async workers.
+//!
+//! Queries are written once against [`AnyConnection`]; only what diesel cannot express on a
+//! multi-backend connection (row locks, upserts, advisory locks) matches on the variant.
+
+pub mod schema;
+
+use std::time::Duration;
+
+use diesel::connection::SimpleConnection;
+use diesel::prelude::*;
+use diesel::r2d2::{Pool, PooledConnection, R2D2Connection};
+use diesel_migrations::{EmbeddedMigrations, MigrationHarness, embed_migrations};
+
+use crate::config::{Backend, Config, DatabaseUrl};
+use crate::error::ApiError;
+
+const PG_MIGRATIONS: EmbeddedMigrations = embed_migrations!("migrations/postgres");
+const SQLITE_MIGRATIONS: EmbeddedMigrations = embed_migrations!("migrations/sqlite");
+
+// The MultiConnection derive generates undocumented public items.
+#[allow(missing_docs)]
+mod any {
+    /// A connection to either database engine.
+    #[derive(diesel::MultiConnection)]
+    pub enum AnyConnection {
+        /// PostgreSQL.
+        Postgresql(diesel::PgConnection),
+        /// SQLite.
+        Sqlite(diesel::SqliteConnection),
+    }
+}
+pub use any::AnyConnection;
+
+/// An r2d2 manager that picks the engine from the URL, so a failed connection reports its
+/// real cause ("connection refused") rather than diesel's generic "invalid URL", and that
+/// applies the SQLite pragmas on every new connection.
+#[derive(Debug, Clone)]
+pub struct Manager {
+    url: DatabaseUrl,
+}
+
+impl Manager {
+    /// A manager for the given database.
+    pub fn new(url: DatabaseUrl) -> Self {
+        Self { url }
+    }
+}
+
+impl r2d2::ManageConnection for Manager {
+    type Connection = AnyConnection;
+    type Error = diesel::r2d2::Error;
+
+    fn connect(&self) -> Result<AnyConnection, Self::Error> {
+        use diesel::r2d2::Error;
+        match self.url.backend() {
+            Backend::Postgres => diesel::PgConnection::establish(self.url.expose())
+                .map(AnyConnection::Postgresql)
+                .map_err(Error::ConnectionError),
+            Backend::Sqlite => {
+                let mut conn = diesel::SqliteConnection::establish(self.url.expose())
+                    .map_err(Error::ConnectionError)?;
+                // busy_timeout must come first: switching to WAL takes a lock that another
+                // pooled connection may hold at the same instant.
+                conn.batch_execute(
+                    "PRAGMA busy_timeout = 5000;
+                     PRAGMA journal_mode = WAL;
+                     PRAGMA foreign_keys = ON;
+                     PRAGMA synchronous = NORMAL;",
+                )
+                .map_err(Error::QueryError)?;
+                Ok(AnyConnection::Sqlite(conn))
+            }
+        }
+    }
+
+    fn is_valid(&self, conn: &mut AnyConnection) -> Result<(), Self::Error> {
+        conn.ping().map_err(diesel::r2d2::Error::QueryError)
+    }
+
+    fn has_broken(&self, conn: &mut AnyConnection) -> bool {
+        conn.is_broken()
+    }
+}
+
+/// A pooled connection.
+pub type Conn = PooledConnection<Manager>;
+
+/// The shared database handle: a pool plus what the service needs to know about it.
+#[derive(Clone)]
+pub struct Db {
+    pool: Pool<Manager>,
+    backend: Backend,
+    latest_migration: String,
+}
+
+impl std::fmt::Debug for Db {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Db")
+            .field("backend", &self.backend)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Why the database could not be opened at start.
+#[derive(Debug, thiserror::Error)]
+pub enum DbInitError {
+    /// The pool could not open its first connection.
+    #[error("cannot connect to the database: {0}")]
+    Connect(#[from] r2d2::Error),
+    /// A migration failed.
+    #[error("cannot migrate the database: {0}")]
+    Migrate(String),
+}
+
+impl Db {
+    /// Opens a pool. It does not wait for the database: a server that starts while the
+    /// database is down reports 503 on `/readyz` until it returns.
+    pub fn open(config: &Config) -> Self {
+        let backend = config.database_url.backend();
+        let pool = Pool::builder()
+            .max_size(config.pool_size)
+            .min_idle(Some(1))
+            .connection_timeout(config.db_timeout)
+            // A connection that PostgreSQL dropped while idle is found at check-out, not by
+            // the request that uses it.
+            .test_on_check_out(true)
+            .idle_timeout(Some(Duration::from_secs(300)))
+            .build_unchecked(Manager::new(config.database_url.clone()));
+        let latest_migration = latest_version(backend);
+        Self {
+            pool,
+            backend,
+            latest_migration,
+        }
+    }
+
+    /// The engine behind this pool.
+    pub fn backend(&self) -> Backend {
+        self.backend
+    }
+
+    /// Pool counters: (connections open, connections idle).
+    pub fn pool_state(&self) -> (u32, u32) {
+        let state = self.pool.state();
+        (state.connections, state.idle_connections)
+    }
+
+    /// A connection from the pool, waiting at most the configured timeout.
+    ///
+    /// # Errors
+    /// [`ApiError::unavailable`] when the database does not answer in time.
+    pub fn conn(&self) -> Result<Conn, ApiError> {
+        self.pool.get().map_err(|e| {
+            tracing::warn!(error = %e, "database connection unavailable");
+            ApiError::unavailable()
+        })
+    }
+
+    /// A connection from the pool, waiting at most `timeout`.
+    ///
+    /// # Errors
+    /// [`ApiError::unavailable`] when the database does not answer in time.
+    pub fn conn_within(&self, timeout: Duration) -> Result<Conn, ApiError> {
+        self.pool.get_timeout(timeout).map_err(|e| {
+            tracing::warn!(error = %e, "database connection unavailable");
+            ApiError::unavailable()
+        })
+    }
+
+    /// Runs blocking database work on the blocking thread pool, so async workers keep
+    /// serving, and carries the current tracing span into it.
+    ///
+    /// # Errors
+    /// Whatever `f` returns, or 503 when no connection could be had.
+    pub async fn run<T, F>(&self, f: F) -> Result<T, ApiError>
+    where
+        F: FnOnce(&mut AnyConnection) -> Result<T, ApiError> + Send + 'static,
+        T: Send + 'static,
+    {
+        let db = self.clone();
+        let span = tracing::Span::current();
+        actix_web::web::block(move || {
+            let _entered = span.enter();
+            let mut conn = db.conn()?;
+            f(&mut conn)
+        })
+        .await?
+    }
+
+    /// Applies every pending migration. On PostgreSQL an advisory lock makes instances that
+    /// start together take turns.
+    ///
+    /// # Errors
+    /// When the database is unreachable or a migration fails.
+    pub fn migrate(&self) -> Result<usize, DbInitError> {
+        let mut conn = self.pool.get()?;
+        let applied = match &mut *conn {
+            AnyConnection::Postgresql(pg) => {
+                pg.batch_execute("SELECT pg_advisory_lock(7424981)")
+                    .map_err(|e| DbInitError::Migrate(e.to_string()))?;
+                let result = pg.run_pending_migrations(PG_MIGRATIONS).map(|v| v.len());
+                let unlock = pg.batch_execute("SELECT pg_advisory_unlock(7424981)");
+                let applied = result.map_err(|e| DbInitError::Migrate(e.to_string()))?;
+                unlock.map_err(|e| DbInitError::Migrate(e.to_string()))?;
+                applied
+            }
+            AnyConnection::Sqlite(lite) => lite
+                .run_pending_migrations(SQLITE_MIGRATIONS)
+                .map(|v| v.len())
+                .map_err(|e| DbInitError::Migrate(e.to_string()))?,
+        };
+        Ok(applied)
+    }
+
+    /// Whether the database answers and carries the latest migration this binary knows.
+    ///
+    /// # Errors
+    /// 503 when it does not answer; `Ok(false)` when it answers but is not migrated.
+    pub fn is_migrated(&self, conn: &mut AnyConnection) -> Result<bool, ApiError> {
+        #[derive(QueryableByName)]
+        struct Count {
+            #[diesel(sql_type = diesel::sql_types::BigInt)]
+            n: i64,
+        }
+        let query = diesel::sql_query(
+            "SELECT COUNT(*) AS n FROM __diesel_schema_migrations WHERE version = ",
+        );
+        let result = match conn {
+            AnyConnection::Postgresql(pg) => query
+                .sql("$1")
+                .bind::<diesel::sql_types::Text, _>(&self.latest_migration)
+                .get_result::<Count>(pg),
+            AnyConnection::Sqlite(lite) => query
+                .sql("?")
+                .bind::<diesel::sql_types::Text, _>(&self.latest_migration)
+                .get_result::<Count>(lite),
+        };
+        match result {
+            Ok(count) => Ok(count.n == 1),
+            // The table itself is missing: reachable but never migrated.
+            Err(diesel::result::Error::DatabaseError(_, info))
+                if info.message().contains("__diesel_schema_migrations") =>
+            {
+                Ok(false)
+            }
+            Err(e) => Err(ApiError::from(e)),
+        }
+    }
+}
+
+fn latest_version(backend: Backend) -> String {
+    use diesel::migration::MigrationSource;
+    let versions: Vec<String> = match backend {
+        Backend::Postgres => MigrationSource::<diesel::pg::Pg>::migrations(&PG_MIGRATIONS)
+            .expect("embedded migrations are readable")
+            .iter()
+            .map(|m| m.name().version().to_string())
+            .collect(),
+        Backend::Sqlite => {
+            MigrationSource::<diesel::sqlite::Sqlite>::migrations(&SQLITE_MIGRATIONS)
+                .expect("embedded migrations are readable")
+                .iter()
+                .map(|m| m.name().version().to_string())
+                .collect()
+        }
+    };
+    versions
+        .into_iter()
+        .max()
+        .expect("at least one migration is embedded")
+}

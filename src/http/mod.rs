@@ -1,0 +1,177 @@
+//! The HTTP layer: [`build_app`] assembles the actix-web application that both `main` and the
+//! tests run, and [`openapi`] the document generated from the same routes.
+
+mod fallback;
+pub mod health;
+
+use std::sync::Arc;
+
+use actix_web::body::MessageBody;
+use actix_web::dev::{ServiceFactory, ServiceRequest, ServiceResponse};
+use actix_web::error::{JsonPayloadError, PathError, QueryPayloadError};
+use actix_web::http::header::{self, HeaderName, HeaderValue};
+use actix_web::middleware::{ErrorHandlerResponse, ErrorHandlers};
+use actix_web::{App, HttpMessage, HttpRequest, HttpResponse, web};
+use futures_util::FutureExt;
+use tracing_actix_web::{RequestId, TracingLogger};
+use utoipa::OpenApi;
+use utoipa_actix_web::AppExt;
+use utoipa_swagger_ui::SwaggerUi;
+
+use crate::config::Config;
+use crate::db::Db;
+use crate::error::{ApiError, PROBLEM_JSON};
+
+/// What every handler can reach: cheap to clone, shared by all workers.
+#[derive(Clone, Debug)]
+pub struct AppState {
+    /// The database pool.
+    pub db: Db,
+    /// The configuration the server started with.
+    pub config: Arc<Config>,
+}
+
+impl AppState {
+    /// State for the given configuration and database.
+    pub fn new(config: Config, db: Db) -> Self {
+        Self {
+            db,
+            config: Arc::new(config),
+        }
+    }
+}
+
+/// The OpenAPI document's fixed parts; paths are collected from the registered handlers.
+#[derive(OpenApi)]
+#[openapi(
+    info(
+        title = "Leekha server",
+        description = "Asynchronous play of Leekha (ليخة), the Levantine avoid-the-points card game. \
+                       Errors are `application/problem+json` with a stable `code`.",
+        license(name = "MIT")
+    ),
+    components(schemas(crate::error::Problem)),
+    tags(
+        (name = "operations", description = "Health, readiness and documentation; no authentication"),
+    )
+)]
+pub struct ApiDoc;
+
+/// Registers every documented route. Shared by the app and by [`openapi`].
+fn routes(cfg: &mut utoipa_actix_web::service_config::ServiceConfig) {
+    cfg.service(health::healthz).service(health::readyz);
+}
+
+/// The OpenAPI document of this server, as served at `/openapi.json`.
+pub fn openapi() -> utoipa::openapi::OpenApi {
+    App::new()
+        .into_utoipa_app()
+        .openapi(ApiDoc::openapi())
+        .configure(routes)
+        .split_for_parts()
+        .1
+}
+
+/// The request id header set on every response, for correlating a client report with the log.
+pub const REQUEST_ID_HEADER: &str = "x-request-id";
+
+/// Builds the application: routes, extractor limits, error envelopes, request tracing.
+pub fn build_app(
+    state: AppState,
+) -> App<
+    impl ServiceFactory<
+        ServiceRequest,
+        Config = (),
+        Response = ServiceResponse<impl MessageBody>,
+        Error = actix_web::Error,
+        InitError = (),
+    >,
+> {
+    let limit = state.config.max_body_bytes;
+    let (app, api) = App::new()
+        .into_utoipa_app()
+        .openapi(ApiDoc::openapi())
+        .app_data(web::Data::new(state))
+        .app_data(
+            web::JsonConfig::default()
+                .limit(limit)
+                .error_handler(json_error),
+        )
+        .app_data(web::PayloadConfig::default().limit(limit))
+        .app_data(web::PathConfig::default().error_handler(path_error))
+        .app_data(web::QueryConfig::default().error_handler(query_error))
+        .configure(routes)
+        .split_for_parts();
+    let table = fallback::RouteTable::from_openapi(&api);
+    app.service(web::redirect("/docs", "/docs/").permanent())
+        .service(SwaggerUi::new("/docs/{_:.*}").url("/openapi.json", api))
+        .app_data(web::Data::new(table))
+        .default_service(web::to(fallback::unmatched))
+        .wrap(ErrorHandlers::new().default_handler(problem_safety_net))
+        .wrap_fn(|req, srv| {
+            let id = req.extensions().get::<RequestId>().map(ToString::to_string);
+            actix_web::dev::Service::call(srv, req).map(move |res| {
+                res.map(|mut res| {
+                    if let Some(value) = id.and_then(|id| HeaderValue::from_str(&id).ok()) {
+                        res.headers_mut()
+                            .insert(HeaderName::from_static(REQUEST_ID_HEADER), value);
+                    }
+                    res
+                })
+            })
+        })
+        .wrap(TracingLogger::default())
+}
+
+fn json_error(err: JsonPayloadError, _req: &HttpRequest) -> actix_web::Error {
+    let api = match &err {
+        JsonPayloadError::OverflowKnownLength { length, limit } => ApiError::new(
+            actix_web::http::StatusCode::PAYLOAD_TOO_LARGE,
+            "payload_too_large",
+            format!("the body has {length} bytes; the limit is {limit}"),
+        ),
+        JsonPayloadError::Overflow { limit } => ApiError::new(
+            actix_web::http::StatusCode::PAYLOAD_TOO_LARGE,
+            "payload_too_large",
+            format!("the body is larger than the limit of {limit} bytes"),
+        ),
+        JsonPayloadError::ContentType => ApiError::new(
+            actix_web::http::StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            "unsupported_media_type",
+            "send the body as Content-Type: application/json",
+        ),
+        JsonPayloadError::Deserialize(e) if e.is_data() => ApiError::validation(e.to_string()),
+        JsonPayloadError::Deserialize(e) => ApiError::bad_request(format!("malformed JSON: {e}")),
+        other => ApiError::bad_request(other.to_string()),
+    };
+    api.into()
+}
+
+fn path_error(err: PathError, _req: &HttpRequest) -> actix_web::Error {
+    ApiError::bad_request(format!("invalid path parameter: {err}")).into()
+}
+
+fn query_error(err: QueryPayloadError, _req: &HttpRequest) -> actix_web::Error {
+    ApiError::validation(format!("invalid query string: {err}")).into()
+}
+
+/// Any error response that some layer produced without a problem body (actix internals,
+/// middleware) is rewritten into one, so clients only ever see the one envelope.
+fn problem_safety_net<B: MessageBody + 'static>(
+    res: ServiceResponse<B>,
+) -> actix_web::Result<ErrorHandlerResponse<B>> {
+    let is_problem = res
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .is_some_and(|v| v.as_bytes().starts_with(PROBLEM_JSON.as_bytes()));
+    if is_problem {
+        return Ok(ErrorHandlerResponse::Response(res.map_into_left_body()));
+    }
+    let status = res.status();
+    let (req, _original) = res.into_parts();
+    let body: HttpResponse =
+        actix_web::ResponseError::error_response(&ApiError::from_status(status));
+    Ok(ErrorHandlerResponse::Response(
+        ServiceResponse::new(req, body).map_into_right_body(),
+    ))
+}

@@ -1,0 +1,17 @@
+//! The Leekha server: asynchronous play of Leekha (ليخة), the Levantine avoid-the-points card
+//! game for four, over a REST API.
+//!
+//! Layers, each depending only on those below it:
+//!
+//! - [`cli`]: the `leekha` command line (thin `main.rs` calls it);
+//! - [`http`]: actix-web handlers and views: extract, authorize, run one transaction, answer;
+//! - [`db`]: diesel on PostgreSQL or SQLite through one connection type;
+//! - [`rules`]: the pure game rules (no I/O, no clock, no global randomness).
+#![forbid(unsafe_code)]
+
+pub mod cli;
+pub mod config;
+pub mod db;
+pub mod error;
+pub mod http;
+pub mod telemetry;

@@ -1,0 +1,22 @@
+//! Logging setup: `tracing` to stderr, filtered by `RUST_LOG`.
+
+use tracing_subscriber::EnvFilter;
+
+/// Installs the global subscriber.
+///
+/// # Errors
+/// A `RUST_LOG` that does not parse, with the parser's reason.
+pub fn init() -> Result<(), String> {
+    let filter = match std::env::var("RUST_LOG") {
+        Ok(raw) if !raw.trim().is_empty() => EnvFilter::try_new(&raw).map_err(|e| {
+            format!("RUST_LOG={raw:?} is not valid: {e} (e.g. RUST_LOG=info,leekha=debug)")
+        })?,
+        _ => EnvFilter::new("info"),
+    };
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .try_init()
+        .ok();
+    Ok(())
+}

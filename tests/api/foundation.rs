@@ -1,0 +1,288 @@
+//! The service foundation: probes, error envelopes, the OpenAPI document, the binary.
+
+use std::net::{SocketAddr, TcpListener, ToSocketAddrs};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use actix_web::test::TestRequest;
+use leekha::config::{Config, DatabaseUrl};
+use leekha::db::Db;
+use leekha::http::AppState;
+
+use crate::common::{self, TestDb, proxy::Proxy, send};
+
+#[actix_web::test]
+async fn healthz_answers_ok() {
+    let db = TestDb::migrated();
+    let app = common::app(db.state()).await;
+    let reply = send(&app, TestRequest::get().uri("/healthz")).await;
+    assert_eq!(reply.status, 200);
+    assert_eq!(reply.json["status"], "ok");
+    assert!(reply.headers.contains_key("x-request-id"));
+}
+
+#[actix_web::test]
+async fn an_empty_database_is_not_ready_until_migrated_then_ready() {
+    let db = TestDb::empty();
+    let state = db.state();
+    let app = common::app(state.clone()).await;
+
+    let reply = send(&app, TestRequest::get().uri("/readyz")).await;
+    reply.assert_problem(503, "not_migrated");
+
+    let applied = state
+        .db
+        .migrate()
+        .expect("migrations apply to an empty database");
+    assert!(applied >= 1);
+    assert_eq!(
+        state.db.migrate().unwrap(),
+        0,
+        "a second run applies nothing"
+    );
+
+    let reply = send(&app, TestRequest::get().uri("/readyz")).await;
+    assert_eq!(reply.status, 200, "{}", reply.text);
+    assert_eq!(reply.json["status"], "ready");
+    let expected = match db.url.backend() {
+        leekha::config::Backend::Postgres => "postgresql",
+        leekha::config::Backend::Sqlite => "sqlite",
+    };
+    assert_eq!(reply.json["database"], expected);
+}
+
+#[actix_web::test]
+async fn readyz_turns_503_when_postgres_is_unreachable_and_200_when_it_returns() {
+    let Some(_) = common::pg_base_url() else {
+        eprintln!(
+            "skipped: needs PostgreSQL (LEEKHA_TEST_DATABASE_URL); SQLite has no server to lose"
+        );
+        return;
+    };
+    let db = TestDb::migrated();
+    let url = db.url.expose().to_owned();
+    let authority = url
+        .split("://")
+        .nth(1)
+        .unwrap()
+        .split(['/', '?'])
+        .next()
+        .unwrap();
+    let host_port = authority.rsplit('@').next().unwrap();
+    let target: SocketAddr = host_port.to_socket_addrs().unwrap().next().unwrap();
+    let proxy = Proxy::start(target);
+    let proxied = url.replacen(host_port, &proxy.addr.to_string(), 1);
+    let mut config = Config::for_database(DatabaseUrl::parse(&proxied).unwrap());
+    config.db_timeout = Duration::from_millis(500);
+    let state = AppState::new(config.clone(), Db::open(&config));
+    let app = common::app(state).await;
+
+    let reply = send(&app, TestRequest::get().uri("/readyz")).await;
+    assert_eq!(reply.status, 200, "{}", reply.text);
+
+    proxy.cut();
+    let started = Instant::now();
+    let reply = send(&app, TestRequest::get().uri("/readyz")).await;
+    reply.assert_problem(503, "database_unavailable");
+    assert!(reply.headers.contains_key("retry-after"));
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "a probe must not hang"
+    );
+
+    proxy.restore();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let reply = send(&app, TestRequest::get().uri("/readyz")).await;
+        if reply.status == 200 {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "readyz did not recover: {}",
+            reply.text
+        );
+        actix_web::rt::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+#[actix_web::test]
+async fn an_unknown_route_gets_404_problem_json() {
+    let db = TestDb::migrated();
+    let app = common::app(db.state()).await;
+    let reply = send(&app, TestRequest::get().uri("/api/v1/nothing-here")).await;
+    reply.assert_problem(404, "not_found");
+}
+
+#[actix_web::test]
+async fn a_wrong_method_gets_405_problem_json_with_allow() {
+    let db = TestDb::migrated();
+    let app = common::app(db.state()).await;
+    let reply = send(&app, TestRequest::delete().uri("/readyz")).await;
+    reply.assert_problem(405, "method_not_allowed");
+    assert_eq!(reply.headers.get("allow").unwrap(), "GET");
+}
+
+#[actix_web::test]
+async fn documentation_is_served_from_the_binary() {
+    let db = TestDb::migrated();
+    let app = common::app(db.state()).await;
+    let spec = send(&app, TestRequest::get().uri("/openapi.json")).await;
+    assert_eq!(spec.status, 200);
+    assert_eq!(spec.json["openapi"], "3.1.0");
+    assert!(spec.json["paths"]["/readyz"]["get"].is_object());
+
+    let redirect = send(&app, TestRequest::get().uri("/docs")).await;
+    assert_eq!(redirect.status, 308);
+    assert_eq!(redirect.headers.get("location").unwrap(), "/docs/");
+    let page = send(&app, TestRequest::get().uri("/docs/")).await;
+    assert_eq!(page.status, 200);
+    assert!(
+        page.text.contains("swagger"),
+        "{}",
+        &page.text[..page.text.len().min(300)]
+    );
+    let init = send(&app, TestRequest::get().uri("/docs/swagger-initializer.js")).await;
+    assert_eq!(init.status, 200);
+    assert!(init.text.contains("/openapi.json"));
+    let bundle = send(&app, TestRequest::get().uri("/docs/swagger-ui-bundle.js")).await;
+    assert_eq!(bundle.status, 200);
+    assert!(
+        bundle.text.len() > 100_000,
+        "the Swagger UI bundle is vendored in the binary"
+    );
+}
+
+#[test]
+fn the_committed_openapi_document_matches_the_code() {
+    let generated = leekha::http::openapi().to_pretty_json().unwrap();
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/openapi/openapi.json");
+    let committed = std::fs::read_to_string(path).unwrap_or_default();
+    assert!(
+        committed.trim_end() == generated.trim_end(),
+        "openapi/openapi.json is stale: regenerate it with `cargo run -q -- openapi > openapi/openapi.json`"
+    );
+}
+
+#[test]
+fn every_operation_documents_its_responses() {
+    let doc = serde_json::to_value(leekha::http::openapi()).unwrap();
+    for (path, item) in doc["paths"].as_object().unwrap() {
+        for (method, op) in item.as_object().unwrap() {
+            let responses = op["responses"]
+                .as_object()
+                .unwrap_or_else(|| panic!("{method} {path}"));
+            assert!(!responses.is_empty(), "{method} {path} has no responses");
+            for (status, response) in responses {
+                assert!(
+                    response["description"].is_string(),
+                    "{method} {path} {status} lacks a description"
+                );
+            }
+        }
+    }
+}
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+fn http_get(port: u16, path: &str) -> Option<String> {
+    use std::io::{Read, Write};
+    let mut stream = std::net::TcpStream::connect(("127.0.0.1", port)).ok()?;
+    stream.set_read_timeout(Some(Duration::from_secs(5))).ok()?;
+    write!(
+        stream,
+        "GET {path} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n"
+    )
+    .ok()?;
+    let mut out = String::new();
+    stream.read_to_string(&mut out).ok()?;
+    Some(out)
+}
+
+#[test]
+fn the_binary_boots_on_an_empty_database_migrates_and_shuts_down_gracefully() {
+    let db = TestDb::empty();
+    let port = free_port();
+    let started = Instant::now();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_leekha"))
+        .arg("serve")
+        .env("DATABASE_URL", db.url.expose())
+        .env("LEEKHA_BIND", format!("127.0.0.1:{port}"))
+        .env("LEEKHA_WORKERS", "1")
+        .env("RUST_LOG", "warn")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let ready_after = loop {
+        if let Some(reply) = http_get(port, "/readyz")
+            && reply.starts_with("HTTP/1.1 200")
+        {
+            break started.elapsed();
+        }
+        if let Ok(Some(status)) = child.try_wait() {
+            let mut err = String::new();
+            std::io::Read::read_to_string(child.stderr.as_mut().unwrap(), &mut err).unwrap();
+            panic!("the server exited with {status}: {err}");
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "the server never became ready"
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    };
+    eprintln!(
+        "cold start to ready ({:?}): {ready_after:?}",
+        db.url.backend()
+    );
+
+    let status = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let exit = child.wait().unwrap();
+    assert!(exit.success(), "graceful shutdown exits 0, got {exit}");
+}
+
+#[test]
+fn the_binary_refuses_bad_configuration_with_a_clear_message() {
+    let out = Command::new(env!("CARGO_BIN_EXE_leekha"))
+        .arg("migrate")
+        .env("DATABASE_URL", "mysql://root@localhost/leekha")
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("DATABASE_URL") && err.contains("unknown scheme"),
+        "{err}"
+    );
+
+    let out = Command::new(env!("CARGO_BIN_EXE_leekha"))
+        .arg("serve")
+        .env("DATABASE_URL", "/nonexistent-dir/x/leekha.db")
+        .env("LEEKHA_DB_TIMEOUT_MS", "200")
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("cannot connect to the database"), "{err}");
+}
+
+#[test]
+fn the_openapi_subcommand_prints_the_document() {
+    let out = Command::new(env!("CARGO_BIN_EXE_leekha"))
+        .arg("openapi")
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(doc["info"]["title"], "Leekha server");
+}

@@ -1,0 +1,8 @@
+//! API tests: the real actix-web app against a real database, one database per test.
+//!
+//! Backend: SQLite temp files by default; PostgreSQL when `LEEKHA_TEST_DATABASE_URL` names a
+//! server (`postgres://postgres@127.0.0.1:5432/postgres`), each test on its own database
+//! cloned from a migrated template.
+
+mod common;
+mod foundation;
