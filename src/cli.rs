@@ -30,6 +30,23 @@ pub enum Command {
     Migrate,
     /// Print the OpenAPI document (JSON) to standard output.
     Openapi,
+    /// Administration tasks.
+    Admin {
+        /// Which task.
+        #[command(subcommand)]
+        command: AdminCommand,
+    },
+}
+
+/// `leekha admin …`
+#[derive(Debug, Subcommand)]
+pub enum AdminCommand {
+    /// Create an admin account, or make an existing account admin. The password comes from
+    /// `LEEKHA_ADMIN_PASSWORD` or the first line of standard input, never from a flag.
+    Create {
+        /// The account's username.
+        username: String,
+    },
 }
 
 /// Runs the command line; returns the process exit code.
@@ -49,6 +66,20 @@ pub fn run(cli: Cli) -> i32 {
             Ok(()) => 0,
             Err(e) => fail(&e),
         },
+        Command::Admin {
+            command: AdminCommand::Create { username },
+        } => {
+            match load().and_then(|(config, db)| {
+                migrate(&config, &db)?;
+                create_admin(&db, &username)
+            }) {
+                Ok(message) => {
+                    println!("{message}");
+                    0
+                }
+                Err(e) => fail(&e),
+            }
+        }
         Command::Serve => match load().and_then(|(config, db)| {
             migrate(&config, &db)?;
             serve(config, db, started)
@@ -79,11 +110,82 @@ fn migrate(config: &Config, db: &Db) -> Result<(), String> {
     Ok(())
 }
 
+fn read_admin_password() -> Result<String, String> {
+    if let Ok(p) = std::env::var("LEEKHA_ADMIN_PASSWORD") {
+        return Ok(p);
+    }
+    let mut line = String::new();
+    std::io::stdin()
+        .read_line(&mut line)
+        .map_err(|e| format!("cannot read the password from standard input: {e}"))?;
+    Ok(line.trim_end_matches(['\r', '\n']).to_owned())
+}
+
+fn create_admin(db: &Db, username: &str) -> Result<String, String> {
+    use crate::auth::{Password, Role, Username};
+    use crate::db::schema::users as u;
+    use diesel::prelude::*;
+
+    let username = Username::parse(username).map_err(|e| e.problem().detail)?;
+    let password = read_admin_password()?;
+    let mut conn = db.conn().map_err(|e| e.to_string())?;
+    let existing =
+        crate::db::users::by_username(&mut conn, &username.key()).map_err(|e| e.to_string())?;
+    let now = crate::db::now();
+    match existing {
+        Some(user) => {
+            let hash = if password.is_empty() {
+                None
+            } else {
+                Some(
+                    Password::parse(&password)
+                        .map_err(|e| e.problem().detail)?
+                        .hash()
+                        .map_err(|e| e.to_string())?,
+                )
+            };
+            diesel::update(u::table.find(&user.id))
+                .set((u::role.eq(Role::Admin.as_str()), u::updated_at.eq(now)))
+                .execute(&mut conn)
+                .map_err(|e| e.to_string())?;
+            if let Some(hash) = hash {
+                diesel::update(u::table.find(&user.id))
+                    .set((u::password_hash.eq(hash), u::is_guest.eq(false)))
+                    .execute(&mut conn)
+                    .map_err(|e| e.to_string())?;
+            }
+            Ok(format!("{} is now an admin", user.username))
+        }
+        None => {
+            let hash = Password::parse(&password)
+                .map_err(|e| e.problem().detail)?
+                .hash()
+                .map_err(|e| e.to_string())?;
+            let id = uuid::Uuid::new_v4().to_string();
+            crate::db::users::insert(
+                &mut conn,
+                &crate::db::users::NewUser {
+                    id: &id,
+                    username: username.as_str(),
+                    username_key: &username.key(),
+                    password_hash: Some(&hash),
+                    role: Role::Admin.as_str(),
+                    is_guest: false,
+                    created_at: now,
+                    updated_at: now,
+                },
+            )
+            .map_err(|e| e.to_string())?;
+            Ok(format!("admin {} created", username.as_str()))
+        }
+    }
+}
+
 fn serve(config: Config, db: Db, started: Instant) -> Result<(), String> {
     let bind = config.bind;
     let workers = config.workers;
     let database = config.database_url.to_string();
-    let state = AppState::new(config, db);
+    let state = AppState::init(config, db)?;
     actix_web::rt::System::new().block_on(async move {
         let mut server = actix_web::HttpServer::new(move || build_app(state.clone()))
             // In-flight requests get this long to finish after SIGTERM/SIGINT; each action is

@@ -5,6 +5,8 @@
 
 use std::{fmt, net::SocketAddr, time::Duration};
 
+use crate::auth::Secret;
+
 /// Which database engine a [`DatabaseUrl`] selects.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Backend {
@@ -149,6 +151,21 @@ pub struct Config {
     pub max_body_bytes: usize,
     /// `LEEKHA_WORKERS`: HTTP worker threads; default: the number of cores.
     pub workers: Option<usize>,
+    /// `LEEKHA_JWT_SECRET`: the access-token signing key, at least 32 bytes. Required on
+    /// PostgreSQL; on SQLite a random one is generated once and kept in the database.
+    pub jwt_secret: Option<Secret>,
+    /// `LEEKHA_JWT_PREVIOUS_SECRET`: the key before the last rotation; its tokens stay valid.
+    pub jwt_previous_secret: Option<Secret>,
+    /// `LEEKHA_ACCESS_TOKEN_TTL_SECONDS`: access-token lifetime; default 900 (15 min).
+    pub access_ttl_secs: i64,
+    /// `LEEKHA_REFRESH_TOKEN_TTL_DAYS`: refresh-token lifetime; default 30.
+    pub refresh_ttl_days: i64,
+    /// `LEEKHA_AUTH_RATE_PER_MINUTE`: attempts per minute on register, login, guest and
+    /// refresh, per client IP and per username; default 20.
+    pub auth_rate_per_minute: u32,
+    /// `LEEKHA_TRUST_PROXY=1`: take the client IP from `X-Forwarded-For`/`Forwarded` (only
+    /// behind a proxy that sets them).
+    pub trust_proxy: bool,
 }
 
 impl Config {
@@ -223,7 +240,55 @@ impl Config {
                 _ => return Err(invalid("LEEKHA_WORKERS", v, "an integer 1..=256")),
             },
         };
+        let jwt_secret = secret_var(&get, "LEEKHA_JWT_SECRET")?;
+        let jwt_previous_secret = secret_var(&get, "LEEKHA_JWT_PREVIOUS_SECRET")?;
+        let access_ttl_secs: i64 = parse_var(
+            &get,
+            "LEEKHA_ACCESS_TOKEN_TTL_SECONDS",
+            "900",
+            "seconds 1..=86400",
+        )?;
+        if !(1..=86_400).contains(&access_ttl_secs) {
+            return Err(invalid(
+                "LEEKHA_ACCESS_TOKEN_TTL_SECONDS",
+                access_ttl_secs,
+                "seconds 1..=86400",
+            ));
+        }
+        let refresh_ttl_days: i64 =
+            parse_var(&get, "LEEKHA_REFRESH_TOKEN_TTL_DAYS", "30", "days 1..=365")?;
+        if !(1..=365).contains(&refresh_ttl_days) {
+            return Err(invalid(
+                "LEEKHA_REFRESH_TOKEN_TTL_DAYS",
+                refresh_ttl_days,
+                "days 1..=365",
+            ));
+        }
+        let auth_rate_per_minute: u32 = parse_var(
+            &get,
+            "LEEKHA_AUTH_RATE_PER_MINUTE",
+            "20",
+            "an integer 1..=1000000",
+        )?;
+        if !(1..=1_000_000).contains(&auth_rate_per_minute) {
+            return Err(invalid(
+                "LEEKHA_AUTH_RATE_PER_MINUTE",
+                auth_rate_per_minute,
+                "an integer 1..=1000000",
+            ));
+        }
+        let trust_proxy = match get("LEEKHA_TRUST_PROXY").as_deref().map(str::trim) {
+            None | Some("" | "0" | "false") => false,
+            Some("1" | "true") => true,
+            Some(other) => return Err(invalid("LEEKHA_TRUST_PROXY", other, "1 or 0")),
+        };
         Ok(Self {
+            jwt_secret,
+            jwt_previous_secret,
+            access_ttl_secs,
+            refresh_ttl_days,
+            auth_rate_per_minute,
+            trust_proxy,
             database_url,
             bind,
             pool_size,
@@ -240,6 +305,21 @@ impl Config {
             .expect("defaults are valid");
         config.database_url = database_url;
         config
+    }
+}
+
+fn secret_var(
+    get: &impl Fn(&str) -> Option<String>,
+    var: &'static str,
+) -> Result<Option<Secret>, ConfigError> {
+    match get(var) {
+        None => Ok(None),
+        Some(v) if v.len() >= 32 => Ok(Some(Secret::new(v))),
+        Some(v) => Err(ConfigError::Invalid {
+            var,
+            value: format!("<{} bytes>", v.len()),
+            expected: "at least 32 bytes, e.g. the output of `openssl rand -hex 32`".to_owned(),
+        }),
     }
 }
 
@@ -326,5 +406,18 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(err.contains("LEEKHA_DB_POOL_SIZE"), "{err}");
+
+        let err =
+            Config::from_lookup(|k| (k == "LEEKHA_JWT_SECRET").then(|| "short-secret".to_owned()))
+                .unwrap_err()
+                .to_string();
+        assert!(
+            err.contains("LEEKHA_JWT_SECRET") && err.contains("32 bytes"),
+            "{err}"
+        );
+        assert!(
+            !err.contains("short-secret"),
+            "a secret is never echoed: {err}"
+        );
     }
 }

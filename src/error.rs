@@ -161,6 +161,12 @@ impl ApiError {
         Self::new(status, code, detail)
     }
 
+    /// The same error with another code.
+    pub fn with_code(mut self, code: &'static str) -> Self {
+        self.code = Cow::Borrowed(code);
+        self
+    }
+
     /// The HTTP status.
     pub fn status(&self) -> StatusCode {
         self.status

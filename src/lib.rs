@@ -9,6 +9,7 @@
 //! - [`rules`]: the pure game rules (no I/O, no clock, no global randomness).
 #![forbid(unsafe_code)]
 
+pub mod auth;
 pub mod cli;
 pub mod config;
 pub mod db;

@@ -5,6 +5,8 @@
 //! multi-backend connection (row locks, upserts, advisory locks) matches on the variant.
 
 pub mod schema;
+pub mod settings;
+pub mod users;
 
 use std::time::Duration;
 
@@ -248,6 +250,12 @@ impl Db {
             Err(e) => Err(ApiError::from(e)),
         }
     }
+}
+
+/// The current time in UTC, at the microsecond precision both engines store.
+pub fn now() -> chrono::NaiveDateTime {
+    use chrono::{SubsecRound, Utc};
+    Utc::now().naive_utc().trunc_subsecs(6)
 }
 
 fn latest_version(backend: Backend) -> String {

@@ -1,6 +1,8 @@
 //! The HTTP layer: [`build_app`] assembles the actix-web application that both `main` and the
 //! tests run, and [`openapi`] the document generated from the same routes.
 
+pub mod accounts;
+pub mod extract;
 mod fallback;
 pub mod health;
 
@@ -18,7 +20,10 @@ use utoipa::OpenApi;
 use utoipa_actix_web::AppExt;
 use utoipa_swagger_ui::SwaggerUi;
 
-use crate::config::Config;
+use crate::auth::Secret;
+use crate::auth::ratelimit::AuthLimits;
+use crate::auth::tokens::TokenKeys;
+use crate::config::{Backend, Config};
 use crate::db::Db;
 use crate::error::{ApiError, PROBLEM_JSON};
 
@@ -29,15 +34,48 @@ pub struct AppState {
     pub db: Db,
     /// The configuration the server started with.
     pub config: Arc<Config>,
+    /// Access-token keys.
+    pub keys: Arc<TokenKeys>,
+    /// Rate limits of the account endpoints.
+    pub limits: Arc<AuthLimits>,
 }
 
 impl AppState {
-    /// State for the given configuration and database.
-    pub fn new(config: Config, db: Db) -> Self {
-        Self {
+    /// State for the given configuration and database. Resolves the signing secret, which
+    /// on SQLite may mean reading or creating it in the database (blocking).
+    ///
+    /// # Errors
+    /// PostgreSQL without `LEEKHA_JWT_SECRET`, or a database that cannot be read.
+    pub fn init(config: Config, db: Db) -> Result<Self, String> {
+        let secret = match (&config.jwt_secret, db.backend()) {
+            (Some(secret), _) => secret.clone(),
+            (None, Backend::Postgres) => {
+                return Err("LEEKHA_JWT_SECRET is required on PostgreSQL: set it to at least 32 random bytes \
+                            (e.g. `openssl rand -hex 32`), the same on every instance"
+                    .to_owned());
+            }
+            (None, Backend::Sqlite) => {
+                let mut conn = db.conn().map_err(|e| e.to_string())?;
+                let fresh = hex::encode(rand::random::<[u8; 32]>());
+                let stored = crate::db::settings::get_or_insert(&mut conn, "jwt_secret", &fresh)
+                    .map_err(|e| {
+                        format!("cannot read the signing secret from the database: {e}")
+                    })?;
+                Secret::new(stored)
+            }
+        };
+        let keys = TokenKeys::new(
+            &secret,
+            config.jwt_previous_secret.as_ref(),
+            config.access_ttl_secs,
+        );
+        let limits = AuthLimits::new(config.auth_rate_per_minute);
+        Ok(Self {
             db,
+            keys: Arc::new(keys),
+            limits: Arc::new(limits),
             config: Arc::new(config),
-        }
+        })
     }
 }
 
@@ -51,15 +89,41 @@ impl AppState {
         license(name = "MIT")
     ),
     components(schemas(crate::error::Problem)),
+    modifiers(&BearerAuth),
     tags(
+        (name = "accounts", description = "Registration, login, tokens and the caller's profile"),
         (name = "operations", description = "Health, readiness and documentation; no authentication"),
     )
 )]
 pub struct ApiDoc;
 
+/// Declares the bearer scheme that protected operations name in `security`.
+struct BearerAuth;
+
+impl utoipa::Modify for BearerAuth {
+    fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
+        use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
+        let components = openapi.components.get_or_insert_with(Default::default);
+        components.add_security_scheme(
+            "bearer",
+            SecurityScheme::Http(
+                HttpBuilder::new()
+                    .scheme(HttpAuthScheme::Bearer)
+                    .bearer_format("JWT")
+                    .description(Some(
+                        "An access token from /api/v1/auth/login, /register, /guest or /refresh",
+                    ))
+                    .build(),
+            ),
+        );
+    }
+}
+
 /// Registers every documented route. Shared by the app and by [`openapi`].
 fn routes(cfg: &mut utoipa_actix_web::service_config::ServiceConfig) {
-    cfg.service(health::healthz).service(health::readyz);
+    cfg.service(health::healthz)
+        .service(health::readyz)
+        .service(utoipa_actix_web::scope("/api/v1").configure(accounts::routes));
 }
 
 /// The OpenAPI document of this server, as served at `/openapi.json`.

@@ -6,8 +6,6 @@ use std::time::{Duration, Instant};
 
 use actix_web::test::TestRequest;
 use leekha::config::{Config, DatabaseUrl};
-use leekha::db::Db;
-use leekha::http::AppState;
 
 use crate::common::{self, TestDb, proxy::Proxy, send};
 
@@ -74,7 +72,8 @@ async fn readyz_turns_503_when_postgres_is_unreachable_and_200_when_it_returns()
     let proxied = url.replacen(host_port, &proxy.addr.to_string(), 1);
     let mut config = Config::for_database(DatabaseUrl::parse(&proxied).unwrap());
     config.db_timeout = Duration::from_millis(500);
-    let state = AppState::new(config.clone(), Db::open(&config));
+    config.jwt_secret = Some(leekha::auth::Secret::new(common::TEST_SECRET));
+    let state = common::state_for(config);
     let app = common::app(state).await;
 
     let reply = send(&app, TestRequest::get().uri("/readyz")).await;
@@ -215,6 +214,7 @@ fn the_binary_boots_on_an_empty_database_migrates_and_shuts_down_gracefully() {
         .env("DATABASE_URL", db.url.expose())
         .env("LEEKHA_BIND", format!("127.0.0.1:{port}"))
         .env("LEEKHA_WORKERS", "1")
+        .env("LEEKHA_JWT_SECRET", common::TEST_SECRET)
         .env("RUST_LOG", "warn")
         .stdout(Stdio::null())
         .stderr(Stdio::piped())

@@ -4,5 +4,6 @@
 //! server (`postgres://postgres@127.0.0.1:5432/postgres`), each test on its own database
 //! cloned from a migrated template.
 
+mod accounts;
 mod common;
 mod foundation;

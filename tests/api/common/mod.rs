@@ -1,3 +1,4 @@
+#![allow(dead_code, reason = "each test uses a subset of the fixtures")]
 //! Test fixtures: a fresh database per test on the backend chosen by
 //! `LEEKHA_TEST_DATABASE_URL` (unset: a SQLite temp file), and helpers to call the real app.
 
@@ -97,16 +98,18 @@ impl TestDb {
         }
     }
 
-    /// A configuration pointing at this database.
+    /// A configuration pointing at this database, with a fixed signing secret and rate
+    /// limits high enough for fixtures.
     pub fn config(&self) -> Config {
-        Config::for_database(self.url.clone())
+        let mut config = Config::for_database(self.url.clone());
+        config.jwt_secret = Some(leekha::auth::Secret::new(TEST_SECRET));
+        config.auth_rate_per_minute = 10_000;
+        config
     }
 
     /// The app state for this database.
     pub fn state(&self) -> AppState {
-        let config = self.config();
-        let db = Db::open(&config);
-        AppState::new(config, db)
+        state_for(self.config())
     }
 }
 
@@ -118,6 +121,15 @@ impl Drop for TestDb {
             let _ = admin.batch_execute(&format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"));
         }
     }
+}
+
+/// The signing secret of test configurations.
+pub const TEST_SECRET: &str = "test-secret-test-secret-test-secret-0123";
+
+/// The app state for a configuration.
+pub fn state_for(config: Config) -> AppState {
+    let db = Db::open(&config);
+    AppState::init(config, db).expect("app state")
 }
 
 fn unique_name(prefix: &str) -> String {
@@ -274,3 +286,52 @@ pub async fn app(
 > {
     test::init_service(build_app(state)).await
 }
+
+/// A JSON POST request.
+pub fn post_json(uri: &str, body: serde_json::Value) -> test::TestRequest {
+    test::TestRequest::post().uri(uri).set_json(body)
+}
+
+/// Adds a bearer token.
+pub fn bearer(req: test::TestRequest, token: &str) -> test::TestRequest {
+    req.insert_header(("authorization", format!("Bearer {token}")))
+}
+
+/// A registered user's session.
+#[derive(Debug, Clone)]
+pub struct Session {
+    /// User id.
+    pub id: String,
+    /// Username.
+    pub username: String,
+    /// Access token.
+    pub access: String,
+    /// Refresh token.
+    pub refresh: String,
+}
+
+/// Registers `username` with a fixed password and returns the session.
+pub async fn register<S, B>(app: &S, username: &str) -> Session
+where
+    S: Service<actix_http::Request, Response = ServiceResponse<B>, Error = actix_web::Error>,
+    B: MessageBody,
+{
+    let reply = send(
+        app,
+        post_json(
+            "/api/v1/auth/register",
+            serde_json::json!({"username": username, "password": PASSWORD}),
+        ),
+    )
+    .await;
+    assert_eq!(reply.status, 201, "{}", reply.text);
+    Session {
+        id: reply.json["user"]["id"].as_str().unwrap().to_owned(),
+        username: username.to_owned(),
+        access: reply.json["access_token"].as_str().unwrap().to_owned(),
+        refresh: reply.json["refresh_token"].as_str().unwrap().to_owned(),
+    }
+}
+
+/// The password `register` uses.
+pub const PASSWORD: &str = "correct horse battery";

@@ -1,0 +1,189 @@
+//! Authentication: access tokens (JWT), refresh tokens, password hashing, rate limits, and
+//! the validated input types of the accounts API.
+
+pub mod ratelimit;
+pub mod tokens;
+
+use std::fmt;
+
+use argon2::Argon2;
+use argon2::password_hash::{PasswordHasher, PasswordVerifier};
+
+use crate::error::ApiError;
+
+/// A secret string (signing key, password) whose `Debug` never shows it.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Secret(String);
+
+impl Secret {
+    /// Wraps a secret.
+    pub fn new(value: impl Into<String>) -> Self {
+        Self(value.into())
+    }
+
+    /// The secret itself; keep it out of logs.
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Debug for Secret {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Secret(***)")
+    }
+}
+
+/// A user's role.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize, utoipa::ToSchema,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum Role {
+    /// Plays games.
+    Player,
+    /// Plays games and administers the server.
+    Admin,
+}
+
+impl Role {
+    /// The stored and wire name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Role::Player => "player",
+            Role::Admin => "admin",
+        }
+    }
+
+    /// Parses the stored name; unknown values are refused.
+    pub fn parse(raw: &str) -> Option<Self> {
+        match raw {
+            "player" => Some(Role::Player),
+            "admin" => Some(Role::Admin),
+            _ => None,
+        }
+    }
+}
+
+/// A valid username: 3–32 characters of `a-z`, `0-9`, `_` (letters in either case; unique
+/// ignoring case).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Username(String);
+
+impl Username {
+    /// Checks the rules.
+    ///
+    /// # Errors
+    /// 400 `validation_failed` saying which rule is broken.
+    pub fn parse(raw: &str) -> Result<Self, ApiError> {
+        let n = raw.chars().count();
+        if !(3..=32).contains(&n) {
+            return Err(ApiError::validation(format!(
+                "username must be 3–32 characters, got {n}"
+            )));
+        }
+        if let Some(c) = raw
+            .chars()
+            .find(|c| !(c.is_ascii_alphanumeric() || *c == '_'))
+        {
+            return Err(ApiError::validation(format!(
+                "username may contain only letters a–z, digits and '_', not {c:?}"
+            )));
+        }
+        Ok(Self(raw.to_owned()))
+    }
+
+    /// As entered.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    /// The case-insensitive key that must be unique.
+    pub fn key(&self) -> String {
+        self.0.to_ascii_lowercase()
+    }
+}
+
+/// A password that meets the length rule (8–128 characters).
+#[derive(Clone)]
+pub struct Password(Secret);
+
+impl Password {
+    /// Checks the length.
+    ///
+    /// # Errors
+    /// 400 `validation_failed`.
+    pub fn parse(raw: &str) -> Result<Self, ApiError> {
+        let n = raw.chars().count();
+        if !(8..=128).contains(&n) {
+            return Err(ApiError::validation(format!(
+                "password must be 8–128 characters, got {n}"
+            )));
+        }
+        Ok(Self(Secret::new(raw)))
+    }
+
+    /// Hashes with argon2id (random salt, the crate's recommended parameters).
+    ///
+    /// # Errors
+    /// 500 if the hasher fails (it does not for valid lengths).
+    pub fn hash(&self) -> Result<String, ApiError> {
+        let hash = Argon2::default()
+            .hash_password(self.0.expose().as_bytes())
+            .map_err(|e| ApiError::internal(format!("argon2: {e}")))?;
+        Ok(hash.to_string())
+    }
+}
+
+impl fmt::Debug for Password {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Password(***)")
+    }
+}
+
+/// Checks a password against a stored hash. With no hash (unknown user, guest) it still
+/// spends the time of one verification, so timing does not tell which case it was.
+pub fn verify_password(password: &str, hash: Option<&str>) -> bool {
+    static DUMMY: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    let dummy = DUMMY.get_or_init(|| {
+        Password(Secret::new("not-a-real-password"))
+            .hash()
+            .unwrap_or_default()
+    });
+    let (hash, real) = match hash {
+        Some(h) => (h, true),
+        None => (dummy.as_str(), false),
+    };
+    let ok = Argon2::default()
+        .verify_password(password.as_bytes(), hash)
+        .is_ok();
+    ok && real
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn usernames_follow_the_rules() {
+        for good in ["abc", "Alice_99", "a_b_c", &"x".repeat(32)] {
+            assert!(Username::parse(good).is_ok(), "{good}");
+        }
+        for bad in ["ab", &"x".repeat(33), "al ice", "älice", "a-b", "x@y", ""] {
+            assert!(Username::parse(bad).is_err(), "{bad}");
+        }
+        assert_eq!(Username::parse("Alice").unwrap().key(), "alice");
+    }
+
+    #[test]
+    fn passwords_are_8_to_128_characters_and_hash_with_argon2id() {
+        assert!(Password::parse("short").is_err());
+        assert!(Password::parse(&"p".repeat(129)).is_err());
+        let p = Password::parse("correct horse").unwrap();
+        let hash = p.hash().unwrap();
+        assert!(hash.starts_with("$argon2id$"), "{hash}");
+        assert!(verify_password("correct horse", Some(&hash)));
+        assert!(!verify_password("wrong horse!", Some(&hash)));
+        assert!(!verify_password("correct horse", None));
+        assert!(!format!("{p:?}").contains("horse"));
+    }
+}

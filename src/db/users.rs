@@ -1,0 +1,185 @@
+//! Accounts and refresh tokens.
+
+use chrono::NaiveDateTime;
+use diesel::prelude::*;
+
+use super::AnyConnection;
+use super::schema::{refresh_tokens, users};
+
+/// A row of `users`.
+#[derive(Debug, Clone, Queryable, Selectable)]
+#[diesel(table_name = users)]
+pub struct UserRow {
+    /// UUID.
+    pub id: String,
+    /// As entered.
+    pub username: String,
+    /// Lower-cased.
+    pub username_key: String,
+    /// Argon2id PHC string.
+    pub password_hash: Option<String>,
+    /// `player` / `admin`.
+    pub role: String,
+    /// A guest not upgraded yet.
+    pub is_guest: bool,
+    /// Banned since.
+    pub banned_at: Option<NaiveDateTime>,
+    /// Ban reason.
+    pub ban_reason: Option<String>,
+    /// Deleted since.
+    pub deleted_at: Option<NaiveDateTime>,
+    /// Finished games.
+    pub games_played: i32,
+    /// Games won.
+    pub games_won: i32,
+    /// Created.
+    pub created_at: NaiveDateTime,
+    /// Updated.
+    pub updated_at: NaiveDateTime,
+}
+
+/// A new account.
+#[derive(Debug, Insertable)]
+#[diesel(table_name = users)]
+pub struct NewUser<'a> {
+    /// UUID.
+    pub id: &'a str,
+    /// As entered.
+    pub username: &'a str,
+    /// Lower-cased.
+    pub username_key: &'a str,
+    /// Hash, if any.
+    pub password_hash: Option<&'a str>,
+    /// Role.
+    pub role: &'a str,
+    /// Guest?
+    pub is_guest: bool,
+    /// Now.
+    pub created_at: NaiveDateTime,
+    /// Now.
+    pub updated_at: NaiveDateTime,
+}
+
+/// Inserts an account; a taken username is a unique violation.
+pub fn insert(conn: &mut AnyConnection, user: &NewUser<'_>) -> QueryResult<()> {
+    diesel::insert_into(users::table)
+        .values(user)
+        .execute(conn)
+        .map(drop)
+}
+
+/// The account with this id, deleted or not.
+pub fn by_id(conn: &mut AnyConnection, id: &str) -> QueryResult<Option<UserRow>> {
+    users::table
+        .find(id)
+        .select(UserRow::as_select())
+        .first(conn)
+        .optional()
+}
+
+/// The live (not deleted) account with this username, ignoring case.
+pub fn by_username(conn: &mut AnyConnection, username_key: &str) -> QueryResult<Option<UserRow>> {
+    users::table
+        .filter(users::username_key.eq(username_key))
+        .filter(users::deleted_at.is_null())
+        .select(UserRow::as_select())
+        .first(conn)
+        .optional()
+}
+
+/// A new refresh token row.
+#[derive(Debug, Insertable)]
+#[diesel(table_name = refresh_tokens)]
+pub struct NewRefreshToken<'a> {
+    /// UUID.
+    pub id: &'a str,
+    /// Owner.
+    pub user_id: &'a str,
+    /// Family (the login it descends from).
+    pub family_id: &'a str,
+    /// SHA-256 hex.
+    pub token_hash: &'a str,
+    /// Now.
+    pub created_at: NaiveDateTime,
+    /// Expiry.
+    pub expires_at: NaiveDateTime,
+}
+
+/// A row of `refresh_tokens`.
+#[derive(Debug, Clone, Queryable, Selectable)]
+#[diesel(table_name = refresh_tokens)]
+pub struct RefreshTokenRow {
+    /// UUID.
+    pub id: String,
+    /// Owner.
+    pub user_id: String,
+    /// Family.
+    pub family_id: String,
+    /// Hash.
+    pub token_hash: String,
+    /// Issued.
+    pub created_at: NaiveDateTime,
+    /// Expiry.
+    pub expires_at: NaiveDateTime,
+    /// Spent by rotation.
+    pub spent_at: Option<NaiveDateTime>,
+    /// Revoked.
+    pub revoked_at: Option<NaiveDateTime>,
+}
+
+/// Stores a refresh token.
+pub fn insert_refresh(conn: &mut AnyConnection, token: &NewRefreshToken<'_>) -> QueryResult<()> {
+    diesel::insert_into(refresh_tokens::table)
+        .values(token)
+        .execute(conn)
+        .map(drop)
+}
+
+/// The refresh token with this hash.
+pub fn refresh_by_hash(
+    conn: &mut AnyConnection,
+    hash: &str,
+) -> QueryResult<Option<RefreshTokenRow>> {
+    refresh_tokens::table
+        .filter(refresh_tokens::token_hash.eq(hash))
+        .select(RefreshTokenRow::as_select())
+        .first(conn)
+        .optional()
+}
+
+/// Marks a token spent if nobody spent it first; `false` when another request won.
+pub fn spend_refresh(conn: &mut AnyConnection, id: &str, now: NaiveDateTime) -> QueryResult<bool> {
+    let n = diesel::update(refresh_tokens::table)
+        .filter(refresh_tokens::id.eq(id))
+        .filter(refresh_tokens::spent_at.is_null())
+        .filter(refresh_tokens::revoked_at.is_null())
+        .set(refresh_tokens::spent_at.eq(now))
+        .execute(conn)?;
+    Ok(n == 1)
+}
+
+/// Revokes every token of a family.
+pub fn revoke_family(
+    conn: &mut AnyConnection,
+    family_id: &str,
+    now: NaiveDateTime,
+) -> QueryResult<usize> {
+    diesel::update(refresh_tokens::table)
+        .filter(refresh_tokens::family_id.eq(family_id))
+        .filter(refresh_tokens::revoked_at.is_null())
+        .set(refresh_tokens::revoked_at.eq(now))
+        .execute(conn)
+}
+
+/// Revokes every token of a user (ban, deletion).
+pub fn revoke_user(
+    conn: &mut AnyConnection,
+    user_id: &str,
+    now: NaiveDateTime,
+) -> QueryResult<usize> {
+    diesel::update(refresh_tokens::table)
+        .filter(refresh_tokens::user_id.eq(user_id))
+        .filter(refresh_tokens::revoked_at.is_null())
+        .set(refresh_tokens::revoked_at.eq(now))
+        .execute(conn)
+}

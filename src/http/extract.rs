@@ -1,0 +1,104 @@
+//! Request extractors shared by handlers: the authenticated caller and the client IP.
+
+use std::future::Future;
+use std::pin::Pin;
+
+use actix_web::http::header;
+use actix_web::{FromRequest, HttpRequest, dev::Payload, web};
+
+use crate::auth::Role;
+use crate::auth::tokens::TokenError;
+use crate::db::users::UserRow;
+use crate::error::ApiError;
+use crate::http::AppState;
+
+/// The caller, authenticated by a bearer access token and re-checked against the database on
+/// every request, so a ban, a deletion or a role change takes effect at once.
+#[derive(Debug, Clone)]
+pub struct AuthUser {
+    /// The account.
+    pub user: UserRow,
+    /// The role as stored now.
+    pub role: Role,
+}
+
+impl AuthUser {
+    /// The user id.
+    pub fn id(&self) -> &str {
+        &self.user.id
+    }
+}
+
+impl FromRequest for AuthUser {
+    type Error = ApiError;
+    type Future = Pin<Box<dyn Future<Output = Result<Self, ApiError>>>>;
+
+    fn from_request(req: &HttpRequest, _: &mut Payload) -> Self::Future {
+        let state = req.app_data::<web::Data<AppState>>().cloned();
+        let token = bearer(req);
+        Box::pin(async move {
+            let state = state.ok_or_else(|| ApiError::internal("AppState missing"))?;
+            let token = token?;
+            let claims = state.keys.verify(&token).map_err(|e| match e {
+                TokenError::Expired => ApiError::unauthorized(
+                    "invalid_token",
+                    "the access token has expired; refresh it",
+                ),
+                TokenError::Invalid => {
+                    ApiError::unauthorized("invalid_token", "the access token is not valid")
+                }
+            })?;
+            let user = state
+                .db
+                .run(move |conn| Ok(crate::db::users::by_id(conn, &claims.sub)?))
+                .await?
+                .filter(|u| u.deleted_at.is_none())
+                .ok_or_else(|| {
+                    ApiError::unauthorized("invalid_token", "the account no longer exists")
+                })?;
+            if user.banned_at.is_some() {
+                return Err(ApiError::new(
+                    actix_web::http::StatusCode::FORBIDDEN,
+                    "banned",
+                    "this account is banned",
+                ));
+            }
+            let role = Role::parse(&user.role)
+                .ok_or_else(|| ApiError::internal("unknown role in database"))?;
+            Ok(AuthUser { user, role })
+        })
+    }
+}
+
+fn bearer(req: &HttpRequest) -> Result<String, ApiError> {
+    let value = req.headers().get(header::AUTHORIZATION).ok_or_else(|| {
+        ApiError::unauthorized("missing_token", "send Authorization: Bearer <access token>")
+    })?;
+    let value = value.to_str().map_err(|_| {
+        ApiError::unauthorized("invalid_token", "the Authorization header is not ASCII")
+    })?;
+    let (scheme, token) = value.split_once(' ').ok_or_else(|| {
+        ApiError::unauthorized(
+            "invalid_token",
+            "expected Authorization: Bearer <access token>",
+        )
+    })?;
+    if !scheme.eq_ignore_ascii_case("bearer") || token.trim().is_empty() {
+        return Err(ApiError::unauthorized(
+            "invalid_token",
+            "expected Authorization: Bearer <access token>",
+        ));
+    }
+    Ok(token.trim().to_owned())
+}
+
+/// The client's IP address for rate limiting: the peer address, or the forwarded one when
+/// the operator said a trusted proxy sets it.
+pub fn client_ip(req: &HttpRequest, trust_proxy: bool) -> String {
+    if trust_proxy && let Some(ip) = req.connection_info().realip_remote_addr() {
+        return ip.to_owned();
+    }
+    req.peer_addr()
+        .map(|a| a.ip().to_string())
+        .unwrap_or_else(|| "unknown".to_owned())
+}

@@ -1,0 +1,667 @@
+//! Accounts and authentication.
+
+use actix_web::test::TestRequest;
+use base64::Engine;
+use diesel::prelude::*;
+use leekha::auth::tokens::{Claims, TokenKeys};
+use leekha::auth::{Role, Secret};
+use serde_json::json;
+
+use crate::common::{self, PASSWORD, TestDb, bearer, post_json, register, send};
+
+fn b64(data: &[u8]) -> String {
+    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(data)
+}
+
+#[actix_web::test]
+async fn register_answers_a_token_pair_that_opens_me() {
+    let db = TestDb::migrated();
+    let app = common::app(db.state()).await;
+    let reply = send(
+        &app,
+        post_json(
+            "/api/v1/auth/register",
+            json!({"username": "Layla_1", "password": PASSWORD}),
+        ),
+    )
+    .await;
+    assert_eq!(reply.status, 201, "{}", reply.text);
+    assert_eq!(reply.json["token_type"], "Bearer");
+    assert_eq!(reply.json["expires_in"], 900);
+    assert_eq!(reply.json["user"]["username"], "Layla_1");
+    assert_eq!(reply.json["user"]["role"], "player");
+    assert!(reply.json["refresh_token"].as_str().unwrap().len() >= 43);
+
+    let access = reply.json["access_token"].as_str().unwrap();
+    let me = send(&app, bearer(TestRequest::get().uri("/api/v1/me"), access)).await;
+    assert_eq!(me.status, 200, "{}", me.text);
+    assert_eq!(me.json["username"], "Layla_1");
+    assert_eq!(me.json["stats"]["games_played"], 0);
+
+    // The token carries the documented claims, and a key id in its header.
+    let parts: Vec<&str> = access.split('.').collect();
+    let decode = |s: &str| -> serde_json::Value {
+        serde_json::from_slice(
+            &base64::engine::general_purpose::URL_SAFE_NO_PAD
+                .decode(s)
+                .unwrap(),
+        )
+        .unwrap()
+    };
+    let (header, claims) = (decode(parts[0]), decode(parts[1]));
+    assert_eq!(header["alg"], "HS256");
+    assert!(header["kid"].is_string());
+    for claim in ["sub", "role", "exp", "iat", "jti", "kid"] {
+        assert!(!claims[claim].is_null(), "claim {claim} missing: {claims}");
+    }
+    assert_eq!(
+        claims["exp"].as_i64().unwrap() - claims["iat"].as_i64().unwrap(),
+        900
+    );
+}
+
+#[actix_web::test]
+async fn a_duplicate_username_ignoring_case_gets_409() {
+    let db = TestDb::migrated();
+    let app = common::app(db.state()).await;
+    register(&app, "omar").await;
+    let reply = send(
+        &app,
+        post_json(
+            "/api/v1/auth/register",
+            json!({"username": "OMAR", "password": PASSWORD}),
+        ),
+    )
+    .await;
+    reply.assert_problem(409, "username_taken");
+}
+
+#[actix_web::test]
+async fn invalid_input_gets_400_validation_failed() {
+    let db = TestDb::migrated();
+    let app = common::app(db.state()).await;
+    for body in [
+        json!({"username": "ab", "password": PASSWORD}),
+        json!({"username": "has space", "password": PASSWORD}),
+        json!({"username": "x".repeat(33), "password": PASSWORD}),
+        json!({"username": "fine_name", "password": "short"}),
+        json!({"username": "fine_name", "password": "p".repeat(129)}),
+        json!({"username": "fine_name"}),
+        json!({"username": 42, "password": PASSWORD}),
+    ] {
+        let reply = send(&app, post_json("/api/v1/auth/register", body.clone())).await;
+        reply.assert_problem(400, "validation_failed");
+    }
+}
+
+#[actix_web::test]
+async fn malformed_json_gets_400_problem_json() {
+    let db = TestDb::migrated();
+    let app = common::app(db.state()).await;
+    let req = TestRequest::post()
+        .uri("/api/v1/auth/login")
+        .insert_header(("content-type", "application/json"))
+        .set_payload("{\"username\": \"x\", ");
+    send(&app, req).await.assert_problem(400, "bad_request");
+}
+
+#[actix_web::test]
+async fn an_oversized_body_gets_413_problem_json() {
+    let db = TestDb::migrated();
+    let app = common::app(db.state()).await;
+    let huge = json!({"username": "someone", "password": "x".repeat(200_000)});
+    send(&app, post_json("/api/v1/auth/login", huge))
+        .await
+        .assert_problem(413, "payload_too_large");
+}
+
+#[actix_web::test]
+async fn a_wrong_content_type_gets_415_problem_json() {
+    let db = TestDb::migrated();
+    let app = common::app(db.state()).await;
+    let req = TestRequest::post()
+        .uri("/api/v1/auth/login")
+        .insert_header(("content-type", "text/plain"))
+        .set_payload("{}");
+    send(&app, req)
+        .await
+        .assert_problem(415, "unsupported_media_type");
+}
+
+#[actix_web::test]
+async fn wrong_password_and_unknown_user_get_the_same_answer() {
+    let db = TestDb::migrated();
+    let app = common::app(db.state()).await;
+    register(&app, "nadia").await;
+    let wrong = send(
+        &app,
+        post_json(
+            "/api/v1/auth/login",
+            json!({"username": "nadia", "password": "not the password"}),
+        ),
+    )
+    .await;
+    let unknown = send(
+        &app,
+        post_json(
+            "/api/v1/auth/login",
+            json!({"username": "nobody_here", "password": "not the password"}),
+        ),
+    )
+    .await;
+    wrong.assert_problem(401, "invalid_credentials");
+    unknown.assert_problem(401, "invalid_credentials");
+    assert_eq!(wrong.json["detail"], unknown.json["detail"]);
+
+    let ok = send(
+        &app,
+        post_json(
+            "/api/v1/auth/login",
+            json!({"username": "NADIA", "password": PASSWORD}),
+        ),
+    )
+    .await;
+    assert_eq!(
+        ok.status, 200,
+        "login ignores the case of the username: {}",
+        ok.text
+    );
+}
+
+#[actix_web::test]
+async fn a_missing_expired_tampered_or_unsigned_token_gets_401() {
+    let db = TestDb::migrated();
+    let app = common::app(db.state()).await;
+    let s = register(&app, "karim").await;
+
+    send(&app, TestRequest::get().uri("/api/v1/me"))
+        .await
+        .assert_problem(401, "missing_token");
+    let basic = TestRequest::get()
+        .uri("/api/v1/me")
+        .insert_header(("authorization", "Basic a2FyaW06eA=="));
+    send(&app, basic).await.assert_problem(401, "invalid_token");
+
+    let keys = TokenKeys::new(&Secret::new(common::TEST_SECRET), None, 900);
+    let now = chrono::Utc::now().timestamp();
+    let expired = keys.sign(&Claims {
+        sub: s.id.clone(),
+        role: "player".into(),
+        iat: now - 1000,
+        exp: now - 10,
+        jti: "j".into(),
+        kid: "k".into(),
+    });
+    let reply = send(&app, bearer(TestRequest::get().uri("/api/v1/me"), &expired)).await;
+    reply.assert_problem(401, "invalid_token");
+    assert!(reply.json["detail"].as_str().unwrap().contains("expired"));
+
+    // Change the role claim, keep the signature.
+    let parts: Vec<&str> = s.access.split('.').collect();
+    let mut claims: serde_json::Value = serde_json::from_slice(
+        &base64::engine::general_purpose::URL_SAFE_NO_PAD
+            .decode(parts[1])
+            .unwrap(),
+    )
+    .unwrap();
+    claims["role"] = json!("admin");
+    let tampered = format!(
+        "{}.{}.{}",
+        parts[0],
+        b64(claims.to_string().as_bytes()),
+        parts[2]
+    );
+    send(
+        &app,
+        bearer(TestRequest::get().uri("/api/v1/me"), &tampered),
+    )
+    .await
+    .assert_problem(401, "invalid_token");
+
+    let none_header = b64(br#"{"alg":"none","typ":"JWT"}"#);
+    for unsigned in [
+        format!("{none_header}.{}.", parts[1]),
+        format!("{none_header}.{}", parts[1]),
+    ] {
+        send(
+            &app,
+            bearer(TestRequest::get().uri("/api/v1/me"), &unsigned),
+        )
+        .await
+        .assert_problem(401, "invalid_token");
+    }
+
+    let other_key = TokenKeys::new(
+        &Secret::new("another-secret-another-secret-another"),
+        None,
+        900,
+    );
+    let forged = other_key.issue(&s.id, Role::Admin, now);
+    send(&app, bearer(TestRequest::get().uri("/api/v1/me"), &forged))
+        .await
+        .assert_problem(401, "invalid_token");
+}
+
+#[actix_web::test]
+async fn a_banned_user_is_cut_off_on_the_next_request() {
+    let db = TestDb::migrated();
+    let state = db.state();
+    let app = common::app(state.clone()).await;
+    let s = register(&app, "banme").await;
+    assert_eq!(
+        send(
+            &app,
+            bearer(TestRequest::get().uri("/api/v1/me"), &s.access)
+        )
+        .await
+        .status,
+        200
+    );
+
+    {
+        use leekha::db::schema::users;
+        let mut conn = state.db.conn().unwrap();
+        diesel::update(users::table.find(&s.id))
+            .set(users::banned_at.eq(Some(leekha::db::now())))
+            .execute(&mut *conn)
+            .unwrap();
+    }
+    send(
+        &app,
+        bearer(TestRequest::get().uri("/api/v1/me"), &s.access),
+    )
+    .await
+    .assert_problem(403, "banned");
+    send(
+        &app,
+        post_json("/api/v1/auth/refresh", json!({"refresh_token": s.refresh})),
+    )
+    .await
+    .assert_problem(403, "banned");
+    send(
+        &app,
+        post_json(
+            "/api/v1/auth/login",
+            json!({"username": "banme", "password": PASSWORD}),
+        ),
+    )
+    .await
+    .assert_problem(403, "banned");
+}
+
+#[actix_web::test]
+async fn a_deleted_users_tokens_stop_working() {
+    let db = TestDb::migrated();
+    let app = common::app(db.state()).await;
+    let s = register(&app, "leaving").await;
+    let reply = send(
+        &app,
+        bearer(TestRequest::delete().uri("/api/v1/me"), &s.access),
+    )
+    .await;
+    assert_eq!(reply.status, 204, "{}", reply.text);
+    send(
+        &app,
+        bearer(TestRequest::get().uri("/api/v1/me"), &s.access),
+    )
+    .await
+    .assert_problem(401, "invalid_token");
+    send(
+        &app,
+        post_json("/api/v1/auth/refresh", json!({"refresh_token": s.refresh})),
+    )
+    .await
+    .assert_problem(401, "invalid_token");
+    // The name is free again.
+    register(&app, "leaving").await;
+}
+
+#[actix_web::test]
+async fn refresh_rotates_and_a_reused_token_revokes_its_family() {
+    let db = TestDb::migrated();
+    let app = common::app(db.state()).await;
+    let s = register(&app, "rotor").await;
+
+    let first = send(
+        &app,
+        post_json("/api/v1/auth/refresh", json!({"refresh_token": s.refresh})),
+    )
+    .await;
+    assert_eq!(first.status, 200, "{}", first.text);
+    let second_refresh = first.json["refresh_token"].as_str().unwrap().to_owned();
+    assert_ne!(second_refresh, s.refresh);
+    let me = send(
+        &app,
+        bearer(
+            TestRequest::get().uri("/api/v1/me"),
+            first.json["access_token"].as_str().unwrap(),
+        ),
+    )
+    .await;
+    assert_eq!(me.status, 200);
+
+    // The spent token comes back: the whole family is revoked, the newest token included.
+    send(
+        &app,
+        post_json("/api/v1/auth/refresh", json!({"refresh_token": s.refresh})),
+    )
+    .await
+    .assert_problem(401, "invalid_token");
+    send(
+        &app,
+        post_json(
+            "/api/v1/auth/refresh",
+            json!({"refresh_token": second_refresh}),
+        ),
+    )
+    .await
+    .assert_problem(401, "invalid_token");
+
+    // Another login is another family and is unaffected.
+    let other = send(
+        &app,
+        post_json(
+            "/api/v1/auth/login",
+            json!({"username": "rotor", "password": PASSWORD}),
+        ),
+    )
+    .await;
+    let other_refresh = other.json["refresh_token"].as_str().unwrap();
+    assert_eq!(
+        send(
+            &app,
+            post_json(
+                "/api/v1/auth/refresh",
+                json!({"refresh_token": other_refresh})
+            )
+        )
+        .await
+        .status,
+        200
+    );
+
+    send(
+        &app,
+        post_json("/api/v1/auth/refresh", json!({"refresh_token": "made-up"})),
+    )
+    .await
+    .assert_problem(401, "invalid_token");
+}
+
+#[actix_web::test]
+async fn logout_revokes_the_refresh_token() {
+    let db = TestDb::migrated();
+    let app = common::app(db.state()).await;
+    let s = register(&app, "bye_bye").await;
+    let reply = send(
+        &app,
+        post_json("/api/v1/auth/logout", json!({"refresh_token": s.refresh})),
+    )
+    .await;
+    assert_eq!(reply.status, 204);
+    send(
+        &app,
+        post_json("/api/v1/auth/refresh", json!({"refresh_token": s.refresh})),
+    )
+    .await
+    .assert_problem(401, "invalid_token");
+    assert_eq!(
+        send(
+            &app,
+            post_json("/api/v1/auth/logout", json!({"refresh_token": s.refresh}))
+        )
+        .await
+        .status,
+        204
+    );
+}
+
+#[actix_web::test]
+async fn a_guest_can_play_then_upgrade_with_username_and_password() {
+    let db = TestDb::migrated();
+    let app = common::app(db.state()).await;
+    let reply = send(&app, TestRequest::post().uri("/api/v1/auth/guest")).await;
+    assert_eq!(reply.status, 201, "{}", reply.text);
+    assert_eq!(reply.json["user"]["is_guest"], true);
+    assert!(
+        reply.json["user"]["username"]
+            .as_str()
+            .unwrap()
+            .starts_with("guest_")
+    );
+    let access = reply.json["access_token"].as_str().unwrap().to_owned();
+
+    let patch = TestRequest::patch()
+        .uri("/api/v1/me")
+        .set_json(json!({"username": "samir", "password": PASSWORD}));
+    let upgraded = send(&app, bearer(patch, &access)).await;
+    assert_eq!(upgraded.status, 200, "{}", upgraded.text);
+    assert_eq!(upgraded.json["username"], "samir");
+    assert_eq!(upgraded.json["is_guest"], false);
+
+    let login = send(
+        &app,
+        post_json(
+            "/api/v1/auth/login",
+            json!({"username": "samir", "password": PASSWORD}),
+        ),
+    )
+    .await;
+    assert_eq!(login.status, 200, "{}", login.text);
+
+    // Changing the password now needs the current one.
+    let patch = TestRequest::patch()
+        .uri("/api/v1/me")
+        .set_json(json!({"password": "a new password"}));
+    send(&app, bearer(patch, &access))
+        .await
+        .assert_problem(400, "validation_failed");
+    let patch = TestRequest::patch()
+        .uri("/api/v1/me")
+        .set_json(json!({"password": "a new password", "current_password": "wrong one!"}));
+    send(&app, bearer(patch, &access))
+        .await
+        .assert_problem(403, "invalid_credentials");
+    let patch = TestRequest::patch()
+        .uri("/api/v1/me")
+        .set_json(json!({"password": "a new password", "current_password": PASSWORD}));
+    assert_eq!(send(&app, bearer(patch, &access)).await.status, 200);
+    let login = send(
+        &app,
+        post_json(
+            "/api/v1/auth/login",
+            json!({"username": "samir", "password": "a new password"}),
+        ),
+    )
+    .await;
+    assert_eq!(login.status, 200);
+
+    register(&app, "taken_name").await;
+    let patch = TestRequest::patch()
+        .uri("/api/v1/me")
+        .set_json(json!({"username": "TAKEN_name"}));
+    send(&app, bearer(patch, &access))
+        .await
+        .assert_problem(409, "username_taken");
+    let patch = TestRequest::patch().uri("/api/v1/me").set_json(json!({}));
+    send(&app, bearer(patch, &access))
+        .await
+        .assert_problem(400, "validation_failed");
+}
+
+#[actix_web::test]
+async fn login_is_rate_limited_per_ip_and_per_username_with_retry_after() {
+    let db = TestDb::migrated();
+    let mut config = db.config();
+    config.auth_rate_per_minute = 3;
+    let app = common::app(common::state_for(config)).await;
+    let bad = json!({"username": "victim", "password": "guess guess"});
+    for _ in 0..3 {
+        send(&app, post_json("/api/v1/auth/login", bad.clone()))
+            .await
+            .assert_problem(401, "invalid_credentials");
+    }
+    let limited = send(&app, post_json("/api/v1/auth/login", bad)).await;
+    limited.assert_problem(429, "rate_limited");
+    let retry: u64 = limited
+        .headers
+        .get("retry-after")
+        .unwrap()
+        .to_str()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!((1..=60).contains(&retry), "{retry}");
+
+    // Another IP trying the same username is limited too (per-username quota).
+    let from_elsewhere = post_json(
+        "/api/v1/auth/login",
+        json!({"username": "VICTIM", "password": "guess guess"}),
+    )
+    .peer_addr("203.0.113.9:5000".parse().unwrap());
+    send(&app, from_elsewhere)
+        .await
+        .assert_problem(429, "rate_limited");
+    // Guest creation from one IP is limited as well.
+    for _ in 0..3 {
+        assert_eq!(
+            send(&app, TestRequest::post().uri("/api/v1/auth/guest"))
+                .await
+                .status,
+            201
+        );
+    }
+    send(&app, TestRequest::post().uri("/api/v1/auth/guest"))
+        .await
+        .assert_problem(429, "rate_limited");
+}
+
+#[actix_web::test]
+async fn tokens_signed_with_the_previous_secret_stay_valid_after_rotation() {
+    let db = TestDb::migrated();
+    let app = common::app(db.state()).await;
+    let s = register(&app, "rotated").await;
+
+    let mut config = db.config();
+    config.jwt_secret = Some(Secret::new("a-brand-new-secret-a-brand-new-secret"));
+    config.jwt_previous_secret = Some(Secret::new(common::TEST_SECRET));
+    let rotated = common::app(common::state_for(config.clone())).await;
+    assert_eq!(
+        send(
+            &rotated,
+            bearer(TestRequest::get().uri("/api/v1/me"), &s.access)
+        )
+        .await
+        .status,
+        200
+    );
+
+    config.jwt_previous_secret = None;
+    let forgotten = common::app(common::state_for(config)).await;
+    send(
+        &forgotten,
+        bearer(TestRequest::get().uri("/api/v1/me"), &s.access),
+    )
+    .await
+    .assert_problem(401, "invalid_token");
+}
+
+#[actix_web::test]
+async fn without_a_secret_sqlite_keeps_a_generated_one_and_postgres_refuses_to_start() {
+    let db = TestDb::migrated();
+    let mut config = db.config();
+    config.jwt_secret = None;
+    let db_handle = leekha::db::Db::open(&config);
+    match db.url.backend() {
+        leekha::config::Backend::Postgres => {
+            let err = leekha::http::AppState::init(config, db_handle).unwrap_err();
+            assert!(err.contains("LEEKHA_JWT_SECRET"), "{err}");
+        }
+        leekha::config::Backend::Sqlite => {
+            let first =
+                common::app(leekha::http::AppState::init(config.clone(), db_handle).unwrap()).await;
+            let s = register(&first, "persistent").await;
+            // A restart: new state, same database.
+            let again = leekha::http::AppState::init(config.clone(), leekha::db::Db::open(&config))
+                .unwrap();
+            let second = common::app(again).await;
+            assert_eq!(
+                send(
+                    &second,
+                    bearer(TestRequest::get().uri("/api/v1/me"), &s.access)
+                )
+                .await
+                .status,
+                200
+            );
+        }
+    }
+}
+
+#[test]
+fn the_admin_command_creates_an_admin_with_a_password_from_the_environment() {
+    let db = TestDb::migrated();
+    let run = |password: &str| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_leekha"))
+            .args(["admin", "create", "root_admin"])
+            .env("DATABASE_URL", db.url.expose())
+            .env("LEEKHA_ADMIN_PASSWORD", password)
+            .env("RUST_LOG", "warn")
+            .output()
+            .unwrap()
+    };
+    let out = run("short");
+    assert!(!out.status.success(), "a short password is refused");
+    let out = run("an admin password");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(String::from_utf8_lossy(&out.stdout).contains("admin root_admin created"));
+
+    let state = db.state();
+    let mut conn = state.db.conn().unwrap();
+    let user = leekha::db::users::by_username(&mut conn, "root_admin")
+        .unwrap()
+        .unwrap();
+    assert_eq!(user.role, "admin");
+    assert!(leekha::auth::verify_password(
+        "an admin password",
+        user.password_hash.as_deref()
+    ));
+}
+
+#[test]
+fn the_openapi_document_declares_bearer_on_every_protected_operation() {
+    let doc = serde_json::to_value(leekha::http::openapi()).unwrap();
+    assert_eq!(
+        doc["components"]["securitySchemes"]["bearer"]["scheme"],
+        "bearer"
+    );
+    let public = [
+        "/healthz",
+        "/readyz",
+        "/api/v1/auth/register",
+        "/api/v1/auth/login",
+        "/api/v1/auth/guest",
+        "/api/v1/auth/refresh",
+        "/api/v1/auth/logout",
+    ];
+    for (path, item) in doc["paths"].as_object().unwrap() {
+        for (method, op) in item.as_object().unwrap() {
+            let secured = op["security"]
+                .as_array()
+                .is_some_and(|s| s.iter().any(|r| r.get("bearer").is_some()));
+            if public.contains(&path.as_str()) {
+                assert!(!secured, "{method} {path} is public");
+            } else {
+                assert!(secured, "{method} {path} must declare the bearer scheme");
+                assert!(
+                    op["responses"]["401"].is_object(),
+                    "{method} {path} must document 401"
+                );
+            }
+        }
+    }
+}
