@@ -167,6 +167,12 @@ impl ApiError {
         self
     }
 
+    /// The same error with another status.
+    pub fn with_status(mut self, status: u16) -> Self {
+        self.status = StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+        self
+    }
+
     /// The HTTP status.
     pub fn status(&self) -> StatusCode {
         self.status
@@ -261,6 +267,12 @@ fn is_connection_message(message: &str) -> bool {
         "the database system is",
     ];
     SIGNS.iter().any(|s| message.contains(s))
+}
+
+impl From<crate::rules::RuleError> for ApiError {
+    fn from(e: crate::rules::RuleError) -> Self {
+        Self::new(StatusCode::UNPROCESSABLE_ENTITY, e.code(), e.to_string())
+    }
 }
 
 impl From<actix_web::error::BlockingError> for ApiError {

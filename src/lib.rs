@@ -10,9 +10,12 @@
 #![forbid(unsafe_code)]
 
 pub mod auth;
+pub mod bots;
 pub mod cli;
 pub mod config;
 pub mod db;
 pub mod error;
+pub mod games;
 pub mod http;
+pub mod rules;
 pub mod telemetry;

@@ -68,5 +68,137 @@ diesel::table! {
     }
 }
 
+diesel::table! {
+    /// Games.
+    games (id) {
+        /// UUID.
+        id -> Text,
+        /// waiting | active | finished | aborted.
+        status -> Text,
+        /// public | private.
+        visibility -> Text,
+        /// Resolved rule set (JSON).
+        rules -> Text,
+        /// Change counter.
+        version -> BigInt,
+        /// Creator.
+        created_by -> Text,
+        /// Seconds a seat has to act.
+        turn_timeout_seconds -> Integer,
+        /// Deal seed (hex).
+        seed -> Nullable<Text>,
+        /// Rules state (JSON).
+        state -> Nullable<Text>,
+        /// Seats that must act, as ",0,2,".
+        to_act -> Text,
+        /// When the current turn times out.
+        deadline -> Nullable<Timestamp>,
+        /// Seats still open.
+        open_seats -> Integer,
+        /// Actions applied.
+        action_count -> BigInt,
+        /// Events appended.
+        event_count -> BigInt,
+        /// Result (JSON).
+        result -> Nullable<Text>,
+        /// Why an admin aborted it.
+        abort_reason -> Nullable<Text>,
+        /// Created.
+        created_at -> Timestamp,
+        /// Last change.
+        updated_at -> Timestamp,
+        /// Dealt.
+        started_at -> Nullable<Timestamp>,
+        /// Ended.
+        finished_at -> Nullable<Timestamp>,
+    }
+}
+
+diesel::table! {
+    /// The four seats of each game.
+    game_seats (game_id, seat) {
+        /// Game.
+        game_id -> Text,
+        /// 0..=3.
+        seat -> Integer,
+        /// The human of the seat.
+        user_id -> Nullable<Text>,
+        /// Reserved for this invited user.
+        invited_user_id -> Nullable<Text>,
+        /// A bot acts for the seat.
+        bot_level -> Nullable<Text>,
+        /// Why a bot acts.
+        bot_reason -> Nullable<Text>,
+        /// Consecutive turn timeouts.
+        timeouts_in_row -> Integer,
+    }
+}
+
+diesel::table! {
+    /// Accepted actions.
+    game_actions (game_id, seq) {
+        /// Game.
+        game_id -> Text,
+        /// 1, 2, …
+        seq -> BigInt,
+        /// Acting seat.
+        seat -> Integer,
+        /// rules::Action (JSON).
+        action -> Text,
+        /// player | bot | timeout.
+        actor -> Text,
+        /// The human who sent it.
+        user_id -> Nullable<Text>,
+        /// When.
+        created_at -> Timestamp,
+    }
+}
+
+diesel::table! {
+    /// The event log.
+    game_events (game_id, seq) {
+        /// Game.
+        game_id -> Text,
+        /// 1, 2, … contiguous.
+        seq -> BigInt,
+        /// Event type.
+        kind -> Text,
+        /// Full payload (JSON).
+        data -> Text,
+        /// When.
+        created_at -> Timestamp,
+    }
+}
+
+diesel::table! {
+    /// Stored responses for Idempotency-Key retries.
+    idempotency_keys (user_id, key) {
+        /// Caller.
+        user_id -> Text,
+        /// The header value.
+        key -> Text,
+        /// Fingerprint of the request.
+        request_hash -> Text,
+        /// Response status.
+        status -> Integer,
+        /// Response body.
+        body -> Text,
+        /// When.
+        created_at -> Timestamp,
+    }
+}
+
 diesel::joinable!(refresh_tokens -> users (user_id));
-diesel::allow_tables_to_appear_in_same_query!(users, refresh_tokens, server_settings);
+diesel::joinable!(game_seats -> games (game_id));
+diesel::joinable!(game_actions -> games (game_id));
+diesel::joinable!(game_events -> games (game_id));
+diesel::allow_tables_to_appear_in_same_query!(
+    users,
+    refresh_tokens,
+    server_settings,
+    games,
+    game_seats,
+    game_actions,
+    game_events,
+    idempotency_keys
+);

@@ -4,7 +4,10 @@
 pub mod accounts;
 pub mod extract;
 mod fallback;
+pub mod game_views;
+pub mod games;
 pub mod health;
+pub mod notify;
 
 use std::sync::Arc;
 
@@ -38,6 +41,8 @@ pub struct AppState {
     pub keys: Arc<TokenKeys>,
     /// Rate limits of the account endpoints.
     pub limits: Arc<AuthLimits>,
+    /// Wakes long-polls of this instance.
+    pub notifier: Arc<notify::Notifier>,
 }
 
 impl AppState {
@@ -74,6 +79,7 @@ impl AppState {
             db,
             keys: Arc::new(keys),
             limits: Arc::new(limits),
+            notifier: Arc::default(),
             config: Arc::new(config),
         })
     }
@@ -91,6 +97,7 @@ impl AppState {
     components(schemas(crate::error::Problem)),
     modifiers(&BearerAuth),
     tags(
+        (name = "games", description = "Lobby, seats, actions, views, events, replays"),
         (name = "accounts", description = "Registration, login, tokens and the caller's profile"),
         (name = "operations", description = "Health, readiness and documentation; no authentication"),
     )
@@ -123,7 +130,11 @@ impl utoipa::Modify for BearerAuth {
 fn routes(cfg: &mut utoipa_actix_web::service_config::ServiceConfig) {
     cfg.service(health::healthz)
         .service(health::readyz)
-        .service(utoipa_actix_web::scope("/api/v1").configure(accounts::routes));
+        .service(
+            utoipa_actix_web::scope("/api/v1")
+                .configure(accounts::routes)
+                .configure(games::routes),
+        );
 }
 
 /// The OpenAPI document of this server, as served at `/openapi.json`.

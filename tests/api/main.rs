@@ -7,3 +7,4 @@
 mod accounts;
 mod common;
 mod foundation;
+mod games;

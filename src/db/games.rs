@@ -1,0 +1,372 @@
+//! Games, seats, the action log, the event log and stored idempotent responses.
+
+use chrono::NaiveDateTime;
+use diesel::prelude::*;
+
+use super::AnyConnection;
+use super::schema::{game_actions, game_events, game_seats, games, idempotency_keys, users};
+
+/// Multi-row INSERT: diesel offers it per backend only, not on the multi connection.
+macro_rules! batch_insert {
+    ($conn:expr, $table:expr, $rows:expr) => {
+        match $conn {
+            AnyConnection::Postgresql(c) => diesel::insert_into($table).values($rows).execute(c)?,
+            AnyConnection::Sqlite(c) => diesel::insert_into($table).values($rows).execute(c)?,
+        }
+    };
+}
+
+/// A row of `games`.
+#[derive(Debug, Clone, Queryable, Selectable, Insertable)]
+#[diesel(table_name = games)]
+pub struct GameRow {
+    /// UUID.
+    pub id: String,
+    /// waiting | active | finished | aborted.
+    pub status: String,
+    /// public | private.
+    pub visibility: String,
+    /// Resolved rules (JSON).
+    pub rules: String,
+    /// Change counter.
+    pub version: i64,
+    /// Creator.
+    pub created_by: String,
+    /// Seconds per turn.
+    pub turn_timeout_seconds: i32,
+    /// Seed (hex).
+    pub seed: Option<String>,
+    /// Rules state (JSON).
+    pub state: Option<String>,
+    /// ",0,2," seats to act.
+    pub to_act: String,
+    /// Deadline of the current turn.
+    pub deadline: Option<NaiveDateTime>,
+    /// Open seats.
+    pub open_seats: i32,
+    /// Actions applied.
+    pub action_count: i64,
+    /// Events appended.
+    pub event_count: i64,
+    /// Result (JSON).
+    pub result: Option<String>,
+    /// Abort reason.
+    pub abort_reason: Option<String>,
+    /// Created.
+    pub created_at: NaiveDateTime,
+    /// Updated.
+    pub updated_at: NaiveDateTime,
+    /// Started.
+    pub started_at: Option<NaiveDateTime>,
+    /// Finished.
+    pub finished_at: Option<NaiveDateTime>,
+}
+
+/// A row of `game_seats`.
+#[derive(Debug, Clone, Queryable, Selectable, Insertable)]
+#[diesel(table_name = game_seats)]
+pub struct SeatRow {
+    /// Game.
+    pub game_id: String,
+    /// 0..=3.
+    pub seat: i32,
+    /// Human.
+    pub user_id: Option<String>,
+    /// Invited user.
+    pub invited_user_id: Option<String>,
+    /// Bot level while a bot acts.
+    pub bot_level: Option<String>,
+    /// Why a bot acts.
+    pub bot_reason: Option<String>,
+    /// Consecutive timeouts.
+    pub timeouts_in_row: i32,
+}
+
+/// A row of `game_events`.
+#[derive(Debug, Clone, Queryable, Selectable, Insertable)]
+#[diesel(table_name = game_events)]
+pub struct EventRow {
+    /// Game.
+    pub game_id: String,
+    /// Sequence number.
+    pub seq: i64,
+    /// Type.
+    pub kind: String,
+    /// Payload (JSON, private parts included).
+    pub data: String,
+    /// When.
+    pub created_at: NaiveDateTime,
+}
+
+/// A row of `game_actions`.
+#[derive(Debug, Clone, Queryable, Selectable, Insertable)]
+#[diesel(table_name = game_actions)]
+pub struct ActionRow {
+    /// Game.
+    pub game_id: String,
+    /// Sequence number.
+    pub seq: i64,
+    /// Seat.
+    pub seat: i32,
+    /// rules::Action (JSON).
+    pub action: String,
+    /// player | bot | timeout.
+    pub actor: String,
+    /// The human who sent it.
+    pub user_id: Option<String>,
+    /// When.
+    pub created_at: NaiveDateTime,
+}
+
+/// Takes the game's write lock for the rest of the transaction: a row lock on PostgreSQL,
+/// the database write lock on SQLite. It must be the transaction's first statement, so that
+/// on SQLite no stale read snapshot exists when the lock is granted. Returns whether the game
+/// exists.
+pub fn lock(conn: &mut AnyConnection, id: &str) -> QueryResult<bool> {
+    let n = diesel::update(games::table.find(id))
+        .set(games::version.eq(games::version))
+        .execute(conn)?;
+    Ok(n == 1)
+}
+
+/// The game row.
+pub fn find(conn: &mut AnyConnection, id: &str) -> QueryResult<Option<GameRow>> {
+    games::table
+        .find(id)
+        .select(GameRow::as_select())
+        .first(conn)
+        .optional()
+}
+
+/// The four seats, in order.
+pub fn seats(conn: &mut AnyConnection, id: &str) -> QueryResult<Vec<SeatRow>> {
+    game_seats::table
+        .filter(game_seats::game_id.eq(id))
+        .order(game_seats::seat.asc())
+        .select(SeatRow::as_select())
+        .load(conn)
+}
+
+/// (id, username) of the given users.
+pub fn usernames(conn: &mut AnyConnection, ids: &[String]) -> QueryResult<Vec<(String, String)>> {
+    if ids.is_empty() {
+        return Ok(Vec::new());
+    }
+    users::table
+        .filter(users::id.eq_any(ids))
+        .select((users::id, users::username))
+        .load(conn)
+}
+
+/// Inserts a new game and its seats.
+pub fn insert(conn: &mut AnyConnection, game: &GameRow, seats: &[SeatRow]) -> QueryResult<()> {
+    diesel::insert_into(games::table)
+        .values(game)
+        .execute(conn)?;
+    batch_insert!(conn, game_seats::table, seats);
+    Ok(())
+}
+
+/// Writes back every mutable column of the game row.
+pub fn save(conn: &mut AnyConnection, game: &GameRow) -> QueryResult<()> {
+    diesel::update(games::table.find(&game.id))
+        .set((
+            games::status.eq(&game.status),
+            games::version.eq(game.version),
+            games::seed.eq(&game.seed),
+            games::state.eq(&game.state),
+            games::to_act.eq(&game.to_act),
+            games::deadline.eq(game.deadline),
+            games::open_seats.eq(game.open_seats),
+            games::action_count.eq(game.action_count),
+            games::event_count.eq(game.event_count),
+            games::result.eq(&game.result),
+            games::abort_reason.eq(&game.abort_reason),
+            games::updated_at.eq(game.updated_at),
+            games::started_at.eq(game.started_at),
+            games::finished_at.eq(game.finished_at),
+        ))
+        .execute(conn)?;
+    Ok(())
+}
+
+/// Writes back one seat.
+pub fn save_seat(conn: &mut AnyConnection, seat: &SeatRow) -> QueryResult<()> {
+    diesel::update(game_seats::table.find((&seat.game_id, seat.seat)))
+        .set((
+            game_seats::user_id.eq(&seat.user_id),
+            game_seats::invited_user_id.eq(&seat.invited_user_id),
+            game_seats::bot_level.eq(&seat.bot_level),
+            game_seats::bot_reason.eq(&seat.bot_reason),
+            game_seats::timeouts_in_row.eq(seat.timeouts_in_row),
+        ))
+        .execute(conn)?;
+    Ok(())
+}
+
+/// Appends actions (their `(game_id, seq)` key is unique: a duplicate fails the transaction).
+pub fn append_actions(conn: &mut AnyConnection, rows: &[ActionRow]) -> QueryResult<()> {
+    if !rows.is_empty() {
+        batch_insert!(conn, game_actions::table, rows);
+    }
+    Ok(())
+}
+
+/// Appends events (unique `(game_id, seq)`).
+pub fn append_events(conn: &mut AnyConnection, rows: &[EventRow]) -> QueryResult<()> {
+    // SQLite limits bound parameters per statement; a round's events fit easily, but chunk
+    // anyway so a long bot sequence never hits the limit.
+    for chunk in rows.chunks(100) {
+        batch_insert!(conn, game_events::table, chunk);
+    }
+    Ok(())
+}
+
+/// Events after `after`, at most `limit`.
+pub fn events_after(
+    conn: &mut AnyConnection,
+    id: &str,
+    after: i64,
+    limit: i64,
+) -> QueryResult<Vec<EventRow>> {
+    game_events::table
+        .filter(game_events::game_id.eq(id))
+        .filter(game_events::seq.gt(after))
+        .order(game_events::seq.asc())
+        .limit(limit)
+        .select(EventRow::as_select())
+        .load(conn)
+}
+
+/// Every event of a game.
+pub fn all_events(conn: &mut AnyConnection, id: &str) -> QueryResult<Vec<EventRow>> {
+    events_after(conn, id, 0, i64::MAX)
+}
+
+/// Every action of a game, in order.
+pub fn actions(conn: &mut AnyConnection, id: &str) -> QueryResult<Vec<ActionRow>> {
+    game_actions::table
+        .filter(game_actions::game_id.eq(id))
+        .order(game_actions::seq.asc())
+        .select(ActionRow::as_select())
+        .load(conn)
+}
+
+/// The last event number of a game (cheap: for long-polls).
+pub fn event_count(conn: &mut AnyConnection, id: &str) -> QueryResult<Option<i64>> {
+    games::table
+        .find(id)
+        .select(games::event_count)
+        .first(conn)
+        .optional()
+}
+
+/// Public waiting games with open seats, oldest first, after the keyset cursor.
+pub fn lobby(
+    conn: &mut AnyConnection,
+    after: Option<(NaiveDateTime, String)>,
+    limit: i64,
+) -> QueryResult<Vec<GameRow>> {
+    let mut query = games::table
+        .filter(games::status.eq("waiting"))
+        .filter(games::visibility.eq("public"))
+        .filter(games::open_seats.gt(0))
+        .into_boxed();
+    if let Some((at, id)) = after {
+        query = query.filter(
+            games::created_at
+                .gt(at)
+                .or(games::created_at.eq(at).and(games::id.gt(id))),
+        );
+    }
+    query
+        .order((games::created_at.asc(), games::id.asc()))
+        .limit(limit)
+        .select(GameRow::as_select())
+        .load(conn)
+}
+
+/// The user's games (seated or invited) with the given statuses, most urgent first: the
+/// user's turn, then the nearest deadline, then the latest change.
+pub fn for_user(
+    conn: &mut AnyConnection,
+    user_id: &str,
+    statuses: &[&str],
+    offset: i64,
+    limit: i64,
+) -> QueryResult<Vec<(GameRow, i32)>> {
+    use diesel::dsl::sql;
+    use diesel::sql_types::Integer;
+    games::table
+        .inner_join(game_seats::table)
+        .filter(game_seats::user_id.eq(user_id).or(game_seats::invited_user_id.eq(user_id)))
+        .filter(games::status.eq_any(statuses))
+        .order_by((
+            sql::<Integer>(
+                "CASE WHEN game_seats.user_id IS NOT NULL AND game_seats.bot_level IS NULL \
+                 AND games.to_act LIKE '%,' || CAST(game_seats.seat AS TEXT) || ',%' THEN 0 ELSE 1 END",
+            ),
+            sql::<Integer>("CASE WHEN games.deadline IS NULL THEN 1 ELSE 0 END"),
+            games::deadline.asc(),
+            games::updated_at.desc(),
+            games::id.asc(),
+        ))
+        .offset(offset)
+        .limit(limit)
+        .select((GameRow::as_select(), game_seats::seat))
+        .load(conn)
+}
+
+/// Every game id with a seed, for `leekha verify`.
+pub fn started_ids(conn: &mut AnyConnection) -> QueryResult<Vec<String>> {
+    games::table
+        .filter(games::seed.is_not_null())
+        .order(games::created_at.asc())
+        .select(games::id)
+        .load(conn)
+}
+
+/// A stored response for an idempotency key.
+#[derive(Debug, Clone, Queryable, Selectable, Insertable)]
+#[diesel(table_name = idempotency_keys)]
+pub struct IdempotentRow {
+    /// Caller.
+    pub user_id: String,
+    /// Key.
+    pub key: String,
+    /// Fingerprint of the request.
+    pub request_hash: String,
+    /// Status.
+    pub status: i32,
+    /// Body.
+    pub body: String,
+    /// When.
+    pub created_at: NaiveDateTime,
+}
+
+/// The stored response for this caller and key.
+pub fn idempotent(
+    conn: &mut AnyConnection,
+    user_id: &str,
+    key: &str,
+) -> QueryResult<Option<IdempotentRow>> {
+    idempotency_keys::table
+        .find((user_id, key))
+        .select(IdempotentRow::as_select())
+        .first(conn)
+        .optional()
+}
+
+/// Stores a response for retries.
+pub fn store_idempotent(conn: &mut AnyConnection, row: &IdempotentRow) -> QueryResult<()> {
+    diesel::insert_into(idempotency_keys::table)
+        .values(row)
+        .execute(conn)
+        .map(drop)
+}
+
+/// Forgets responses older than `before`.
+pub fn purge_idempotent(conn: &mut AnyConnection, before: NaiveDateTime) -> QueryResult<usize> {
+    diesel::delete(idempotency_keys::table.filter(idempotency_keys::created_at.lt(before)))
+        .execute(conn)
+}

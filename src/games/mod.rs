@@ -1,0 +1,439 @@
+//! The game service: what happens to a stored game when players create, join, leave, act
+//! and resign. Each function runs inside the caller's transaction, after the game's lock:
+//! it loads the rows, asks the rules module, and writes the new state, the actions and the
+//! events together.
+
+pub mod events;
+
+use std::collections::HashMap;
+
+use chrono::NaiveDateTime;
+use serde::{Deserialize, Serialize};
+
+use crate::bots::{self, BotLevel};
+use crate::db::games::{self as store, ActionRow, EventRow, GameRow, SeatRow};
+use crate::db::{self, AnyConnection};
+use crate::error::ApiError;
+use crate::rules::{Action, Game, Phase, RuleOptions, Seat, SeatSet};
+
+pub use events::ServerEvent;
+
+/// Where a game is in its life.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum GameStatus {
+    /// Seats are still open.
+    Waiting,
+    /// Dealt and in play.
+    Active,
+    /// Ended by the rules.
+    Finished,
+    /// Ended by an administrator, without a result.
+    Aborted,
+}
+
+impl GameStatus {
+    /// The stored name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            GameStatus::Waiting => "waiting",
+            GameStatus::Active => "active",
+            GameStatus::Finished => "finished",
+            GameStatus::Aborted => "aborted",
+        }
+    }
+
+    /// Parses a stored name.
+    pub fn parse(raw: &str) -> Option<Self> {
+        [
+            GameStatus::Waiting,
+            GameStatus::Active,
+            GameStatus::Finished,
+            GameStatus::Aborted,
+        ]
+        .into_iter()
+        .find(|s| s.as_str() == raw)
+    }
+}
+
+/// Who sent an action.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Actor<'a> {
+    /// A player, through the API.
+    Player(&'a str),
+    /// A bot acting for its seat.
+    Bot,
+    /// The scheduler, for a seat whose turn timed out.
+    Timeout,
+}
+
+/// A game as loaded from the database: its row, its seats and the names of its users.
+#[derive(Debug, Clone)]
+pub struct Table {
+    /// The game row.
+    pub row: GameRow,
+    /// The four seats, in order.
+    pub seats: Vec<SeatRow>,
+    /// Usernames by user id (seated and invited users).
+    pub names: HashMap<String, String>,
+}
+
+impl Table {
+    /// Loads a game.
+    ///
+    /// # Errors
+    /// 404 when there is no such game.
+    pub fn load(conn: &mut AnyConnection, id: &str) -> Result<Self, ApiError> {
+        let row = store::find(conn, id)?.ok_or_else(|| ApiError::not_found("no such game"))?;
+        let seats = store::seats(conn, id)?;
+        let ids: Vec<String> = seats
+            .iter()
+            .flat_map(|s| [s.user_id.clone(), s.invited_user_id.clone()])
+            .flatten()
+            .collect();
+        let names = store::usernames(conn, &ids)?.into_iter().collect();
+        Ok(Self { row, seats, names })
+    }
+
+    /// The status.
+    pub fn status(&self) -> GameStatus {
+        GameStatus::parse(&self.row.status).unwrap_or(GameStatus::Aborted)
+    }
+
+    /// The resolved rule set.
+    pub fn rules(&self) -> Result<RuleOptions, ApiError> {
+        serde_json::from_str(&self.row.rules)
+            .map_err(|e| ApiError::internal(format!("stored rules: {e}")))
+    }
+
+    /// The rules state, once dealt.
+    pub fn game(&self) -> Result<Option<Game>, ApiError> {
+        self.row
+            .state
+            .as_deref()
+            .map(|s| {
+                serde_json::from_str(s)
+                    .map_err(|e| ApiError::internal(format!("stored state: {e}")))
+            })
+            .transpose()
+    }
+
+    /// The seat held by this user (as a human, even if a bot acts for it now).
+    pub fn seat_of(&self, user_id: &str) -> Option<Seat> {
+        self.seats
+            .iter()
+            .find(|s| s.user_id.as_deref() == Some(user_id))
+            .and_then(|s| Seat::new(s.seat as u8))
+    }
+
+    /// The seat reserved for this invited user.
+    pub fn invitation_of(&self, user_id: &str) -> Option<Seat> {
+        self.seats
+            .iter()
+            .find(|s| s.user_id.is_none() && s.invited_user_id.as_deref() == Some(user_id))
+            .and_then(|s| Seat::new(s.seat as u8))
+    }
+
+    /// Whether the user may see this game: public, or seated, or invited.
+    pub fn visible_to(&self, user_id: &str) -> bool {
+        self.row.visibility == "public"
+            || self.seat_of(user_id).is_some()
+            || self.invitation_of(user_id).is_some()
+    }
+
+    /// The bot that acts for a seat, if any.
+    pub fn bot_of(&self, seat: Seat) -> Option<BotLevel> {
+        self.seats[seat.index()]
+            .bot_level
+            .as_deref()
+            .and_then(BotLevel::parse)
+    }
+
+    fn seat_row(&mut self, seat: Seat) -> &mut SeatRow {
+        &mut self.seats[seat.index()]
+    }
+
+    /// Username of a user id.
+    pub fn name(&self, user_id: &str) -> Option<&str> {
+        self.names.get(user_id).map(String::as_str)
+    }
+}
+
+/// Encodes a seat set as stored in `games.to_act`: ",0,2,".
+pub fn encode_to_act(seats: SeatSet) -> String {
+    if seats.is_empty() {
+        return String::new();
+    }
+    let mut out = String::from(",");
+    for seat in seats.iter() {
+        out.push_str(&seat.number().to_string());
+        out.push(',');
+    }
+    out
+}
+
+/// A change to a loaded game, committed as one unit by [`Change::commit`].
+pub struct Change {
+    /// The game.
+    pub table: Table,
+    /// The rules state (None while waiting).
+    pub game: Option<Game>,
+    now: NaiveDateTime,
+    events: Vec<EventRow>,
+    actions: Vec<ActionRow>,
+    turn_key_before: Option<String>,
+    seats_changed: Vec<Seat>,
+}
+
+impl Change {
+    /// Starts a change of a loaded game.
+    ///
+    /// # Errors
+    /// 500 if the stored state does not parse.
+    pub fn new(table: Table) -> Result<Self, ApiError> {
+        let game = table.game()?;
+        let turn_key_before = game.as_ref().and_then(turn_key);
+        Ok(Self {
+            table,
+            game,
+            now: db::now(),
+            events: Vec::new(),
+            actions: Vec::new(),
+            turn_key_before,
+            seats_changed: Vec::new(),
+        })
+    }
+
+    /// The time of this change.
+    pub fn now(&self) -> NaiveDateTime {
+        self.now
+    }
+
+    fn push_event(&mut self, kind: &str, data: serde_json::Value) {
+        let seq = self.table.row.event_count + 1;
+        self.table.row.event_count = seq;
+        self.events.push(EventRow {
+            game_id: self.table.row.id.clone(),
+            seq,
+            kind: kind.to_owned(),
+            data: data.to_string(),
+            created_at: self.now,
+        });
+    }
+
+    fn push_rules_events(&mut self, events: Vec<crate::rules::Event>) {
+        for event in events {
+            let data = serde_json::to_value(&event).unwrap_or_default();
+            let kind = data["type"].as_str().unwrap_or("unknown").to_owned();
+            self.push_event(&kind, data);
+        }
+    }
+
+    /// Appends a server event.
+    pub fn push_server_event(&mut self, event: &ServerEvent) {
+        let data = serde_json::to_value(event).unwrap_or_default();
+        let kind = data["type"].as_str().unwrap_or("unknown").to_owned();
+        self.push_event(&kind, data);
+    }
+
+    /// Marks a seat row as changed (written at commit).
+    pub fn seat_mut(&mut self, seat: Seat) -> &mut SeatRow {
+        if !self.seats_changed.contains(&seat) {
+            self.seats_changed.push(seat);
+        }
+        self.table.seat_row(seat)
+    }
+
+    /// Deals the first round: called when the fourth seat is taken.
+    pub fn start(&mut self) -> Result<(), ApiError> {
+        let rules = self.table.rules()?;
+        let seed: [u8; 32] = rand::random();
+        let (game, events) = Game::with_events(rules, seed);
+        self.table.row.seed = Some(game.seed().to_hex());
+        self.table.row.status = GameStatus::Active.as_str().to_owned();
+        self.table.row.started_at = Some(self.now);
+        let seats = self
+            .table
+            .seats
+            .iter()
+            .map(|s| events::SeatInfo {
+                seat: s.seat as u8,
+                user_id: s.user_id.clone(),
+                username: s
+                    .user_id
+                    .as_deref()
+                    .and_then(|u| self.table.name(u))
+                    .map(str::to_owned),
+                bot: s.bot_level.clone(),
+            })
+            .collect();
+        self.push_server_event(&ServerEvent::GameStarted { seats });
+        self.push_rules_events(events);
+        self.game = Some(game);
+        self.run_bots()
+    }
+
+    /// Applies one action for a seat and records it.
+    ///
+    /// # Errors
+    /// 422 with the rule's code when the action is illegal; nothing is changed then.
+    pub fn apply(&mut self, action: &Action, actor: Actor<'_>) -> Result<(), ApiError> {
+        let game = self.game.as_mut().ok_or_else(|| {
+            ApiError::conflict("game_not_active", "the game has not started").with_status(409)
+        })?;
+        let events = game.apply(action)?;
+        let seq = self.table.row.action_count + 1;
+        self.table.row.action_count = seq;
+        let (actor_name, user_id) = match actor {
+            Actor::Player(id) => ("player", Some(id.to_owned())),
+            Actor::Bot => ("bot", None),
+            Actor::Timeout => ("timeout", None),
+        };
+        self.actions.push(ActionRow {
+            game_id: self.table.row.id.clone(),
+            seq,
+            seat: i32::from(action.seat().number()),
+            action: serde_json::to_string(action).map_err(ApiError::internal)?,
+            actor: actor_name.to_owned(),
+            user_id,
+            created_at: self.now,
+        });
+        self.push_rules_events(events);
+        Ok(())
+    }
+
+    /// Lets every bot-controlled seat that must act do so, until a human must act or the
+    /// game ends. Bots see only their seat's view.
+    pub fn run_bots(&mut self) -> Result<(), ApiError> {
+        let mut rng = rand::rng();
+        // A round has at most 4 passes and 52 plays; the bound only guards against a bug.
+        for _ in 0..10_000 {
+            let Some(game) = self.game.as_ref() else {
+                return Ok(());
+            };
+            if game.is_finished() {
+                return Ok(());
+            }
+            let next = game
+                .to_act()
+                .iter()
+                .find_map(|seat| self.table.bot_of(seat).map(|level| (seat, level)));
+            let Some((seat, level)) = next else {
+                return Ok(());
+            };
+            let view = game.view(seat);
+            let action = bots::choose(level, &view, &mut rng).ok_or_else(|| {
+                ApiError::internal(format!("bot found no action for seat {seat}"))
+            })?;
+            self.apply(&action, Actor::Bot)?;
+        }
+        Err(ApiError::internal("bots did not stop"))
+    }
+
+    /// Writes everything: the state, the game row (version + 1), changed seats, actions,
+    /// events; finishes the game and updates statistics when the rules say it ended.
+    ///
+    /// # Errors
+    /// Database errors; a duplicate `(game_id, seq)` is a conflict.
+    pub fn commit(mut self, conn: &mut AnyConnection) -> Result<Table, ApiError> {
+        let now = self.now;
+        let row = &mut self.table.row;
+        row.version += 1;
+        row.updated_at = now;
+        row.open_seats = self
+            .table
+            .seats
+            .iter()
+            .filter(|s| s.user_id.is_none() && s.bot_level.is_none() && s.invited_user_id.is_none())
+            .count() as i32;
+        let mut newly_finished = None;
+        if let Some(game) = &self.game {
+            row.state = Some(serde_json::to_string(game).map_err(ApiError::internal)?);
+            if row.status == GameStatus::Active.as_str() {
+                if let Some(result) = game.result() {
+                    row.status = GameStatus::Finished.as_str().to_owned();
+                    row.finished_at = Some(now);
+                    row.result = Some(serde_json::to_string(result).map_err(ApiError::internal)?);
+                    row.to_act = String::new();
+                    row.deadline = None;
+                    newly_finished = Some(result.clone());
+                } else {
+                    row.to_act = encode_to_act(game.to_act());
+                    let key = turn_key(game);
+                    if key != self.turn_key_before || row.deadline.is_none() {
+                        row.deadline = Some(
+                            now + chrono::Duration::seconds(i64::from(row.turn_timeout_seconds)),
+                        );
+                    }
+                }
+            }
+        }
+        if row.status != GameStatus::Active.as_str() {
+            row.to_act = String::new();
+            row.deadline = None;
+        }
+        store::save(conn, &self.table.row)?;
+        for seat in &self.seats_changed {
+            store::save_seat(conn, &self.table.seats[seat.index()])?;
+        }
+        store::append_actions(conn, &self.actions).map_err(conflict_on_duplicate)?;
+        store::append_events(conn, &self.events).map_err(conflict_on_duplicate)?;
+        if let Some(result) = newly_finished {
+            record_statistics(conn, &self.table, &result)?;
+        }
+        Ok(self.table)
+    }
+}
+
+fn conflict_on_duplicate(e: diesel::result::Error) -> ApiError {
+    match e {
+        diesel::result::Error::DatabaseError(
+            diesel::result::DatabaseErrorKind::UniqueViolation,
+            _,
+        ) => ApiError::conflict(
+            "version_conflict",
+            "a concurrent action won; reload and retry",
+        ),
+        other => other.into(),
+    }
+}
+
+/// Identifies "whose turn, in which situation": a new key means a new deadline. While
+/// passing, the key stays the same until the exchange, so all seats share one deadline.
+fn turn_key(game: &Game) -> Option<String> {
+    match game.phase() {
+        Phase::Passing => Some(format!("pass:{}", game.round_number())),
+        Phase::Playing => Some(format!(
+            "play:{}:{}:{}",
+            game.round_number(),
+            game.tricks_played(),
+            game.turn().map_or(9, |s| s.number())
+        )),
+        Phase::Finished => None,
+    }
+}
+
+fn record_statistics(
+    conn: &mut AnyConnection,
+    table: &Table,
+    result: &crate::rules::GameResult,
+) -> Result<(), ApiError> {
+    use crate::db::schema::users;
+    use diesel::prelude::*;
+    for seat in &table.seats {
+        let Some(user_id) = &seat.user_id else {
+            continue;
+        };
+        let won = result
+            .winners
+            .iter()
+            .any(|w| i32::from(w.number()) == seat.seat);
+        diesel::update(users::table.find(user_id))
+            .set((
+                users::games_played.eq(users::games_played + 1),
+                users::games_won.eq(users::games_won + i32::from(won)),
+            ))
+            .execute(conn)?;
+    }
+    Ok(())
+}

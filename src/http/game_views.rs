@@ -1,0 +1,418 @@
+//! The JSON views of games: separate types from the rows and from the rules' types, built
+//! from the rules' per-seat view so that nothing hidden can leak by accident.
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use utoipa::openapi::RefOr;
+use utoipa::openapi::schema::{ObjectBuilder, Schema, Type};
+use utoipa::{PartialSchema, ToSchema};
+
+use crate::bots::BotLevel;
+use crate::error::ApiError;
+use crate::games::{GameStatus, Table};
+use crate::rules::{CARD_CODES, CardSet, GameResult, LegalActions, Phase, Seat, SeatView};
+
+/// A card code: rank `2`…`10`, `J`, `Q`, `K`, `A` then suit `C`, `D`, `H`, `S`. Input also
+/// accepts `T` for ten and lower case.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct CardCode(pub String);
+
+impl PartialSchema for CardCode {
+    fn schema() -> RefOr<Schema> {
+        ObjectBuilder::new()
+            .schema_type(Type::String)
+            .description(Some("A card: rank (2–10, J, Q, K, A) then suit (C, D, H, S); `T` is accepted for ten on input"))
+            .enum_values(Some(CARD_CODES.iter().copied()))
+            .examples([serde_json::json!("QS")])
+            .into()
+    }
+}
+
+impl ToSchema for CardCode {}
+
+/// The codes of a card set.
+pub fn codes(cards: CardSet) -> Vec<CardCode> {
+    cards.iter().map(|c| CardCode(c.to_string())).collect()
+}
+
+/// The resolved rule set of a game (rule book §8).
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+pub struct RulesView {
+    /// `solo` or `partnership`.
+    #[schema(example = "solo")]
+    pub mode: String,
+    /// The score that ends the game, 1..=1000.
+    #[schema(example = 101)]
+    pub target_score: u32,
+    /// `right`, `left`, `alternate` or `none`.
+    #[schema(example = "right")]
+    pub pass_direction: String,
+    /// `on` or `off`.
+    #[schema(example = "on")]
+    pub pass_restriction: String,
+    /// `both`, `queen_only` or `off`.
+    #[schema(example = "both")]
+    pub forced_leekha: String,
+    /// `off` or `on`.
+    #[schema(example = "off")]
+    pub talbees: String,
+    /// `queen_of_spades_taker` or `rotate_right`.
+    #[schema(example = "queen_of_spades_taker")]
+    pub dealer_rotation: String,
+    /// `co_winners` or `sudden_death`.
+    #[schema(example = "co_winners")]
+    pub solo_tie: String,
+    /// `busted_team_loses` or `team_sum_reaches_target`.
+    #[schema(example = "busted_team_loses")]
+    pub team_loss: String,
+}
+
+/// A user as others see them.
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+pub struct PlayerRef {
+    /// User id.
+    pub id: uuid::Uuid,
+    /// Username.
+    pub username: String,
+}
+
+/// One seat of a game.
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+pub struct SeatEntry {
+    /// 0..=3, in play order.
+    pub seat: u8,
+    /// The human holding the seat (also while a bot acts for them).
+    pub player: Option<PlayerRef>,
+    /// The bot acting for the seat, if any.
+    pub bot: Option<BotLevel>,
+    /// Anyone may join this seat.
+    pub open: bool,
+    /// The user this seat is reserved for.
+    pub invited: Option<PlayerRef>,
+    /// Total over scored rounds.
+    pub total_score: u32,
+    /// Points taken this round.
+    pub round_points: u32,
+    /// Cards in hand.
+    pub cards_in_hand: u8,
+    /// 0 for seats {0, 2}, 1 for {1, 3} in partnership; null in solo.
+    pub team: Option<u8>,
+}
+
+/// A card played by a seat.
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+pub struct PlayedCardView {
+    /// Who played it.
+    pub seat: u8,
+    /// The card.
+    pub card: CardCode,
+}
+
+/// The trick in progress.
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+pub struct TrickView {
+    /// Who leads (or led) it.
+    pub leader: u8,
+    /// Cards played so far.
+    pub cards: Vec<PlayedCardView>,
+}
+
+/// The last completed trick.
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+pub struct LastTrickView {
+    /// Who led.
+    pub leader: u8,
+    /// The four cards.
+    pub cards: Vec<PlayedCardView>,
+    /// Who took it.
+    pub winner: u8,
+    /// Its points.
+    pub points: u32,
+}
+
+/// The current round as the caller may see it.
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+pub struct RoundView {
+    /// Round number, from 1.
+    pub number: u32,
+    /// The dealer.
+    pub dealer: u8,
+    /// `passing`, `playing` or `finished`.
+    #[schema(example = "passing")]
+    pub phase: String,
+    /// This round's pass direction (`right`, `left`), null without passing.
+    pub pass_direction: Option<String>,
+    /// The caller's own cards (empty for spectators).
+    pub hand: Vec<CardCode>,
+    /// The cards the caller passed, once committed.
+    pub passed: Option<Vec<CardCode>>,
+    /// The cards the caller received, once all four passed.
+    pub received: Option<Vec<CardCode>>,
+    /// Which seats committed their pass.
+    pub passes_committed: [bool; 4],
+    /// The trick in progress.
+    pub trick: TrickView,
+    /// The last completed trick.
+    pub last_trick: Option<LastTrickView>,
+    /// Tricks completed this round.
+    pub tricks_played: u8,
+}
+
+/// Whose turn it is.
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+pub struct TurnView {
+    /// The seat to play; null while passing (every seat in `seats` must pass).
+    pub seat: Option<u8>,
+    /// Every seat that must act now.
+    pub seats: Vec<u8>,
+    /// When the turn times out and the server acts for the late seat(s).
+    pub deadline: Option<DateTime<Utc>>,
+}
+
+/// What the caller may do now.
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+pub struct LegalActionsView {
+    /// `pass` or `play`.
+    #[serde(rename = "type")]
+    #[schema(example = "play")]
+    pub kind: String,
+    /// For a pass: how many cards (3).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub count: Option<u8>,
+    /// For a play: the legal cards. For a pass: the cards that belong to at least one legal
+    /// pass (the restriction applies to the set of 3).
+    pub cards: Vec<CardCode>,
+}
+
+/// A seat's final place.
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+pub struct StandingView {
+    /// The seat.
+    pub seat: u8,
+    /// Final total.
+    pub total_score: u32,
+    /// 1 is best; equal totals share a rank in solo.
+    pub rank: u32,
+}
+
+/// How the game ended.
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+pub struct ResultView {
+    /// Winning seats.
+    pub winners: Vec<u8>,
+    /// Every seat, best first.
+    pub ranking: Vec<StandingView>,
+    /// Partnership: the losing team (0 or 1).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub losing_team: Option<u8>,
+}
+
+impl From<&GameResult> for ResultView {
+    fn from(r: &GameResult) -> Self {
+        Self {
+            winners: r.winners.iter().map(|s| s.number()).collect(),
+            ranking: r
+                .ranking
+                .iter()
+                .map(|s| StandingView {
+                    seat: s.seat.number(),
+                    total_score: s.total_score,
+                    rank: s.rank,
+                })
+                .collect(),
+            losing_team: r.losing_team.map(|t| t.number()),
+        }
+    }
+}
+
+/// A game as the caller may see it.
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+pub struct GameView {
+    /// Game id.
+    pub id: uuid::Uuid,
+    /// Bumped by every change; also the `ETag`.
+    pub version: i64,
+    /// waiting | active | finished | aborted.
+    pub status: GameStatus,
+    /// `public` (in the lobby while waiting) or `private` (invitation only).
+    #[schema(example = "public")]
+    pub visibility: String,
+    /// The resolved rule set.
+    pub rules: RulesView,
+    /// Seconds a seat has to act before the server acts for it.
+    pub turn_timeout_seconds: i32,
+    /// The creator.
+    pub created_by: uuid::Uuid,
+    /// Created.
+    pub created_at: DateTime<Utc>,
+    /// Last change.
+    pub updated_at: DateTime<Utc>,
+    /// The caller's seat; null when the caller has no seat.
+    pub my_seat: Option<u8>,
+    /// The four seats.
+    pub seats: Vec<SeatEntry>,
+    /// The current round; null before the deal.
+    pub round: Option<RoundView>,
+    /// Whose turn; null unless active.
+    pub turn: Option<TurnView>,
+    /// What the caller may do now; null when nothing.
+    pub legal_actions: Option<LegalActionsView>,
+    /// How it ended; null unless finished.
+    pub result: Option<ResultView>,
+    /// Why an administrator aborted it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub abort_reason: Option<String>,
+}
+
+fn player_ref(table: &Table, user_id: Option<&str>) -> Option<PlayerRef> {
+    let id = user_id?;
+    Some(PlayerRef {
+        id: id.parse().unwrap_or_default(),
+        username: table.name(id).unwrap_or("deleted").to_owned(),
+    })
+}
+
+/// Builds the view of `table` for `viewer` (`None`: no seat).
+///
+/// # Errors
+/// 500 when stored data does not parse.
+pub fn game_view(table: &Table, viewer: Option<Seat>) -> Result<GameView, ApiError> {
+    let row = &table.row;
+    let rules = table.rules()?;
+    let rules_view: RulesView =
+        serde_json::from_value(serde_json::to_value(rules).map_err(ApiError::internal)?)
+            .map_err(ApiError::internal)?;
+    let game = table.game()?;
+    let seat_view: Option<SeatView> = game.as_ref().map(|g| match viewer {
+        Some(seat) => g.view(seat),
+        None => g.spectator_view(),
+    });
+    let partnership = rules.is_partnership();
+    let seats = table
+        .seats
+        .iter()
+        .map(|s| {
+            let summary = seat_view
+                .as_ref()
+                .map(|v| v.seats.iter().nth(s.seat as usize).copied())
+                .flatten();
+            SeatEntry {
+                seat: s.seat as u8,
+                player: player_ref(table, s.user_id.as_deref()),
+                bot: s.bot_level.as_deref().and_then(BotLevel::parse),
+                open: s.user_id.is_none() && s.bot_level.is_none() && s.invited_user_id.is_none(),
+                invited: if s.user_id.is_none() {
+                    player_ref(table, s.invited_user_id.as_deref())
+                } else {
+                    None
+                },
+                total_score: summary.map_or(0, |x| x.total_score),
+                round_points: summary.map_or(0, |x| x.round_points),
+                cards_in_hand: summary.map_or(0, |x| x.cards_in_hand),
+                team: partnership.then_some((s.seat % 2) as u8),
+            }
+        })
+        .collect();
+    let active = table.status() == GameStatus::Active;
+    let round = seat_view.as_ref().map(|v| RoundView {
+        number: v.round,
+        dealer: v.dealer.number(),
+        phase: match v.phase {
+            Phase::Passing => "passing",
+            Phase::Playing => "playing",
+            Phase::Finished => "finished",
+        }
+        .to_owned(),
+        pass_direction: v.pass_direction.map(|d| {
+            serde_json::to_value(d)
+                .ok()
+                .and_then(|x| x.as_str().map(str::to_owned))
+                .unwrap_or_default()
+        }),
+        hand: codes(v.hand),
+        passed: v.passed.map(codes),
+        received: v.received.map(codes),
+        passes_committed: v.passes_committed.into_inner(),
+        trick: TrickView {
+            leader: v.trick.leader.number(),
+            cards: v
+                .trick
+                .cards
+                .iter()
+                .map(|p| PlayedCardView {
+                    seat: p.seat.number(),
+                    card: CardCode(p.card.to_string()),
+                })
+                .collect(),
+        },
+        last_trick: v.last_trick.as_ref().map(|t| LastTrickView {
+            leader: t.leader.number(),
+            cards: t
+                .cards
+                .iter()
+                .map(|p| PlayedCardView {
+                    seat: p.seat.number(),
+                    card: CardCode(p.card.to_string()),
+                })
+                .collect(),
+            winner: t.winner.number(),
+            points: t.points,
+        }),
+        tricks_played: v.tricks_played,
+    });
+    let turn = match (&seat_view, active) {
+        (Some(v), true) => Some(TurnView {
+            seat: v.turn.map(|s| s.number()),
+            seats: v.to_act.iter().map(|s| s.number()).collect(),
+            deadline: row.deadline.map(|d| d.and_utc()),
+        }),
+        _ => None,
+    };
+    let legal_actions = match (&seat_view, active) {
+        (Some(v), true) => match v.legal_actions {
+            LegalActions::Pass { count, cards } => Some(LegalActionsView {
+                kind: "pass".into(),
+                count: Some(count as u8),
+                cards: codes(cards),
+            }),
+            LegalActions::Play { cards } => Some(LegalActionsView {
+                kind: "play".into(),
+                count: None,
+                cards: codes(cards),
+            }),
+            LegalActions::None => None,
+        },
+        _ => None,
+    };
+    // A seat a bot acts for has nothing to do itself.
+    let legal_actions = match viewer {
+        Some(seat) if table.bot_of(seat).is_some() => None,
+        _ => legal_actions,
+    };
+    let result = match &row.result {
+        Some(raw) => Some(ResultView::from(
+            &serde_json::from_str::<GameResult>(raw)
+                .map_err(|e| ApiError::internal(format!("stored result: {e}")))?,
+        )),
+        None => None,
+    };
+    Ok(GameView {
+        id: row.id.parse().unwrap_or_default(),
+        version: row.version,
+        status: table.status(),
+        visibility: row.visibility.clone(),
+        rules: rules_view,
+        turn_timeout_seconds: row.turn_timeout_seconds,
+        created_by: row.created_by.parse().unwrap_or_default(),
+        created_at: row.created_at.and_utc(),
+        updated_at: row.updated_at.and_utc(),
+        my_seat: viewer.map(|s| s.number()),
+        seats,
+        round,
+        turn,
+        legal_actions,
+        result,
+        abort_reason: row.abort_reason.clone(),
+    })
+}

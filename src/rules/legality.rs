@@ -1,0 +1,179 @@
+//! The legality rules of passing (§3) and playing (§4, talbees of §8), as pure functions of
+//! a hand, a trick and the options. [`Game`](super::Game) calls these; bots and tools may too.
+//!
+//! Each rule has a generator (`legal_plays`, `passable_cards`) and a checker (`check_play`,
+//! `check_pass`) that gives the reason; the property tests hold them to agree exactly.
+
+use super::card::{Card, Rank, Suit};
+use super::cardset::CardSet;
+use super::error::RuleError;
+use super::options::{PassRestriction, RuleOptions, Talbees};
+use super::trick::Trick;
+
+/// The guards of the pass restriction: each Leekha and the cards of its suit above it,
+/// `{QS, KS, AS, 10D, JD, QD, KD, AD}`. A pass may empty a suit only through guards.
+pub const GUARDS: CardSet = CardSet::single(Card::QUEEN_OF_SPADES)
+    .union(CardSet::above(Rank::Queen, Suit::Spades))
+    .union(CardSet::single(Card::TEN_OF_DIAMONDS))
+    .union(CardSet::above(Rank::Ten, Suit::Diamonds));
+
+/// The cards of the Leekha's suit above it: what triggers talbees.
+#[inline]
+const fn above_leekha(suit: Suit) -> CardSet {
+    match suit {
+        Suit::Spades => CardSet::above(Rank::Queen, Suit::Spades),
+        Suit::Diamonds => CardSet::above(Rank::Ten, Suit::Diamonds),
+        Suit::Clubs | Suit::Hearts => CardSet::EMPTY,
+    }
+}
+
+/// The Leekha that talbees forces on a player following `led` with `follow` (the held cards
+/// of the led suit), if any.
+#[inline]
+fn talbees_card(led: Suit, follow: CardSet, trick: &Trick, options: &RuleOptions) -> Option<Card> {
+    if options.talbees != Talbees::On {
+        return None;
+    }
+    let leekha = led.leekha()?;
+    (follow.contains(leekha) && !trick.set().is_disjoint(above_leekha(led))).then_some(leekha)
+}
+
+/// The cards of `hand` that may be played to `trick` (§4): any card when leading; else the
+/// led suit if held (only its Leekha under talbees); else the forced Leekhas if held; else
+/// any card.
+#[inline]
+pub fn legal_plays(hand: CardSet, trick: &Trick, options: &RuleOptions) -> CardSet {
+    // Computed without branches on the cards (they become conditional moves): in random
+    // playouts every one of these conditions is a coin flip for the branch predictor.
+    // While leading, the follow mask is the whole deck, so `follow` is the hand.
+    let follow = hand & trick.follow_mask();
+    let forced = hand & options.forced_leekha.cards();
+    let void = if forced.is_empty() { hand } else { forced };
+    let legal = if follow.is_empty() { void } else { follow };
+    if options.talbees == Talbees::On
+        && let Some(led) = trick.led_suit()
+        && let Some(leekha) = talbees_card(led, follow, trick, options)
+    {
+        return CardSet::single(leekha);
+    }
+    legal
+}
+
+/// Checks that `card`, held in `hand`, may be played to `trick`.
+///
+/// # Errors
+///
+/// [`RuleError::CardNotInHand`], [`RuleError::MustFollowSuit`] (an off-suit card while
+/// holding the led suit, even when talbees also applies), [`RuleError::Talbees`] or
+/// [`RuleError::MustPlayLeekha`].
+#[inline]
+pub fn check_play(
+    hand: CardSet,
+    trick: &Trick,
+    options: &RuleOptions,
+    card: Card,
+) -> Result<(), RuleError> {
+    if !hand.contains(card) {
+        return Err(RuleError::CardNotInHand { card });
+    }
+    let Some(led) = trick.led_suit() else {
+        return Ok(());
+    };
+    let follow = hand.of_suit(led);
+    if !follow.is_empty() {
+        if card.suit() != led {
+            return Err(RuleError::MustFollowSuit { suit: led });
+        }
+        return match talbees_card(led, follow, trick, options) {
+            Some(leekha) if leekha != card => Err(RuleError::Talbees { leekha }),
+            _ => Ok(()),
+        };
+    }
+    let forced = hand & options.forced_leekha.cards();
+    if forced.is_empty() || forced.contains(card) {
+        Ok(())
+    } else {
+        Err(RuleError::MustPlayLeekha {
+            led,
+            allowed: forced,
+        })
+    }
+}
+
+/// The cards of `hand` that belong to at least one legal pass (§3).
+///
+/// Without the restriction that is the whole hand (if it has 3 cards). With it, count how
+/// many cards each suit can give: all of them when every held card of the suit is a guard,
+/// else all but one (one card must stay, and any one will do). Given a total capacity of at
+/// least 3 — always true for 13 cards, which keep 9 — a card is in some legal pass unless it
+/// is a non-guard alone in its suit. Tested against brute force over all 3-card subsets.
+pub fn passable_cards(hand: CardSet, options: &RuleOptions) -> CardSet {
+    if hand.len() < 3 {
+        return CardSet::EMPTY;
+    }
+    if options.pass_restriction == PassRestriction::Off {
+        return hand;
+    }
+    let mut capacity = 0;
+    let mut passable = CardSet::EMPTY;
+    for suit in Suit::ALL {
+        let held = hand.of_suit(suit);
+        if held.is_subset(GUARDS) {
+            capacity += held.len();
+            passable |= held;
+        } else {
+            capacity += held.len() - 1;
+            passable |= if held.len() >= 2 { held } else { held & GUARDS };
+        }
+    }
+    if capacity >= 3 {
+        passable
+    } else {
+        CardSet::EMPTY
+    }
+}
+
+/// A 4-bit mask of the suits that `cards` holds.
+#[inline]
+const fn suits_held(cards: CardSet) -> u8 {
+    (!cards.of_suit(Suit::Clubs).is_empty() as u8)
+        | (!cards.of_suit(Suit::Diamonds).is_empty() as u8) << 1
+        | (!cards.of_suit(Suit::Hearts).is_empty() as u8) << 2
+        | (!cards.of_suit(Suit::Spades).is_empty() as u8) << 3
+}
+
+/// The pass restriction alone, as a branch-free test for generators: no suit that the pass
+/// touches with a non-guard is missing from what the hand keeps. Assumes `pass ⊆ hand`.
+#[inline]
+pub(crate) const fn keeps_suits(hand: CardSet, pass: CardSet) -> bool {
+    suits_held(pass.difference(GUARDS)) & !suits_held(hand.difference(pass)) == 0
+}
+
+/// Checks that `pass` is a legal pass from `hand`: 3 cards of the hand, and with the
+/// restriction on, no card outside [`GUARDS`] empties its suit. The rule is checked on the
+/// whole set: what counts is what the hand keeps.
+///
+/// # Errors
+///
+/// [`RuleError::WrongCardCount`], [`RuleError::CardNotInHand`] (the lowest such card) or
+/// [`RuleError::PassRestriction`] (the lowest offending card).
+pub fn check_pass(hand: CardSet, pass: CardSet, options: &RuleOptions) -> Result<(), RuleError> {
+    if pass.len() != 3 {
+        return Err(RuleError::WrongCardCount {
+            expected: 3,
+            got: pass.len(),
+        });
+    }
+    if let Some(card) = (pass - hand).lowest() {
+        return Err(RuleError::CardNotInHand { card });
+    }
+    if options.pass_restriction == PassRestriction::On {
+        let kept = hand - pass;
+        for card in pass - GUARDS {
+            if kept.of_suit(card.suit()).is_empty() {
+                return Err(RuleError::PassRestriction { card });
+            }
+        }
+    }
+    Ok(())
+}
