@@ -30,6 +30,9 @@ pub enum Command {
     Migrate,
     /// Print the OpenAPI document (JSON) to standard output.
     Openapi,
+    /// Replay every game from its seed and action log and compare with the stored snapshot;
+    /// exits 1 if any differs.
+    Verify,
     /// Administration tasks.
     Admin {
         /// Which task.
@@ -80,6 +83,14 @@ pub fn run(cli: Cli) -> i32 {
                 Err(e) => fail(&e),
             }
         }
+        Command::Verify => match load().and_then(|(config, db)| {
+            migrate(&config, &db)?;
+            verify(&db)
+        }) {
+            Ok(true) => 0,
+            Ok(false) => 1,
+            Err(e) => fail(&e),
+        },
         Command::Serve => match load().and_then(|(config, db)| {
             migrate(&config, &db)?;
             serve(config, db, started)
@@ -108,6 +119,17 @@ fn migrate(config: &Config, db: &Db) -> Result<(), String> {
         .map_err(|e| format!("{e} (database {})", config.database_url))?;
     tracing::info!(database = %config.database_url, applied, "database migrated");
     Ok(())
+}
+
+fn verify(db: &Db) -> Result<bool, String> {
+    let mut conn = db.conn().map_err(|e| e.to_string())?;
+    let (checked, mismatches) =
+        crate::games::verify::verify_all(&mut conn).map_err(|e| e.to_string())?;
+    for m in &mismatches {
+        println!("MISMATCH {}: {}", m.game_id, m.reason);
+    }
+    println!("verified {checked} games: {} mismatches", mismatches.len());
+    Ok(mismatches.is_empty())
 }
 
 fn read_admin_password() -> Result<String, String> {

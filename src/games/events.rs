@@ -73,10 +73,8 @@ pub fn project(kind: &str, data: &str, viewer: Option<Seat>) -> Value {
                 );
             }
         }
-        "pass_committed" => {
-            if !map.get("seat").is_some_and(mine) {
-                map.remove("cards");
-            }
+        "pass_committed" if !map.get("seat").is_some_and(mine) => {
+            map.remove("cards");
         }
         "passes_exchanged" => {
             let received = map.remove("received");

@@ -4,6 +4,7 @@
 //! events together.
 
 pub mod events;
+pub mod verify;
 
 use std::collections::HashMap;
 

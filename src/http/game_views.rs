@@ -295,8 +295,7 @@ pub fn game_view(table: &Table, viewer: Option<Seat>) -> Result<GameView, ApiErr
         .map(|s| {
             let summary = seat_view
                 .as_ref()
-                .map(|v| v.seats.iter().nth(s.seat as usize).copied())
-                .flatten();
+                .and_then(|v| v.seats.iter().nth(s.seat as usize).copied());
             SeatEntry {
                 seat: s.seat as u8,
                 player: player_ref(table, s.user_id.as_deref()),

@@ -1,6 +1,5 @@
 //! Asynchronous play over HTTP.
 
-use std::collections::HashSet;
 use std::time::{Duration, Instant};
 
 use actix_web::test::TestRequest;
@@ -262,4 +261,978 @@ async fn four_players_play_a_partnership_game_to_the_end() {
     assert_eq!(view["seats"][0]["team"], 0);
     assert_eq!(view["seats"][3]["team"], 1);
     check_against_rules(&app, &id, &players[0], &view).await;
+}
+
+async fn view_of<S, B>(app: &S, id: &str, p: &Session) -> Value
+where
+    S: actix_web::dev::Service<
+            actix_http::Request,
+            Response = actix_web::dev::ServiceResponse<B>,
+            Error = actix_web::Error,
+        >,
+    B: actix_web::body::MessageBody,
+{
+    let reply = send(
+        app,
+        bearer(
+            TestRequest::get().uri(&format!("/api/v1/games/{id}")),
+            &p.access,
+        ),
+    )
+    .await;
+    assert_eq!(reply.status, 200, "{}", reply.text);
+    reply.json
+}
+
+fn act_req(id: &str, p: &Session, body: Value) -> TestRequest {
+    bearer(
+        post_json(&format!("/api/v1/games/{id}/actions"), body),
+        &p.access,
+    )
+}
+
+/// Commits a random legal pass for every seat.
+async fn pass_all<S, B>(app: &S, id: &str, players: &[Session], rng: &mut impl rand::Rng)
+where
+    S: actix_web::dev::Service<
+            actix_http::Request,
+            Response = actix_web::dev::ServiceResponse<B>,
+            Error = actix_web::Error,
+        >,
+    B: actix_web::body::MessageBody,
+{
+    for p in players {
+        let view = view_of(app, id, p).await;
+        let action = random_action(&view, rng).unwrap();
+        let reply = send(app, act_req(id, p, action)).await;
+        assert_eq!(reply.status, 200, "{}", reply.text);
+    }
+}
+
+#[actix_web::test]
+async fn illegal_actions_are_rejected_with_their_code_and_change_nothing() {
+    let db = TestDb::migrated();
+    let app = common::app(db.state()).await;
+    let players = four_players(&app).await;
+    let id = start_game(&app, &players, json!({})).await;
+    let p0 = &players[0];
+    let before = view_of(&app, &id, p0).await;
+    let hand: Vec<String> = before["round"]["hand"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c.as_str().unwrap().to_owned())
+        .collect();
+    let not_mine = leekha::rules::Card::all()
+        .map(|c| c.to_string())
+        .find(|c| !hand.contains(c))
+        .unwrap();
+
+    let cases = [
+        (json!({"type": "play", "card": hand[0]}), 422, "wrong_phase"),
+        (
+            json!({"type": "pass", "cards": [hand[0], hand[1]]}),
+            422,
+            "wrong_card_count",
+        ),
+        (
+            json!({"type": "pass", "cards": [hand[0], hand[1], hand[2], hand[3]]}),
+            422,
+            "wrong_card_count",
+        ),
+        (
+            json!({"type": "pass", "cards": [hand[0], hand[0], hand[1]]}),
+            422,
+            "duplicate_card",
+        ),
+        (
+            json!({"type": "pass", "cards": [hand[0], hand[1], not_mine]}),
+            422,
+            "card_not_in_hand",
+        ),
+        (
+            json!({"type": "pass", "cards": [hand[0], hand[1], "ZZ"]}),
+            400,
+            "invalid_card",
+        ),
+        (json!({"type": "jump"}), 400, "validation_failed"),
+        (json!({"type": "pass"}), 400, "validation_failed"),
+    ];
+    for (body, status, code) in cases {
+        let reply = send(&app, act_req(&id, p0, body.clone())).await;
+        reply.assert_problem(status, code);
+        let after = view_of(&app, &id, p0).await;
+        assert_eq!(after, before, "a rejected action ({body}) changed nothing");
+    }
+
+    // The pass restriction, when a hand allows a breaking pass.
+    let rules = RuleOptions::default();
+    let hand_set: CardSet = hand.iter().map(|c| c.parse::<Card>().unwrap()).collect();
+    let breaking = hand_set
+        .iter()
+        .flat_map(|a| hand_set.iter().map(move |b| (a, b)))
+        .find_map(|(a, b)| {
+            hand_set.iter().find_map(|c| {
+                let set = CardSet::single(a).with(b).with(c);
+                (set.len() == 3
+                    && matches!(
+                        check_pass(hand_set, set, &rules),
+                        Err(leekha::rules::RuleError::PassRestriction { .. })
+                    ))
+                .then_some(set)
+            })
+        });
+    if let Some(set) = breaking {
+        let codes: Vec<String> = set.iter().map(|c| c.to_string()).collect();
+        send(
+            &app,
+            act_req(&id, p0, json!({"type": "pass", "cards": codes})),
+        )
+        .await
+        .assert_problem(422, "pass_restriction");
+    }
+
+    let mut rng = rand::rngs::StdRng::seed_from_u64(3);
+    let action = random_action(&before, &mut rng).unwrap();
+    assert_eq!(
+        send(&app, act_req(&id, p0, action.clone())).await.status,
+        200
+    );
+    send(&app, act_req(&id, p0, action))
+        .await
+        .assert_problem(422, "already_committed");
+    for p in &players[1..] {
+        let view = view_of(&app, &id, p).await;
+        let action = random_action(&view, &mut rng).unwrap();
+        assert_eq!(send(&app, act_req(&id, p, action)).await.status, 200);
+    }
+
+    // Playing: someone out of turn, then a card that does not follow suit.
+    let view = view_of(&app, &id, p0).await;
+    let turn = view["turn"]["seat"].as_u64().unwrap() as usize;
+    let other = &players[(turn + 1) % 4];
+    let other_view = view_of(&app, &id, other).await;
+    let card = other_view["round"]["hand"][0].clone();
+    send(
+        &app,
+        act_req(&id, other, json!({"type": "play", "card": card})),
+    )
+    .await
+    .assert_problem(422, "not_your_turn");
+
+    let leader = &players[turn];
+    let leader_view = view_of(&app, &id, leader).await;
+    let lead = leader_view["round"]["hand"][0]
+        .as_str()
+        .unwrap()
+        .parse::<Card>()
+        .unwrap();
+    assert_eq!(
+        send(
+            &app,
+            act_req(
+                &id,
+                leader,
+                json!({"type": "play", "card": lead.to_string()})
+            )
+        )
+        .await
+        .status,
+        200
+    );
+    let next_view = view_of(&app, &id, other).await;
+    let next_hand = cards_of(&next_view["round"]["hand"]);
+    if !next_hand.of_suit(lead.suit()).is_empty()
+        && let Some(off) = next_hand.iter().find(|c| c.suit() != lead.suit())
+    {
+        let before = view_of(&app, &id, other).await;
+        send(
+            &app,
+            act_req(&id, other, json!({"type": "play", "card": off.to_string()})),
+        )
+        .await
+        .assert_problem(422, "must_follow_suit");
+        assert_eq!(view_of(&app, &id, other).await, before);
+    }
+}
+
+#[actix_web::test]
+async fn four_concurrent_passes_all_succeed() {
+    let db = TestDb::migrated();
+    let app = common::app(db.state()).await;
+    let players = four_players(&app).await;
+    let id = start_game(&app, &players, json!({})).await;
+    let mut rng = rand::rngs::StdRng::seed_from_u64(4);
+    let mut requests = Vec::new();
+    for p in &players {
+        let view = view_of(&app, &id, p).await;
+        requests.push(act_req(&id, p, random_action(&view, &mut rng).unwrap()));
+    }
+    let replies = join_all(requests.into_iter().map(|r| send(&app, r))).await;
+    for reply in &replies {
+        assert_eq!(reply.status, 200, "{}", reply.text);
+    }
+    let view = view_of(&app, &id, &players[0]).await;
+    assert_eq!(view["round"]["phase"], "playing");
+    assert_eq!(view["round"]["received"].as_array().unwrap().len(), 3);
+    assert_eq!(view["round"]["hand"].as_array().unwrap().len(), 13);
+}
+
+#[actix_web::test]
+async fn twenty_concurrent_copies_of_one_play_apply_exactly_once() {
+    let db = TestDb::migrated();
+    let app = common::app(db.state()).await;
+    let players = four_players(&app).await;
+    let id = start_game(&app, &players, json!({})).await;
+    let mut rng = rand::rngs::StdRng::seed_from_u64(5);
+    pass_all(&app, &id, &players, &mut rng).await;
+    let view = view_of(&app, &id, &players[0]).await;
+    let turn = view["turn"]["seat"].as_u64().unwrap() as usize;
+    let p = &players[turn];
+    let mine = view_of(&app, &id, p).await;
+    let card = mine["legal_actions"]["cards"][0].clone();
+    let replies = join_all(
+        (0..20).map(|_| send(&app, act_req(&id, p, json!({"type": "play", "card": card})))),
+    )
+    .await;
+    let ok = replies.iter().filter(|r| r.status == 200).count();
+    assert_eq!(
+        ok,
+        1,
+        "{:?}",
+        replies.iter().map(|r| r.status).collect::<Vec<_>>()
+    );
+    for r in replies.iter().filter(|r| r.status != 200) {
+        r.assert_problem(422, "not_your_turn");
+    }
+    let after = view_of(&app, &id, p).await;
+    assert_eq!(
+        after["version"].as_i64().unwrap(),
+        mine["version"].as_i64().unwrap() + 1
+    );
+    assert_eq!(
+        after["round"]["trick"]["cards"].as_array().unwrap().len(),
+        1
+    );
+}
+
+#[actix_web::test]
+async fn an_idempotent_retry_returns_the_first_response_and_changes_nothing() {
+    let db = TestDb::migrated();
+    let app = common::app(db.state()).await;
+    let players = four_players(&app).await;
+    let id = start_game(&app, &players, json!({})).await;
+    let p = &players[1];
+    let view = view_of(&app, &id, p).await;
+    let mut rng = rand::rngs::StdRng::seed_from_u64(6);
+    let action = random_action(&view, &mut rng).unwrap();
+    let keyed =
+        |body: Value| act_req(&id, p, body).insert_header(("idempotency-key", "retry-me-1"));
+    let first = send(&app, keyed(action.clone())).await;
+    assert_eq!(first.status, 200, "{}", first.text);
+    let second = send(&app, keyed(action.clone())).await;
+    assert_eq!(second.status, 200);
+    assert_eq!(second.json, first.json);
+    assert_eq!(second.headers.get("idempotent-replayed").unwrap(), "true");
+    assert_eq!(
+        view_of(&app, &id, p).await["version"],
+        first.json["version"]
+    );
+
+    let other = json!({"type": "play", "card": "2C"});
+    send(&app, keyed(other))
+        .await
+        .assert_problem(422, "idempotency_key_reused");
+    // Without the key, the same pass is judged again: already committed.
+    send(&app, act_req(&id, p, action))
+        .await
+        .assert_problem(422, "already_committed");
+}
+
+#[actix_web::test]
+async fn a_stale_version_gets_409() {
+    let db = TestDb::migrated();
+    let app = common::app(db.state()).await;
+    let players = four_players(&app).await;
+    let id = start_game(&app, &players, json!({})).await;
+    let p = &players[0];
+    let view = view_of(&app, &id, p).await;
+    let version = view["version"].as_i64().unwrap();
+    let mut rng = rand::rngs::StdRng::seed_from_u64(7);
+    let mut action = random_action(&view, &mut rng).unwrap();
+    action["expected_version"] = json!(version - 1);
+    send(&app, act_req(&id, p, action.clone()))
+        .await
+        .assert_problem(409, "version_conflict");
+    action.as_object_mut().unwrap().remove("expected_version");
+    let stale =
+        act_req(&id, p, action.clone()).insert_header(("if-match", format!("\"{}\"", version + 5)));
+    send(&app, stale)
+        .await
+        .assert_problem(409, "version_conflict");
+    let fresh = act_req(&id, p, action).insert_header(("if-match", format!("\"{version}\"")));
+    let reply = send(&app, fresh).await;
+    assert_eq!(reply.status, 200, "{}", reply.text);
+    assert_eq!(
+        reply.headers.get("etag").unwrap().to_str().unwrap(),
+        format!("\"{}\"", version + 1)
+    );
+}
+
+#[actix_web::test]
+async fn a_player_without_a_seat_gets_403_and_sees_no_hand() {
+    let db = TestDb::migrated();
+    let app = common::app(db.state()).await;
+    let players = four_players(&app).await;
+    let outsider = register(&app, "outsider").await;
+    let id = start_game(&app, &players, json!({})).await;
+    send(
+        &app,
+        act_req(&id, &outsider, json!({"type": "play", "card": "2C"})),
+    )
+    .await
+    .assert_problem(403, "not_seated");
+    send(
+        &app,
+        bearer(
+            TestRequest::post().uri(&format!("/api/v1/games/{id}/resign")),
+            &outsider.access,
+        ),
+    )
+    .await
+    .assert_problem(403, "not_seated");
+    let seen = view_of(&app, &id, &outsider).await;
+    assert!(seen["my_seat"].is_null());
+    assert_eq!(seen["round"]["hand"], json!([]));
+    assert!(seen["legal_actions"].is_null());
+    let events = send(
+        &app,
+        bearer(
+            TestRequest::get().uri(&format!("/api/v1/games/{id}/events")),
+            &outsider.access,
+        ),
+    )
+    .await;
+    assert!(!events.text.contains("\"hand\""), "{}", events.text);
+    // Without a token: 401.
+    send(&app, TestRequest::get().uri(&format!("/api/v1/games/{id}")))
+        .await
+        .assert_problem(401, "missing_token");
+    // A malformed id: 400 problem; an unknown one: 404.
+    send(
+        &app,
+        bearer(
+            TestRequest::get().uri("/api/v1/games/not-a-uuid"),
+            &outsider.access,
+        ),
+    )
+    .await
+    .assert_problem(400, "bad_request");
+    let unknown = format!("/api/v1/games/{}", uuid::Uuid::new_v4());
+    send(
+        &app,
+        bearer(TestRequest::get().uri(&unknown), &outsider.access),
+    )
+    .await
+    .assert_problem(404, "not_found");
+}
+
+#[actix_web::test]
+async fn views_carry_an_etag_and_answer_304_when_unchanged() {
+    let db = TestDb::migrated();
+    let app = common::app(db.state()).await;
+    let players = four_players(&app).await;
+    let id = start_game(&app, &players, json!({})).await;
+    let first = send(
+        &app,
+        bearer(
+            TestRequest::get().uri(&format!("/api/v1/games/{id}")),
+            &players[0].access,
+        ),
+    )
+    .await;
+    let tag = first
+        .headers
+        .get("etag")
+        .unwrap()
+        .to_str()
+        .unwrap()
+        .to_owned();
+    assert_eq!(tag, format!("\"{}\"", first.json["version"]));
+    let again = bearer(
+        TestRequest::get().uri(&format!("/api/v1/games/{id}")),
+        &players[0].access,
+    )
+    .insert_header(("if-none-match", tag.clone()));
+    let reply = send(&app, again).await;
+    assert_eq!(reply.status, 304);
+    assert!(reply.text.is_empty());
+    let mut rng = rand::rngs::StdRng::seed_from_u64(8);
+    let action = random_action(&first.json, &mut rng).unwrap();
+    assert_eq!(
+        send(&app, act_req(&id, &players[0], action)).await.status,
+        200
+    );
+    let changed = bearer(
+        TestRequest::get().uri(&format!("/api/v1/games/{id}")),
+        &players[0].access,
+    )
+    .insert_header(("if-none-match", tag));
+    assert_eq!(send(&app, changed).await.status, 200);
+}
+
+#[actix_web::test]
+async fn the_lobby_lists_public_waiting_games_by_pages_and_never_private_ones() {
+    let db = TestDb::migrated();
+    let app = common::app(db.state()).await;
+    let host = register(&app, "host_1").await;
+    let guest = register(&app, "guest_1").await;
+    for _ in 0..3 {
+        assert_eq!(
+            send(
+                &app,
+                bearer(post_json("/api/v1/games", json!({})), &host.access)
+            )
+            .await
+            .status,
+            201
+        );
+    }
+    let private = send(
+        &app,
+        bearer(
+            post_json(
+                "/api/v1/games",
+                json!({"visibility": "private", "seats": [{"kind": "me"}, {"kind": "invite", "username": "GUEST_1"}, {"kind": "bot", "level": "random"}, {"kind": "open"}]}),
+            ),
+            &host.access,
+        ),
+    )
+    .await;
+    assert_eq!(private.status, 201, "{}", private.text);
+    let private_id = private.json["id"].as_str().unwrap().to_owned();
+
+    let page1 = send(
+        &app,
+        bearer(
+            TestRequest::get().uri("/api/v1/games?status=waiting&limit=2"),
+            &guest.access,
+        ),
+    )
+    .await;
+    assert_eq!(page1.status, 200, "{}", page1.text);
+    assert_eq!(page1.json["items"].as_array().unwrap().len(), 2);
+    let cursor = page1.json["next_cursor"].as_str().unwrap();
+    let page2 = send(
+        &app,
+        bearer(
+            TestRequest::get().uri(&format!("/api/v1/games?limit=2&cursor={cursor}")),
+            &guest.access,
+        ),
+    )
+    .await;
+    assert_eq!(page2.json["items"].as_array().unwrap().len(), 1);
+    assert!(page2.json["next_cursor"].is_null());
+    let all: Vec<&Value> = page1.json["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .chain(page2.json["items"].as_array().unwrap())
+        .collect();
+    assert!(all.iter().all(|g| g["id"] != json!(private_id)));
+    send(
+        &app,
+        bearer(
+            TestRequest::get().uri("/api/v1/games?limit=500"),
+            &guest.access,
+        ),
+    )
+    .await
+    .assert_problem(400, "validation_failed");
+    send(
+        &app,
+        bearer(
+            TestRequest::get().uri("/api/v1/games?cursor=%%%"),
+            &guest.access,
+        ),
+    )
+    .await
+    .assert_problem(400, "validation_failed");
+
+    // The private game: hidden from others, visible to the invited user, who takes the seat.
+    let stranger = register(&app, "stranger").await;
+    send(
+        &app,
+        bearer(
+            TestRequest::get().uri(&format!("/api/v1/games/{private_id}")),
+            &stranger.access,
+        ),
+    )
+    .await
+    .assert_problem(404, "not_found");
+    let mine = send(
+        &app,
+        bearer(
+            TestRequest::get().uri("/api/v1/me/games?status=waiting"),
+            &guest.access,
+        ),
+    )
+    .await;
+    let item = &mine.json["items"][0];
+    assert_eq!(item["id"], json!(private_id));
+    assert_eq!(item["invited"], true);
+    assert_eq!(item["my_seat"], 1);
+    let joined = send(
+        &app,
+        bearer(
+            post_json(&format!("/api/v1/games/{private_id}/join"), json!({})),
+            &guest.access,
+        ),
+    )
+    .await;
+    assert_eq!(joined.status, 200, "{}", joined.text);
+    assert_eq!(joined.json["my_seat"], 1);
+    send(
+        &app,
+        bearer(
+            post_json(&format!("/api/v1/games/{private_id}/join"), json!({})),
+            &stranger.access,
+        ),
+    )
+    .await
+    .assert_problem(404, "not_found");
+    send(
+        &app,
+        bearer(
+            post_json(&format!("/api/v1/games/{private_id}/join"), json!({})),
+            &guest.access,
+        ),
+    )
+    .await
+    .assert_problem(409, "already_seated");
+    // Leaving frees the seat; a started game cannot be left.
+    let left = send(
+        &app,
+        bearer(
+            TestRequest::post().uri(&format!("/api/v1/games/{private_id}/leave")),
+            &guest.access,
+        ),
+    )
+    .await;
+    assert_eq!(left.status, 200, "{}", left.text);
+    assert_eq!(left.json["seats"][1]["open"], true);
+}
+
+#[actix_web::test]
+async fn my_games_lists_the_games_where_it_is_my_turn_first() {
+    let db = TestDb::migrated();
+    let app = common::app(db.state()).await;
+    let players = four_players(&app).await;
+    let a = start_game(&app, &players, json!({})).await;
+    let b = start_game(&app, &players, json!({})).await;
+    // In game a, seat 0 passes: it is no longer its turn there; in b it still is.
+    let view = view_of(&app, &a, &players[0]).await;
+    let mut rng = rand::rngs::StdRng::seed_from_u64(9);
+    assert_eq!(
+        send(
+            &app,
+            act_req(&a, &players[0], random_action(&view, &mut rng).unwrap())
+        )
+        .await
+        .status,
+        200
+    );
+    let list = send(
+        &app,
+        bearer(
+            TestRequest::get().uri("/api/v1/me/games?status=active"),
+            &players[0].access,
+        ),
+    )
+    .await;
+    assert_eq!(list.status, 200, "{}", list.text);
+    let items = list.json["items"].as_array().unwrap();
+    assert_eq!(items.len(), 2);
+    assert_eq!(items[0]["id"], json!(b));
+    assert_eq!(items[0]["my_turn"], true);
+    assert_eq!(items[1]["my_turn"], false);
+    assert!(items[0]["deadline"].is_string());
+    let page = send(
+        &app,
+        bearer(
+            TestRequest::get().uri("/api/v1/me/games?status=active&limit=1"),
+            &players[0].access,
+        ),
+    )
+    .await;
+    let next = page.json["next_cursor"].as_str().unwrap();
+    let page2 = send(
+        &app,
+        bearer(
+            TestRequest::get().uri(&format!(
+                "/api/v1/me/games?status=active&limit=1&cursor={next}"
+            )),
+            &players[0].access,
+        ),
+    )
+    .await;
+    assert_eq!(page2.json["items"][0]["id"], json!(a));
+    send(
+        &app,
+        bearer(
+            TestRequest::get().uri("/api/v1/me/games?status=nonsense"),
+            &players[0].access,
+        ),
+    )
+    .await
+    .assert_problem(400, "validation_failed");
+}
+
+#[actix_web::test]
+async fn events_are_contiguous_and_private_parts_reach_only_their_owner() {
+    let db = TestDb::migrated();
+    let app = common::app(db.state()).await;
+    let players = four_players(&app).await;
+    let id = start_game(&app, &players, json!({})).await;
+    let mut rng = rand::rngs::StdRng::seed_from_u64(10);
+    pass_all(&app, &id, &players, &mut rng).await;
+    let mut copies = Vec::new();
+    for p in &players {
+        let reply = send(
+            &app,
+            bearer(
+                TestRequest::get().uri(&format!("/api/v1/games/{id}/events")),
+                &p.access,
+            ),
+        )
+        .await;
+        assert_eq!(reply.status, 200, "{}", reply.text);
+        copies.push(reply.json);
+    }
+    let seqs: Vec<i64> = copies[0]["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["seq"].as_i64().unwrap())
+        .collect();
+    assert_eq!(seqs, (1..=seqs.len() as i64).collect::<Vec<_>>());
+    for (i, copy) in copies.iter().enumerate() {
+        let events = copy["events"].as_array().unwrap();
+        assert_eq!(events.len(), seqs.len(), "every viewer gets every seq");
+        let dealt = events.iter().find(|e| e["type"] == "round_dealt").unwrap();
+        let hand = &dealt["data"]["hand"];
+        assert_eq!(hand.as_array().unwrap().len(), 13);
+        for e in events.iter().filter(|e| e["type"] == "pass_committed") {
+            let own = e["data"]["seat"] == json!(i);
+            assert_eq!(e["data"].get("cards").is_some(), own, "{e}");
+        }
+        let exchanged = events
+            .iter()
+            .find(|e| e["type"] == "passes_exchanged")
+            .unwrap();
+        assert_eq!(exchanged["data"]["received"].as_array().unwrap().len(), 3);
+    }
+    let dealt_hand = |copy: &Value| {
+        copy["events"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|e| e["type"] == "round_dealt")
+            .unwrap()["data"]["hand"]
+            .clone()
+    };
+    assert_ne!(dealt_hand(&copies[0]), dealt_hand(&copies[1]));
+    let later = send(
+        &app,
+        bearer(
+            TestRequest::get().uri(&format!("/api/v1/games/{id}/events?after={}", seqs.len())),
+            &players[0].access,
+        ),
+    )
+    .await;
+    assert_eq!(later.json["events"], json!([]));
+    assert_eq!(later.json["last_seq"], json!(seqs.len()));
+}
+
+#[actix_web::test]
+async fn a_long_poll_returns_promptly_when_another_player_acts_through_another_instance() {
+    let db = TestDb::migrated();
+    let app1 = common::app(db.state()).await;
+    let app2 = common::app(db.state()).await;
+    let players = four_players(&app1).await;
+    let id = start_game(&app1, &players, json!({})).await;
+    let last = send(
+        &app1,
+        bearer(
+            TestRequest::get().uri(&format!("/api/v1/games/{id}/events")),
+            &players[0].access,
+        ),
+    )
+    .await
+    .json["last_seq"]
+        .as_i64()
+        .unwrap();
+    let view = view_of(&app2, &id, &players[1]).await;
+    let mut rng = rand::rngs::StdRng::seed_from_u64(11);
+    let action = random_action(&view, &mut rng).unwrap();
+
+    let started = Instant::now();
+    let poll = send(
+        &app1,
+        bearer(
+            TestRequest::get().uri(&format!("/api/v1/games/{id}/events?after={last}&wait=20")),
+            &players[0].access,
+        ),
+    );
+    let act = async {
+        actix_web::rt::time::sleep(Duration::from_millis(300)).await;
+        send(&app2, act_req(&id, &players[1], action)).await
+    };
+    let (polled, acted) = futures_util::future::join(poll, act).await;
+    assert_eq!(acted.status, 200);
+    let waited = started.elapsed();
+    assert_eq!(polled.status, 200);
+    let events = polled.json["events"].as_array().unwrap();
+    assert_eq!(events[0]["type"], "pass_committed");
+    assert!(
+        events[0]["data"].get("cards").is_none(),
+        "another seat's pass stays hidden"
+    );
+    assert!(
+        waited < Duration::from_secs(5),
+        "the poll waited {waited:?}"
+    );
+
+    // With nothing happening the wait runs out with an empty page.
+    let started = Instant::now();
+    let idle = send(
+        &app1,
+        bearer(
+            TestRequest::get().uri(&format!(
+                "/api/v1/games/{id}/events?after={}&wait=1",
+                last + 1
+            )),
+            &players[0].access,
+        ),
+    )
+    .await;
+    assert_eq!(idle.json["events"], json!([]));
+    assert!(started.elapsed() >= Duration::from_millis(900));
+    send(
+        &app1,
+        bearer(
+            TestRequest::get().uri(&format!("/api/v1/games/{id}/events?wait=31")),
+            &players[0].access,
+        ),
+    )
+    .await
+    .assert_problem(400, "validation_failed");
+}
+
+#[actix_web::test]
+async fn resigning_hands_the_seat_to_a_bot_that_finishes_the_game() {
+    let db = TestDb::migrated();
+    let app = common::app(db.state()).await;
+    let me = register(&app, "solo_human").await;
+    let created = send(
+        &app,
+        bearer(
+            post_json(
+                "/api/v1/games",
+                json!({"rules": {"target_score": 30}, "seats": [{"kind": "me"}, {"kind": "bot"}, {"kind": "bot", "level": "random"}, {"kind": "bot"}]}),
+            ),
+            &me.access,
+        ),
+    )
+    .await;
+    assert_eq!(created.status, 201, "{}", created.text);
+    assert_eq!(
+        created.json["status"], "active",
+        "three bots: the game starts at once"
+    );
+    let id = created.json["id"].as_str().unwrap().to_owned();
+    let resigned = send(
+        &app,
+        bearer(
+            TestRequest::post().uri(&format!("/api/v1/games/{id}/resign")),
+            &me.access,
+        ),
+    )
+    .await;
+    assert_eq!(resigned.status, 200, "{}", resigned.text);
+    assert_eq!(resigned.json["status"], "finished");
+    assert!(resigned.json["seats"][0]["bot"].is_string());
+    send(
+        &app,
+        bearer(
+            TestRequest::post().uri(&format!("/api/v1/games/{id}/resign")),
+            &me.access,
+        ),
+    )
+    .await
+    .assert_problem(409, "game_not_active");
+    let replay = send(
+        &app,
+        bearer(
+            TestRequest::get().uri(&format!("/api/v1/games/{id}/replay")),
+            &me.access,
+        ),
+    )
+    .await;
+    assert_eq!(replay.status, 200);
+    assert!(
+        replay.json["actions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|a| a["actor"] == "bot")
+    );
+}
+
+/// The cards `viewer` must not see at this moment: other seats' hands, and other seats'
+/// passes before the exchange (the viewer's own passed cards it knows, wherever they are).
+fn hidden_from(state: &leekha::rules::Game, viewer: leekha::rules::Seat) -> CardSet {
+    let mut hidden = CardSet::EMPTY;
+    for seat in leekha::rules::Seat::ALL {
+        if seat != viewer {
+            hidden = hidden.union(state.hand(seat));
+            if state.received(seat).is_none() {
+                hidden = hidden.union(state.passed(seat).unwrap_or(CardSet::EMPTY));
+            }
+        }
+    }
+    hidden.difference(state.passed(viewer).unwrap_or(CardSet::EMPTY))
+}
+
+fn assert_no_hidden_card(text: &str, hidden: CardSet, context: &str) {
+    for card in hidden.iter() {
+        assert!(
+            !text.contains(&format!("\"{card}\"")),
+            "{context} leaks {card}: {text}"
+        );
+    }
+}
+
+#[actix_web::test]
+async fn no_response_a_player_can_get_contains_another_seats_hidden_card() {
+    let db = TestDb::migrated();
+    let state = db.state();
+    let app = common::app(state.clone()).await;
+    let players = four_players(&app).await;
+    for seed in 0..3u64 {
+        let mut rng = rand::rngs::StdRng::seed_from_u64(100 + seed);
+        let direction = ["right", "left", "none"][seed as usize];
+        let id = start_game(
+            &app,
+            &players,
+            json!({"rules": {"target_score": 1, "pass_direction": direction}}),
+        )
+        .await;
+        for _ in 0..200 {
+            let stored: leekha::rules::Game = {
+                let mut conn = state.db.conn().unwrap();
+                let row = leekha::db::games::find(&mut conn, &id).unwrap().unwrap();
+                serde_json::from_str(row.state.as_deref().unwrap()).unwrap()
+            };
+            if stored.is_finished() {
+                break;
+            }
+            for (i, p) in players.iter().enumerate() {
+                let seat = leekha::rules::Seat::new(i as u8).unwrap();
+                let hidden = hidden_from(&stored, seat);
+                for uri in [
+                    format!("/api/v1/games/{id}"),
+                    format!("/api/v1/games/{id}/events"),
+                    "/api/v1/me/games".to_owned(),
+                    "/api/v1/games?status=waiting".to_owned(),
+                    format!("/api/v1/games/{id}/replay"),
+                ] {
+                    let reply = send(&app, bearer(TestRequest::get().uri(&uri), &p.access)).await;
+                    assert_no_hidden_card(&reply.text, hidden, &uri);
+                }
+            }
+            // One step: every seat that must act does, and each answer is checked too.
+            let view = view_of(&app, &id, &players[0]).await;
+            let seats: Vec<usize> = view["turn"]["seats"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|s| s.as_u64().unwrap() as usize)
+                .collect();
+            for s in seats {
+                let mine = view_of(&app, &id, &players[s]).await;
+                let action = random_action(&mine, &mut rng).unwrap();
+                let reply = send(&app, act_req(&id, &players[s], action)).await;
+                assert_eq!(reply.status, 200, "{}", reply.text);
+                let after: leekha::rules::Game = {
+                    let mut conn = state.db.conn().unwrap();
+                    let row = leekha::db::games::find(&mut conn, &id).unwrap().unwrap();
+                    serde_json::from_str(row.state.as_deref().unwrap()).unwrap()
+                };
+                let seat = leekha::rules::Seat::new(s as u8).unwrap();
+                assert_no_hidden_card(&reply.text, hidden_from(&after, seat), "action response");
+            }
+        }
+    }
+}
+
+#[test]
+fn verify_passes_on_played_games_and_fails_on_a_tampered_snapshot() {
+    let db = TestDb::migrated();
+    let state = db.state();
+    actix_web::rt::System::new().block_on(async {
+        let app = common::app(state.clone()).await;
+        let players = four_players(&app).await;
+        let id = start_game(&app, &players, json!({"rules": {"target_score": 1}})).await;
+        let view = play_to_end(&app, &id, &players, 12).await;
+        assert_eq!(view["status"], "finished");
+        start_game(&app, &players, json!({})).await;
+    });
+    let run = || {
+        std::process::Command::new(env!("CARGO_BIN_EXE_leekha"))
+            .arg("verify")
+            .env("DATABASE_URL", db.url.expose())
+            .env("RUST_LOG", "warn")
+            .output()
+            .unwrap()
+    };
+    let out = run();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout} {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        stdout.contains("verified 2 games: 0 mismatches"),
+        "{stdout}"
+    );
+
+    {
+        use diesel::prelude::*;
+        use leekha::db::schema::games;
+        let mut conn = state.db.conn().unwrap();
+        let (id, raw): (String, Option<String>) = games::table
+            .filter(games::status.eq("finished"))
+            .select((games::id, games::state))
+            .first(&mut *conn)
+            .unwrap();
+        let mut snapshot: Value = serde_json::from_str(&raw.unwrap()).unwrap();
+        let total = snapshot["totals"][0].as_u64().unwrap();
+        snapshot["totals"][0] = json!(total + 1);
+        diesel::update(games::table.find(&id))
+            .set(games::state.eq(snapshot.to_string()))
+            .execute(&mut *conn)
+            .unwrap();
+    }
+    let out = run();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        !out.status.success(),
+        "a tampered snapshot must fail verify: {stdout}"
+    );
+    assert!(
+        stdout.contains("MISMATCH") && stdout.contains("1 mismatches"),
+        "{stdout}"
+    );
 }
