@@ -208,6 +208,7 @@ fn serve(config: Config, db: Db, started: Instant) -> Result<(), String> {
     let workers = config.workers;
     let database = config.database_url.to_string();
     let state = AppState::init(config, db)?;
+    let scheduler = crate::scheduler::Scheduler::spawn(state.clone());
     actix_web::rt::System::new().block_on(async move {
         let mut server = actix_web::HttpServer::new(move || build_app(state.clone()))
             // In-flight requests get this long to finish after SIGTERM/SIGINT; each action is
@@ -225,11 +226,11 @@ fn serve(config: Config, db: Db, started: Instant) -> Result<(), String> {
             startup_ms = started.elapsed().as_millis() as u64,
             "listening on http://{bind}"
         );
-        server
-            .run()
-            .await
-            .map_err(|e| format!("server error: {e}"))?;
-        tracing::info!("shut down");
-        Ok(())
-    })
+        server.run().await.map_err(|e| format!("server error: {e}"))
+    })?;
+    // After the HTTP server drained: let the scheduler finish its current tick (each of its
+    // steps is one transaction) before the process exits.
+    scheduler.stop();
+    tracing::info!("shut down");
+    Ok(())
 }

@@ -163,6 +163,17 @@ pub struct Config {
     /// `LEEKHA_AUTH_RATE_PER_MINUTE`: attempts per minute on register, login, guest and
     /// refresh, per client IP and per username; default 20.
     pub auth_rate_per_minute: u32,
+    /// `LEEKHA_SCHEDULER_INTERVAL_MS`: how often each instance looks for due turns,
+    /// reminders and webhook deliveries; default 1000.
+    pub scheduler_interval: Duration,
+    /// `LEEKHA_WEBHOOK_ALLOW_PRIVATE=1`: allow webhook URLs on private and loopback
+    /// addresses (tests, private networks).
+    pub webhook_allow_private: bool,
+    /// `LEEKHA_WEBHOOK_RETRY_BASE_MS`: the first retry delay of a failed webhook; each
+    /// next one doubles, up to an hour; default 5000.
+    pub webhook_retry_base: Duration,
+    /// `LEEKHA_WEBHOOK_MAX_AGE_SECONDS`: how long a webhook is retried; default 86400.
+    pub webhook_max_age_secs: i64,
     /// `LEEKHA_TRUST_PROXY=1`: take the client IP from `X-Forwarded-For`/`Forwarded` (only
     /// behind a proxy that sets them).
     pub trust_proxy: bool,
@@ -277,12 +288,52 @@ impl Config {
                 "an integer 1..=1000000",
             ));
         }
-        let trust_proxy = match get("LEEKHA_TRUST_PROXY").as_deref().map(str::trim) {
-            None | Some("" | "0" | "false") => false,
-            Some("1" | "true") => true,
-            Some(other) => return Err(invalid("LEEKHA_TRUST_PROXY", other, "1 or 0")),
-        };
+        let trust_proxy = bool_var(&get, "LEEKHA_TRUST_PROXY")?;
+        let webhook_allow_private = bool_var(&get, "LEEKHA_WEBHOOK_ALLOW_PRIVATE")?;
+        let interval_ms: u64 = parse_var(
+            &get,
+            "LEEKHA_SCHEDULER_INTERVAL_MS",
+            "1000",
+            "milliseconds 10..=60000",
+        )?;
+        if !(10..=60_000).contains(&interval_ms) {
+            return Err(invalid(
+                "LEEKHA_SCHEDULER_INTERVAL_MS",
+                interval_ms,
+                "milliseconds 10..=60000",
+            ));
+        }
+        let retry_ms: u64 = parse_var(
+            &get,
+            "LEEKHA_WEBHOOK_RETRY_BASE_MS",
+            "5000",
+            "milliseconds 10..=3600000",
+        )?;
+        if !(10..=3_600_000).contains(&retry_ms) {
+            return Err(invalid(
+                "LEEKHA_WEBHOOK_RETRY_BASE_MS",
+                retry_ms,
+                "milliseconds 10..=3600000",
+            ));
+        }
+        let webhook_max_age_secs: i64 = parse_var(
+            &get,
+            "LEEKHA_WEBHOOK_MAX_AGE_SECONDS",
+            "86400",
+            "seconds 1..=604800",
+        )?;
+        if !(1..=604_800).contains(&webhook_max_age_secs) {
+            return Err(invalid(
+                "LEEKHA_WEBHOOK_MAX_AGE_SECONDS",
+                webhook_max_age_secs,
+                "seconds 1..=604800",
+            ));
+        }
         Ok(Self {
+            scheduler_interval: Duration::from_millis(interval_ms),
+            webhook_allow_private,
+            webhook_retry_base: Duration::from_millis(retry_ms),
+            webhook_max_age_secs,
             jwt_secret,
             jwt_previous_secret,
             access_ttl_secs,
@@ -305,6 +356,14 @@ impl Config {
             .expect("defaults are valid");
         config.database_url = database_url;
         config
+    }
+}
+
+fn bool_var(get: &impl Fn(&str) -> Option<String>, var: &'static str) -> Result<bool, ConfigError> {
+    match get(var).as_deref().map(str::trim) {
+        None | Some("" | "0" | "false") => Ok(false),
+        Some("1" | "true") => Ok(true),
+        Some(other) => Err(invalid(var, other, "1 or 0")),
     }
 }
 

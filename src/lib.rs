@@ -17,5 +17,8 @@ pub mod db;
 pub mod error;
 pub mod games;
 pub mod http;
+pub mod notifications;
 pub mod rules;
+pub mod scheduler;
 pub mod telemetry;
+pub mod webhooks;

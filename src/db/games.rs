@@ -60,6 +60,8 @@ pub struct GameRow {
     pub started_at: Option<NaiveDateTime>,
     /// Finished.
     pub finished_at: Option<NaiveDateTime>,
+    /// When to remind the late seats.
+    pub reminder_at: Option<NaiveDateTime>,
 }
 
 /// A row of `game_seats`.
@@ -185,6 +187,7 @@ pub fn save(conn: &mut AnyConnection, game: &GameRow) -> QueryResult<()> {
             games::updated_at.eq(game.updated_at),
             games::started_at.eq(game.started_at),
             games::finished_at.eq(game.finished_at),
+            games::reminder_at.eq(game.reminder_at),
         ))
         .execute(conn)?;
     Ok(())

@@ -43,6 +43,12 @@ diesel::table! {
         created_at -> Timestamp,
         /// Last change (UTC).
         updated_at -> Timestamp,
+        /// Notifications in the user's feed so far.
+        notification_count -> BigInt,
+        /// Where to POST notifications.
+        webhook_url -> Nullable<Text>,
+        /// HMAC key for webhook signatures.
+        webhook_secret -> Nullable<Text>,
     }
 }
 
@@ -111,6 +117,72 @@ diesel::table! {
         started_at -> Nullable<Timestamp>,
         /// Ended.
         finished_at -> Nullable<Timestamp>,
+        /// When to remind the late seats.
+        reminder_at -> Nullable<Timestamp>,
+    }
+}
+
+diesel::table! {
+    /// Each user's notification feed.
+    notifications (user_id, seq) {
+        /// Owner.
+        user_id -> Text,
+        /// 1, 2, … per user.
+        seq -> BigInt,
+        /// Kind.
+        kind -> Text,
+        /// The game concerned.
+        game_id -> Nullable<Text>,
+        /// Payload (JSON).
+        data -> Text,
+        /// When.
+        created_at -> Timestamp,
+    }
+}
+
+diesel::table! {
+    /// Webhook outbox.
+    webhook_deliveries (id) {
+        /// UUID.
+        id -> Text,
+        /// Owner.
+        user_id -> Text,
+        /// Notification seq.
+        seq -> BigInt,
+        /// Target.
+        url -> Text,
+        /// JSON body.
+        body -> Text,
+        /// Attempts made.
+        attempts -> Integer,
+        /// When to try next (also a lease while in flight).
+        next_attempt_at -> Timestamp,
+        /// Delivered.
+        delivered_at -> Nullable<Timestamp>,
+        /// Given up.
+        failed_at -> Nullable<Timestamp>,
+        /// Last HTTP status.
+        last_status -> Nullable<Integer>,
+        /// Last error.
+        last_error -> Nullable<Text>,
+        /// Created.
+        created_at -> Timestamp,
+    }
+}
+
+diesel::table! {
+    /// Every webhook attempt.
+    webhook_attempts (delivery_id, attempt) {
+        /// Delivery.
+        delivery_id -> Text,
+        /// 1, 2, …
+        attempt -> Integer,
+        /// HTTP status, if any.
+        status -> Nullable<Integer>,
+        /// Error, if any.
+        error -> Nullable<Text>,
+        /// When.
+        at -> Timestamp,
     }
 }
 
@@ -200,5 +272,8 @@ diesel::allow_tables_to_appear_in_same_query!(
     game_seats,
     game_actions,
     game_events,
-    idempotency_keys
+    idempotency_keys,
+    notifications,
+    webhook_deliveries,
+    webhook_attempts
 );

@@ -45,6 +45,8 @@ pub enum ServerEvent {
     TurnTimedOut {
         /// The seat.
         seat: u8,
+        /// The deadline that passed.
+        deadline: chrono::DateTime<chrono::Utc>,
     },
     /// An administrator ended the game without a result.
     GameAborted {

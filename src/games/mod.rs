@@ -15,6 +15,7 @@ use crate::bots::{self, BotLevel};
 use crate::db::games::{self as store, ActionRow, EventRow, GameRow, SeatRow};
 use crate::db::{self, AnyConnection};
 use crate::error::ApiError;
+use crate::notifications::{self, Kind, Pending};
 use crate::rules::{Action, Game, Phase, RuleOptions, Seat, SeatSet};
 
 pub use events::ServerEvent;
@@ -77,6 +78,8 @@ pub struct Table {
     pub seats: Vec<SeatRow>,
     /// Usernames by user id (seated and invited users).
     pub names: HashMap<String, String>,
+    /// Users whose notification feed the last commit wrote to (for waking long-polls).
+    pub notified_users: Vec<String>,
 }
 
 impl Table {
@@ -93,7 +96,12 @@ impl Table {
             .flatten()
             .collect();
         let names = store::usernames(conn, &ids)?.into_iter().collect();
-        Ok(Self { row, seats, names })
+        Ok(Self {
+            row,
+            seats,
+            names,
+            notified_users: Vec::new(),
+        })
     }
 
     /// The status.
@@ -184,6 +192,7 @@ pub struct Change {
     actions: Vec<ActionRow>,
     turn_key_before: Option<String>,
     seats_changed: Vec<Seat>,
+    notifications: Vec<Pending>,
 }
 
 impl Change {
@@ -202,6 +211,7 @@ impl Change {
             actions: Vec::new(),
             turn_key_before,
             seats_changed: Vec::new(),
+            notifications: Vec::new(),
         })
     }
 
@@ -237,6 +247,25 @@ impl Change {
         self.push_event(&kind, data);
     }
 
+    /// Queues a notification for a user, written at commit.
+    pub fn notify(&mut self, user_id: &str, kind: Kind, data: serde_json::Value) {
+        self.notifications.push(Pending {
+            user_id: user_id.to_owned(),
+            kind,
+            game_id: Some(self.table.row.id.clone()),
+            data,
+        });
+    }
+
+    /// The humans holding a seat (bot-controlled or not).
+    fn humans(&self) -> Vec<(Seat, String)> {
+        self.table
+            .seats
+            .iter()
+            .filter_map(|s| Some((Seat::new(s.seat as u8)?, s.user_id.clone()?)))
+            .collect()
+    }
+
     /// Marks a seat row as changed (written at commit).
     pub fn seat_mut(&mut self, seat: Seat) -> &mut SeatRow {
         if !self.seats_changed.contains(&seat) {
@@ -269,6 +298,13 @@ impl Change {
             })
             .collect();
         self.push_server_event(&ServerEvent::GameStarted { seats });
+        for (seat, user) in self.humans() {
+            self.notify(
+                &user,
+                Kind::GameStarted,
+                serde_json::json!({ "seat": seat.number() }),
+            );
+        }
         self.push_rules_events(events);
         self.game = Some(game);
         self.run_bots()
@@ -362,9 +398,27 @@ impl Change {
                     row.to_act = encode_to_act(game.to_act());
                     let key = turn_key(game);
                     if key != self.turn_key_before || row.deadline.is_none() {
-                        row.deadline = Some(
-                            now + chrono::Duration::seconds(i64::from(row.turn_timeout_seconds)),
-                        );
+                        let timeout = i64::from(row.turn_timeout_seconds);
+                        let deadline = now + chrono::Duration::seconds(timeout);
+                        row.deadline = Some(deadline);
+                        // The reminder goes out when 80 % of the turn has passed.
+                        row.reminder_at = Some(now + chrono::Duration::milliseconds(timeout * 800));
+                        // Every human who must act in this new situation hears of it once.
+                        for seat in game.to_act().iter() {
+                            let s = &self.table.seats[seat.index()];
+                            if let (Some(user), None) = (&s.user_id, &s.bot_level) {
+                                self.notifications.push(Pending {
+                                    user_id: user.clone(),
+                                    kind: Kind::YourTurn,
+                                    game_id: Some(row.id.clone()),
+                                    data: serde_json::json!({
+                                        "seat": seat.number(),
+                                        "deadline": deadline.and_utc(),
+                                        "phase": game.phase().to_string(),
+                                    }),
+                                });
+                            }
+                        }
                     }
                 }
             }
@@ -372,6 +426,17 @@ impl Change {
         if row.status != GameStatus::Active.as_str() {
             row.to_act = String::new();
             row.deadline = None;
+            row.reminder_at = None;
+        }
+        if let Some(result) = &newly_finished {
+            let winners: Vec<u8> = result.winners.iter().map(|s| s.number()).collect();
+            for (seat, user) in self.humans() {
+                self.notify(
+                    &user,
+                    Kind::GameFinished,
+                    serde_json::json!({ "seat": seat.number(), "won": winners.contains(&seat.number()), "winners": winners }),
+                );
+            }
         }
         store::save(conn, &self.table.row)?;
         for seat in &self.seats_changed {
@@ -382,6 +447,8 @@ impl Change {
         if let Some(result) = newly_finished {
             record_statistics(conn, &self.table, &result)?;
         }
+        self.table.notified_users =
+            notifications::write(conn, std::mem::take(&mut self.notifications), now)?;
         Ok(self.table)
     }
 }

@@ -23,6 +23,7 @@ use crate::games::{Actor, Change, GameStatus, Table};
 use crate::http::AppState;
 use crate::http::extract::AuthUser;
 use crate::http::game_views::{CardCode, GameView, PlayerRef, ResultView, RulesView, game_view};
+use crate::notifications::Kind;
 use crate::rules::{Action, Card, RuleOverrides, Seat};
 
 /// Registers the routes of this module.
@@ -36,6 +37,7 @@ pub fn routes(cfg: &mut utoipa_actix_web::service_config::ServiceConfig) {
         .service(act)
         .service(events)
         .service(resign)
+        .service(reclaim)
         .service(replay);
 }
 
@@ -551,6 +553,7 @@ pub async fn create_game(
                     updated_at: now,
                     started_at: None,
                     finished_at: None,
+                    reminder_at: None,
                 };
                 store::insert(conn, &row, &seat_rows)?;
                 let table = Table::load(conn, &id)?;
@@ -559,19 +562,36 @@ pub async fn create_game(
                     .iter()
                     .all(|s| s.user_id.is_some() || s.bot_level.is_some());
                 let mut change = Change::new(table)?;
+                for (seat, user) in invited_seats(&change.table) {
+                    let by = change.table.name(&creator).unwrap_or_default().to_owned();
+                    change.notify(
+                        &user,
+                        Kind::Invited,
+                        serde_json::json!({ "seat": seat, "by": by }),
+                    );
+                }
                 if full {
                     change.start()?;
                 }
                 let table = change.commit(conn)?;
                 let seat = table.seat_of(&creator);
-                game_view(&table, seat)
+                Ok((game_view(&table, seat)?, table.notified_users))
             })
         })
         .await?;
-    st.notifier.notify(&view.id.to_string());
+    let (view, notified) = view;
+    st.announce(&view.id.to_string(), &notified);
     Ok(HttpResponse::Created()
         .insert_header((header::ETAG, etag(view.version)))
         .json(view))
+}
+
+fn invited_seats(table: &Table) -> Vec<(u8, String)> {
+    table
+        .seats
+        .iter()
+        .filter_map(|s| Some((s.seat as u8, s.invited_user_id.clone()?)))
+        .collect()
 }
 
 fn strip_nulls(value: serde_json::Value) -> serde_json::Value {
@@ -977,16 +997,20 @@ pub async fn leave(
                     });
                 }
                 let table = change.commit(conn)?;
-                game_view(&table, table.seat_of(&user_id))
+                Ok((
+                    game_view(&table, table.seat_of(&user_id))?,
+                    table.notified_users,
+                ))
             })
         })
         .await?;
-    state.notifier.notify(&id);
+    let (view, notified) = view;
+    state.announce(&id, &notified);
     Ok(json_with_etag(&view))
 }
 
 enum ActOutcome {
-    Fresh(String, i64),
+    Fresh(String, i64, Vec<String>),
     Replayed(i32, String),
 }
 
@@ -1175,13 +1199,17 @@ pub async fn act(
                         store::purge_idempotent(conn, now - chrono::Duration::hours(48))?;
                     }
                 }
-                Ok(ActOutcome::Fresh(body, table.row.version))
+                Ok(ActOutcome::Fresh(
+                    body,
+                    table.row.version,
+                    table.notified_users,
+                ))
             })
         })
         .await?;
     match outcome {
-        ActOutcome::Fresh(body, version) => {
-            state.notifier.notify(&id);
+        ActOutcome::Fresh(body, version, notified) => {
+            state.announce(&id, &notified);
             Ok(HttpResponse::Ok()
                 .insert_header((header::ETAG, etag(version)))
                 .content_type("application/json")
@@ -1329,11 +1357,78 @@ pub async fn resign(
                 });
                 change.run_bots()?;
                 let table = change.commit(conn)?;
-                game_view(&table, Some(seat))
+                Ok((game_view(&table, Some(seat))?, table.notified_users))
             })
         })
         .await?;
-    state.notifier.notify(&id);
+    let (view, notified) = view;
+    state.announce(&id, &notified);
+    Ok(json_with_etag(&view))
+}
+
+/// Takes the caller's seat back from the bot that took it after two timeouts in a row.
+#[utoipa::path(
+    tag = "games",
+    security(("bearer" = [])),
+    params(("id" = uuid::Uuid, Path, description = "Game id")),
+    responses(
+        (status = 200, description = "The caller plays the seat again", body = GameView),
+        (status = 401, description = "Missing or invalid token", body = Problem, content_type = "application/problem+json"),
+        (status = 403, description = "Not seated (`not_seated`), or banned", body = Problem, content_type = "application/problem+json"),
+        (status = 404, description = "No such game", body = Problem, content_type = "application/problem+json"),
+        (status = 409, description = "`game_not_active`, or no bot took the seat for timeouts (`nothing_to_reclaim`)", body = Problem, content_type = "application/problem+json"),
+    )
+)]
+#[post("/games/{id}/reclaim")]
+pub async fn reclaim(
+    state: web::Data<AppState>,
+    user: AuthUser,
+    path: web::Path<uuid::Uuid>,
+) -> Result<HttpResponse, ApiError> {
+    let id = path.into_inner().to_string();
+    let user_id = user.id().to_owned();
+    let gid = id.clone();
+    let (view, notified) = state
+        .db
+        .run(move |conn| {
+            locked(conn, &gid, |conn| {
+                let table = Table::load(conn, &gid)?;
+                if !table.visible_to(&user_id) {
+                    return Err(ApiError::not_found("no such game"));
+                }
+                let seat = table.seat_of(&user_id).ok_or_else(|| {
+                    ApiError::forbidden("you have no seat in this game").with_code("not_seated")
+                })?;
+                if table.status() != GameStatus::Active {
+                    return Err(ApiError::conflict(
+                        "game_not_active",
+                        "the game is not running",
+                    ));
+                }
+                if table.seats[seat.index()].bot_reason.as_deref() != Some("timeout") {
+                    return Err(ApiError::conflict(
+                        "nothing_to_reclaim",
+                        "no bot holds your seat for timeouts",
+                    ));
+                }
+                let mut change = Change::new(table)?;
+                let row = change.seat_mut(seat);
+                row.bot_level = None;
+                row.bot_reason = None;
+                row.timeouts_in_row = 0;
+                change.push_server_event(&ServerEvent::SeatChanged {
+                    seat: seat.number(),
+                    user_id: Some(user_id.clone()),
+                    username: change.table.name(&user_id).map(str::to_owned),
+                    bot: None,
+                    reason: "reclaimed".into(),
+                });
+                let table = change.commit(conn)?;
+                Ok((game_view(&table, Some(seat))?, table.notified_users))
+            })
+        })
+        .await?;
+    state.announce(&id, &notified);
     Ok(json_with_etag(&view))
 }
 

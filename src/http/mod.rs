@@ -7,6 +7,7 @@ mod fallback;
 pub mod game_views;
 pub mod games;
 pub mod health;
+pub mod notifications;
 pub mod notify;
 
 use std::sync::Arc;
@@ -85,6 +86,17 @@ impl AppState {
     }
 }
 
+impl AppState {
+    /// Wakes the long-polls of this instance that wait on the game or on the feeds of the
+    /// notified users (other instances find the change by polling the database).
+    pub fn announce(&self, game_id: &str, notified_users: &[String]) {
+        self.notifier.notify(game_id);
+        for user in notified_users {
+            self.notifier.notify(&format!("user:{user}"));
+        }
+    }
+}
+
 /// The OpenAPI document's fixed parts; paths are collected from the registered handlers.
 #[derive(OpenApi)]
 #[openapi(
@@ -97,6 +109,7 @@ impl AppState {
     components(schemas(crate::error::Problem)),
     modifiers(&BearerAuth),
     tags(
+        (name = "notifications", description = "The caller's notification feed and webhook"),
         (name = "games", description = "Lobby, seats, actions, views, events, replays"),
         (name = "accounts", description = "Registration, login, tokens and the caller's profile"),
         (name = "operations", description = "Health, readiness and documentation; no authentication"),
@@ -133,7 +146,8 @@ fn routes(cfg: &mut utoipa_actix_web::service_config::ServiceConfig) {
         .service(
             utoipa_actix_web::scope("/api/v1")
                 .configure(accounts::routes)
-                .configure(games::routes),
+                .configure(games::routes)
+                .configure(notifications::routes),
         );
 }
 

@@ -6,5 +6,6 @@
 
 mod accounts;
 mod common;
+mod deadlines;
 mod foundation;
 mod games;

@@ -1,0 +1,313 @@
+//! The caller's notification feed and webhook.
+
+use std::time::Duration;
+
+use actix_web::{HttpResponse, delete, get, put, web};
+use chrono::{DateTime, Utc};
+use diesel::prelude::*;
+use serde::{Deserialize, Serialize};
+use utoipa::{IntoParams, ToSchema};
+
+use crate::db::schema::{users, webhook_deliveries};
+use crate::error::{ApiError, Problem};
+use crate::http::AppState;
+use crate::http::extract::AuthUser;
+use crate::notifications::{self, NotificationView};
+
+/// Registers the routes of this module.
+pub fn routes(cfg: &mut utoipa_actix_web::service_config::ServiceConfig) {
+    cfg.service(feed)
+        .service(put_webhook)
+        .service(get_webhook)
+        .service(delete_webhook);
+}
+
+/// Which notifications.
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct FeedQuery {
+    /// Notifications with `seq` greater than this (default 0).
+    pub after: Option<i64>,
+    /// Long-poll: wait up to this many seconds (0..=30) when there is none yet.
+    pub wait: Option<u64>,
+    /// 1..=500, default 100.
+    pub limit: Option<i64>,
+}
+
+/// A page of the feed.
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+pub struct FeedPage {
+    /// In order.
+    pub notifications: Vec<NotificationView>,
+    /// The feed's last `seq`: pass it as `after` next time.
+    pub last_seq: i64,
+}
+
+/// A webhook to set.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct WebhookRequest {
+    /// An http(s) URL on a public address.
+    #[schema(example = "https://example.com/leekha-hook")]
+    pub url: String,
+    /// 16–256 characters: the HMAC-SHA256 key of `X-Leekha-Signature`.
+    #[schema(format = Password)]
+    pub secret: String,
+}
+
+/// One recent delivery.
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+pub struct DeliveryView {
+    /// The notification's seq.
+    pub seq: i64,
+    /// Attempts so far.
+    pub attempts: i32,
+    /// `pending`, `delivered` or `failed`.
+    pub state: String,
+    /// Last HTTP status received.
+    pub last_status: Option<i32>,
+    /// Last error.
+    pub last_error: Option<String>,
+    /// Created.
+    pub created_at: DateTime<Utc>,
+}
+
+/// The caller's webhook.
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+pub struct WebhookView {
+    /// The URL, null when none is set.
+    pub url: Option<String>,
+    /// The latest deliveries (at most 20), newest first.
+    pub recent_deliveries: Vec<DeliveryView>,
+}
+
+const POLL_INTERVAL: Duration = Duration::from_millis(500);
+
+/// The caller's notifications after `after`; with `wait`, a long-poll.
+#[utoipa::path(
+    tag = "notifications",
+    security(("bearer" = [])),
+    params(FeedQuery),
+    responses(
+        (status = 200, description = "Notifications (possibly none when the wait ran out)", body = FeedPage),
+        (status = 400, description = "Invalid query", body = Problem, content_type = "application/problem+json"),
+        (status = 401, description = "Missing or invalid token", body = Problem, content_type = "application/problem+json"),
+        (status = 403, description = "Banned", body = Problem, content_type = "application/problem+json"),
+    )
+)]
+#[get("/me/notifications")]
+pub async fn feed(
+    state: web::Data<AppState>,
+    user: AuthUser,
+    query: web::Query<FeedQuery>,
+) -> Result<HttpResponse, ApiError> {
+    let after = query.after.unwrap_or(0);
+    if after < 0 {
+        return Err(ApiError::validation("after must be ≥ 0"));
+    }
+    let wait = query.wait.unwrap_or(0);
+    if wait > 30 {
+        return Err(ApiError::validation("wait must be 0..=30 seconds"));
+    }
+    let limit = match query.limit {
+        None => 100,
+        Some(n) if (1..=500).contains(&n) => n,
+        Some(n) => {
+            return Err(ApiError::validation(format!(
+                "limit must be 1..=500, got {n}"
+            )));
+        }
+    };
+    let user_id = user.id().to_owned();
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(wait);
+    let notify = state.notifier.subscribe(&format!("user:{user_id}"));
+    loop {
+        let notified = notify.notified();
+        tokio::pin!(notified);
+        notified.as_mut().enable();
+        let uid = user_id.clone();
+        let (rows, last_seq) = state
+            .db
+            .run(move |conn| {
+                let last = notifications::last_seq(conn, &uid)?;
+                let rows = if last > after {
+                    notifications::after(conn, &uid, after, limit)?
+                } else {
+                    Vec::new()
+                };
+                Ok((rows, last))
+            })
+            .await?;
+        let now = tokio::time::Instant::now();
+        if !rows.is_empty() || now >= deadline {
+            let notifications = rows.iter().map(NotificationView::from).collect();
+            return Ok(HttpResponse::Ok().json(FeedPage {
+                notifications,
+                last_seq,
+            }));
+        }
+        let _ = tokio::time::timeout(POLL_INTERVAL.min(deadline - now), notified).await;
+    }
+}
+
+/// Sets the caller's webhook: every notification is then also POSTed to `url`, signed with
+/// `X-Leekha-Signature: sha256=<hex HMAC-SHA256 of the body with secret>`, and retried with
+/// exponential backoff for up to 24 h.
+#[utoipa::path(
+    tag = "notifications",
+    security(("bearer" = [])),
+    request_body = WebhookRequest,
+    responses(
+        (status = 200, description = "Set", body = WebhookView),
+        (status = 400, description = "Invalid URL or secret; private addresses (`webhook_url_not_allowed`)", body = Problem, content_type = "application/problem+json"),
+        (status = 401, description = "Missing or invalid token", body = Problem, content_type = "application/problem+json"),
+        (status = 403, description = "Banned", body = Problem, content_type = "application/problem+json"),
+    )
+)]
+#[put("/me/webhook")]
+pub async fn put_webhook(
+    state: web::Data<AppState>,
+    user: AuthUser,
+    body: web::Json<WebhookRequest>,
+) -> Result<HttpResponse, ApiError> {
+    let WebhookRequest { url, secret } = body.into_inner();
+    let n = secret.chars().count();
+    if !(16..=256).contains(&n) {
+        return Err(ApiError::validation(format!(
+            "secret must be 16–256 characters, got {n}"
+        )));
+    }
+    let allow_private = state.config.webhook_allow_private;
+    let checked = web::block(move || crate::webhooks::check_url(&url, allow_private)).await?;
+    let url = checked
+        .map_err(|e| ApiError::validation(e).with_code("webhook_url_not_allowed"))?
+        .to_string();
+    let user_id = user.id().to_owned();
+    let view = state
+        .db
+        .run(move |conn| {
+            diesel::update(users::table.find(&user_id))
+                .set((
+                    users::webhook_url.eq(&url),
+                    users::webhook_secret.eq(&secret),
+                    users::updated_at.eq(crate::db::now()),
+                ))
+                .execute(conn)?;
+            webhook_view(conn, &user_id)
+        })
+        .await?;
+    Ok(HttpResponse::Ok().json(view))
+}
+
+/// The caller's webhook and its latest deliveries.
+#[utoipa::path(
+    tag = "notifications",
+    security(("bearer" = [])),
+    responses(
+        (status = 200, description = "The webhook (url null when none)", body = WebhookView),
+        (status = 401, description = "Missing or invalid token", body = Problem, content_type = "application/problem+json"),
+        (status = 403, description = "Banned", body = Problem, content_type = "application/problem+json"),
+    )
+)]
+#[get("/me/webhook")]
+pub async fn get_webhook(
+    state: web::Data<AppState>,
+    user: AuthUser,
+) -> Result<HttpResponse, ApiError> {
+    let user_id = user.id().to_owned();
+    let view = state
+        .db
+        .run(move |conn| webhook_view(conn, &user_id))
+        .await?;
+    Ok(HttpResponse::Ok().json(view))
+}
+
+/// Removes the caller's webhook; pending deliveries are dropped.
+#[utoipa::path(
+    tag = "notifications",
+    security(("bearer" = [])),
+    responses(
+        (status = 204, description = "Removed"),
+        (status = 401, description = "Missing or invalid token", body = Problem, content_type = "application/problem+json"),
+        (status = 403, description = "Banned", body = Problem, content_type = "application/problem+json"),
+    )
+)]
+#[delete("/me/webhook")]
+pub async fn delete_webhook(
+    state: web::Data<AppState>,
+    user: AuthUser,
+) -> Result<HttpResponse, ApiError> {
+    let user_id = user.id().to_owned();
+    state
+        .db
+        .run(move |conn| {
+            diesel::update(users::table.find(&user_id))
+                .set((
+                    users::webhook_url.eq(None::<String>),
+                    users::webhook_secret.eq(None::<String>),
+                ))
+                .execute(conn)?;
+            Ok(())
+        })
+        .await?;
+    Ok(HttpResponse::NoContent().finish())
+}
+
+fn webhook_view(
+    conn: &mut crate::db::AnyConnection,
+    user_id: &str,
+) -> Result<WebhookView, ApiError> {
+    let url: Option<String> = users::table
+        .find(user_id)
+        .select(users::webhook_url)
+        .first(conn)?;
+    type Row = (
+        i64,
+        i32,
+        Option<chrono::NaiveDateTime>,
+        Option<chrono::NaiveDateTime>,
+        Option<i32>,
+        Option<String>,
+        chrono::NaiveDateTime,
+    );
+    let rows: Vec<Row> = webhook_deliveries::table
+        .filter(webhook_deliveries::user_id.eq(user_id))
+        .order(webhook_deliveries::created_at.desc())
+        .then_order_by(webhook_deliveries::seq.desc())
+        .limit(20)
+        .select((
+            webhook_deliveries::seq,
+            webhook_deliveries::attempts,
+            webhook_deliveries::delivered_at,
+            webhook_deliveries::failed_at,
+            webhook_deliveries::last_status,
+            webhook_deliveries::last_error,
+            webhook_deliveries::created_at,
+        ))
+        .load(conn)?;
+    Ok(WebhookView {
+        url,
+        recent_deliveries: rows
+            .into_iter()
+            .map(
+                |(seq, attempts, delivered, failed, last_status, last_error, created_at)| {
+                    DeliveryView {
+                        seq,
+                        attempts,
+                        state: if delivered.is_some() {
+                            "delivered"
+                        } else if failed.is_some() {
+                            "failed"
+                        } else {
+                            "pending"
+                        }
+                        .into(),
+                        last_status,
+                        last_error,
+                        created_at: created_at.and_utc(),
+                    }
+                },
+            )
+            .collect(),
+    })
+}

@@ -1,0 +1,305 @@
+//! Webhook delivery: each notification of a user with a webhook is POSTed as JSON, signed
+//! with HMAC-SHA256 of the body (`X-Leekha-Signature: sha256=<hex>`), and retried with
+//! exponential backoff until it succeeds or grows too old. Every attempt is recorded.
+
+use std::net::{IpAddr, ToSocketAddrs};
+use std::time::Duration;
+
+use chrono::NaiveDateTime;
+use diesel::prelude::*;
+use hmac::{Hmac, Mac};
+use sha2::Sha256;
+
+use crate::db::schema::{users, webhook_attempts, webhook_deliveries};
+use crate::db::{self, AnyConnection};
+use crate::error::ApiError;
+use crate::http::AppState;
+
+/// The signature header.
+pub const SIGNATURE_HEADER: &str = "X-Leekha-Signature";
+
+/// The HTTP client deliveries use: bounded time, no redirects to elsewhere.
+pub fn agent() -> ureq::Agent {
+    ureq::Agent::config_builder()
+        .timeout_global(Some(Duration::from_secs(10)))
+        .max_redirects(0)
+        .http_status_as_error(false)
+        .user_agent("leekha-webhooks/1")
+        .build()
+        .into()
+}
+
+/// `sha256=<hex of HMAC-SHA256(secret, body)>`.
+pub fn sign(secret: &str, body: &[u8]) -> String {
+    let mut mac =
+        Hmac::<Sha256>::new_from_slice(secret.as_bytes()).expect("HMAC takes any key length");
+    mac.update(body);
+    format!("sha256={}", hex::encode(mac.finalize().into_bytes()))
+}
+
+/// Whether an address is on the public internet (not loopback, private, link-local,
+/// unique-local, shared, multicast, unspecified or documentation space).
+pub fn is_public(ip: IpAddr) -> bool {
+    match ip {
+        IpAddr::V4(v4) => {
+            let o = v4.octets();
+            !(v4.is_private()
+                || v4.is_loopback()
+                || v4.is_link_local()
+                || v4.is_unspecified()
+                || v4.is_broadcast()
+                || v4.is_multicast()
+                || v4.is_documentation()
+                || o[0] == 0
+                || (o[0] == 100 && (64..128).contains(&o[1]))
+                || (o[0] == 198 && (o[1] == 18 || o[1] == 19))
+                || o[0] >= 240)
+        }
+        IpAddr::V6(v6) => {
+            if let Some(v4) = v6.to_ipv4_mapped() {
+                return is_public(IpAddr::V4(v4));
+            }
+            let seg = v6.segments();
+            !(v6.is_loopback()
+                || v6.is_unspecified()
+                || v6.is_multicast()
+                || (seg[0] & 0xfe00) == 0xfc00
+                || (seg[0] & 0xffc0) == 0xfe80
+                || seg[0] == 0x2001 && seg[1] == 0x0db8)
+        }
+    }
+}
+
+/// Checks a webhook URL: http(s), a host, no credentials, and — unless allowed — only public
+/// addresses. Resolves the host (blocking).
+///
+/// # Errors
+/// A sentence saying what is wrong.
+pub fn check_url(raw: &str, allow_private: bool) -> Result<url::Url, String> {
+    if raw.len() > 2048 {
+        return Err("the URL is longer than 2048 characters".into());
+    }
+    let url = url::Url::parse(raw).map_err(|e| format!("not a URL: {e}"))?;
+    if !matches!(url.scheme(), "http" | "https") {
+        return Err("only http and https URLs are accepted".into());
+    }
+    if !url.username().is_empty() || url.password().is_some() {
+        return Err("the URL must not carry credentials".into());
+    }
+    let host = url.host_str().ok_or("the URL has no host")?;
+    let port = url.port_or_known_default().unwrap_or(443);
+    let addrs: Vec<IpAddr> = (host.trim_matches(['[', ']']), port)
+        .to_socket_addrs()
+        .map_err(|e| format!("cannot resolve {host}: {e}"))?
+        .map(|a| a.ip())
+        .collect();
+    if addrs.is_empty() {
+        return Err(format!("{host} has no address"));
+    }
+    if !allow_private && let Some(ip) = addrs.iter().find(|ip| !is_public(**ip)) {
+        return Err(format!(
+            "{host} resolves to {ip}, a private or loopback address"
+        ));
+    }
+    Ok(url)
+}
+
+#[derive(Debug, Clone, Queryable, Selectable)]
+#[diesel(table_name = webhook_deliveries)]
+struct Delivery {
+    id: String,
+    user_id: String,
+    url: String,
+    body: String,
+    attempts: i32,
+    created_at: NaiveDateTime,
+}
+
+#[derive(QueryableByName)]
+struct IdRow {
+    #[diesel(sql_type = diesel::sql_types::Text)]
+    id: String,
+}
+
+/// How long a claimed delivery is reserved for the instance that claimed it.
+const LEASE: Duration = Duration::from_secs(60);
+
+/// Claims up to 20 due deliveries (a lease, so other instances skip them) and makes one
+/// attempt each. Returns the number of attempts.
+///
+/// # Errors
+/// Database errors.
+pub fn deliver_due(state: &AppState, agent: &ureq::Agent) -> Result<usize, ApiError> {
+    let mut conn = state.db.conn()?;
+    let claimed: Vec<Delivery> = conn.transaction(|conn| claim(conn))?;
+    let mut attempts = 0;
+    for delivery in claimed {
+        attempt(state, &mut conn, agent, &delivery)?;
+        attempts += 1;
+    }
+    Ok(attempts)
+}
+
+fn claim(conn: &mut AnyConnection) -> Result<Vec<Delivery>, ApiError> {
+    let now = db::now();
+    let ids: Vec<String> = match conn {
+        AnyConnection::Postgresql(pg) => diesel::sql_query(
+            "SELECT id FROM webhook_deliveries WHERE delivered_at IS NULL AND failed_at IS NULL \
+             AND next_attempt_at <= $1 ORDER BY next_attempt_at LIMIT 20 FOR UPDATE SKIP LOCKED",
+        )
+        .bind::<diesel::sql_types::Timestamp, _>(now)
+        .load::<IdRow>(pg)?
+        .into_iter()
+        .map(|r| r.id)
+        .collect(),
+        AnyConnection::Sqlite(_) => webhook_deliveries::table
+            .filter(webhook_deliveries::delivered_at.is_null())
+            .filter(webhook_deliveries::failed_at.is_null())
+            .filter(webhook_deliveries::next_attempt_at.le(now))
+            .order(webhook_deliveries::next_attempt_at.asc())
+            .limit(20)
+            .select(webhook_deliveries::id)
+            .load(conn)?,
+    };
+    if ids.is_empty() {
+        return Ok(Vec::new());
+    }
+    let lease = now + chrono::Duration::from_std(LEASE).unwrap_or_default();
+    diesel::update(webhook_deliveries::table.filter(webhook_deliveries::id.eq_any(&ids)))
+        .set(webhook_deliveries::next_attempt_at.eq(lease))
+        .execute(conn)?;
+    Ok(webhook_deliveries::table
+        .filter(webhook_deliveries::id.eq_any(&ids))
+        .select(Delivery::as_select())
+        .load(conn)?)
+}
+
+fn attempt(
+    state: &AppState,
+    conn: &mut AnyConnection,
+    agent: &ureq::Agent,
+    d: &Delivery,
+) -> Result<(), ApiError> {
+    let secret: Option<Option<String>> = users::table
+        .find(&d.user_id)
+        .select(users::webhook_secret)
+        .first(conn)
+        .optional()?;
+    let outcome: Result<u16, String> = match secret.flatten() {
+        None => Err("the webhook was removed".into()),
+        Some(secret) => match check_url(&d.url, state.config.webhook_allow_private) {
+            Err(e) => Err(e),
+            Ok(_) => agent
+                .post(&d.url)
+                .header("content-type", "application/json")
+                .header(SIGNATURE_HEADER, &sign(&secret, d.body.as_bytes()))
+                .header("x-leekha-delivery", &d.id)
+                .send(d.body.as_bytes())
+                .map(|r| r.status().as_u16())
+                .map_err(|e| e.to_string()),
+        },
+    };
+    let now = db::now();
+    let n = d.attempts + 1;
+    let (status, error) = match &outcome {
+        Ok(s) => (Some(i32::from(*s)), None),
+        Err(e) => (None, Some(e.chars().take(500).collect::<String>())),
+    };
+    let delivered = matches!(outcome, Ok(s) if (200..300).contains(&s));
+    let removed = matches!(&outcome, Err(e) if e == "the webhook was removed");
+    let too_old =
+        now >= d.created_at + chrono::Duration::seconds(state.config.webhook_max_age_secs);
+    let backoff = state
+        .config
+        .webhook_retry_base
+        .saturating_mul(1u32 << (n - 1).clamp(0, 20) as u32);
+    let backoff =
+        chrono::Duration::from_std(backoff.min(Duration::from_secs(3600))).unwrap_or_default();
+    conn.transaction(|conn| {
+        diesel::insert_into(webhook_attempts::table)
+            .values((
+                webhook_attempts::delivery_id.eq(&d.id),
+                webhook_attempts::attempt.eq(n),
+                webhook_attempts::status.eq(status),
+                webhook_attempts::error.eq(&error),
+                webhook_attempts::at.eq(now),
+            ))
+            .execute(conn)?;
+        let target = webhook_deliveries::table.find(&d.id);
+        let base = (
+            webhook_deliveries::attempts.eq(n),
+            webhook_deliveries::last_status.eq(status),
+            webhook_deliveries::last_error.eq(&error),
+        );
+        if delivered {
+            diesel::update(target)
+                .set((base, webhook_deliveries::delivered_at.eq(now)))
+                .execute(conn)?;
+        } else if too_old || removed {
+            diesel::update(target)
+                .set((base, webhook_deliveries::failed_at.eq(now)))
+                .execute(conn)?;
+        } else {
+            diesel::update(target)
+                .set((base, webhook_deliveries::next_attempt_at.eq(now + backoff)))
+                .execute(conn)?;
+        }
+        Ok::<_, ApiError>(())
+    })?;
+    if delivered {
+        tracing::debug!(delivery = %d.id, attempt = n, "webhook delivered");
+    } else {
+        tracing::info!(delivery = %d.id, attempt = n, status = ?status, error = ?error, "webhook attempt failed");
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn private_and_loopback_addresses_are_not_public() {
+        for ip in [
+            "127.0.0.1",
+            "10.1.2.3",
+            "172.16.0.1",
+            "192.168.1.1",
+            "169.254.1.1",
+            "100.64.0.1",
+            "0.0.0.0",
+            "::1",
+            "fd00::1",
+            "fe80::1",
+            "::ffff:127.0.0.1",
+        ] {
+            assert!(!is_public(ip.parse().unwrap()), "{ip}");
+        }
+        for ip in ["8.8.8.8", "1.1.1.1", "2606:4700::1111"] {
+            assert!(is_public(ip.parse().unwrap()), "{ip}");
+        }
+    }
+
+    #[test]
+    fn webhook_urls_are_checked() {
+        assert!(check_url("ftp://example.com/x", true).is_err());
+        assert!(check_url("http://user:pw@127.0.0.1/x", true).is_err());
+        assert!(
+            check_url("http://127.0.0.1:9/hook", false)
+                .unwrap_err()
+                .contains("private or loopback")
+        );
+        assert!(check_url("http://127.0.0.1:9/hook", true).is_ok());
+        assert!(check_url("not a url", true).is_err());
+    }
+
+    #[test]
+    fn signatures_are_hmac_sha256_of_the_body() {
+        // RFC 4231 test case 2.
+        let sig = sign("Jefe", b"what do ya want for nothing?");
+        assert_eq!(
+            sig,
+            "sha256=5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843"
+        );
+    }
+}
