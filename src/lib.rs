@@ -17,6 +17,7 @@ pub mod db;
 pub mod error;
 pub mod games;
 pub mod http;
+pub mod loadtest;
 pub mod notifications;
 pub mod rules;
 pub mod scheduler;

@@ -188,7 +188,7 @@ fn time_out(conn: &mut AnyConnection, id: &str) -> Result<Option<(i64, Vec<Strin
             seat: seat.number(),
             deadline: deadline.and_utc(),
         });
-        let action = bots::choose(BotLevel::takeover(), &view, &mut rng)
+        let action = bots::choose(BotLevel::takeover(), &view, change.plays(), &mut rng)
             .ok_or_else(|| ApiError::internal(format!("no action for late seat {seat}")))?;
         change.apply(&action, Actor::Timeout)?;
         let row = change.seat_mut(seat);

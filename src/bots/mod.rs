@@ -6,7 +6,7 @@ use std::fmt;
 use rand::{Rng, RngExt};
 use serde::{Deserialize, Serialize};
 
-use crate::rules::{Action, Card, CardSet, LegalActions, SeatView, check_pass};
+use crate::rules::{Action, Card, CardSet, LegalActions, Seat, SeatView, check_pass};
 
 /// How strong a bot plays.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, utoipa::ToSchema)]
@@ -45,7 +45,14 @@ impl fmt::Display for BotLevel {
 }
 
 /// The bot's action for the seat of `view`, or `None` if the seat has nothing to do.
-pub fn choose<R: Rng + ?Sized>(level: BotLevel, view: &SeatView, rng: &mut R) -> Option<Action> {
+/// `history` is the current round's public card plays in order (what the seat has seen).
+pub fn choose<R: Rng + ?Sized>(
+    level: BotLevel,
+    view: &SeatView,
+    history: &[(Seat, Card)],
+    rng: &mut R,
+) -> Option<Action> {
+    let _ = history;
     let seat = view.seat?;
     match level {
         BotLevel::Random => match view.legal_actions {

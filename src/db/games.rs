@@ -62,6 +62,8 @@ pub struct GameRow {
     pub finished_at: Option<NaiveDateTime>,
     /// When to remind the late seats.
     pub reminder_at: Option<NaiveDateTime>,
+    /// The current round's card plays, "<seat><card>,…".
+    pub round_plays: String,
 }
 
 /// A row of `game_seats`.
@@ -188,6 +190,7 @@ pub fn save(conn: &mut AnyConnection, game: &GameRow) -> QueryResult<()> {
             games::started_at.eq(game.started_at),
             games::finished_at.eq(game.finished_at),
             games::reminder_at.eq(game.reminder_at),
+            games::round_plays.eq(&game.round_plays),
         ))
         .execute(conn)?;
     Ok(())

@@ -119,6 +119,8 @@ diesel::table! {
         finished_at -> Nullable<Timestamp>,
         /// When to remind the late seats.
         reminder_at -> Nullable<Timestamp>,
+        /// The current round's card plays, "<seat><card>,…".
+        round_plays -> Text,
     }
 }
 

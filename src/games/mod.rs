@@ -16,7 +16,7 @@ use crate::db::games::{self as store, ActionRow, EventRow, GameRow, SeatRow};
 use crate::db::{self, AnyConnection};
 use crate::error::ApiError;
 use crate::notifications::{self, Kind, Pending};
-use crate::rules::{Action, Game, Phase, RuleOptions, Seat, SeatSet};
+use crate::rules::{Action, Card, Game, Phase, RuleOptions, Seat, SeatSet};
 
 pub use events::ServerEvent;
 
@@ -168,6 +168,31 @@ impl Table {
     }
 }
 
+/// The current round's plays as stored in `games.round_plays`: "0QS,1AH".
+pub fn encode_plays(plays: &[(Seat, Card)]) -> String {
+    let mut out = String::with_capacity(plays.len() * 4);
+    for (i, (seat, card)) in plays.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        out.push_str(&seat.number().to_string());
+        out.push_str(card.code());
+    }
+    out
+}
+
+/// Parses [`encode_plays`]' form; unreadable entries are skipped.
+pub fn decode_plays(raw: &str) -> Vec<(Seat, Card)> {
+    raw.split(',')
+        .filter(|s| !s.is_empty())
+        .filter_map(|s| {
+            let seat = Seat::new(s.get(..1)?.parse().ok()?)?;
+            let card = s.get(1..)?.parse().ok()?;
+            Some((seat, card))
+        })
+        .collect()
+}
+
 /// Encodes a seat set as stored in `games.to_act`: ",0,2,".
 pub fn encode_to_act(seats: SeatSet) -> String {
     if seats.is_empty() {
@@ -193,6 +218,8 @@ pub struct Change {
     turn_key_before: Option<String>,
     seats_changed: Vec<Seat>,
     notifications: Vec<Pending>,
+    /// The current round's public card plays, in order: what a bot may remember.
+    plays: Vec<(Seat, Card)>,
 }
 
 impl Change {
@@ -202,6 +229,7 @@ impl Change {
     /// 500 if the stored state does not parse.
     pub fn new(table: Table) -> Result<Self, ApiError> {
         let game = table.game()?;
+        let table_plays = table.row.round_plays.clone();
         let turn_key_before = game.as_ref().and_then(turn_key);
         Ok(Self {
             table,
@@ -212,6 +240,7 @@ impl Change {
             turn_key_before,
             seats_changed: Vec::new(),
             notifications: Vec::new(),
+            plays: decode_plays(&table_plays),
         })
     }
 
@@ -234,6 +263,11 @@ impl Change {
 
     fn push_rules_events(&mut self, events: Vec<crate::rules::Event>) {
         for event in events {
+            match &event {
+                crate::rules::Event::RoundDealt { .. } => self.plays.clear(),
+                crate::rules::Event::CardPlayed { seat, card } => self.plays.push((*seat, *card)),
+                _ => {}
+            }
             let data = serde_json::to_value(&event).unwrap_or_default();
             let kind = data["type"].as_str().unwrap_or("unknown").to_owned();
             self.push_event(&kind, data);
@@ -245,6 +279,11 @@ impl Change {
         let data = serde_json::to_value(event).unwrap_or_default();
         let kind = data["type"].as_str().unwrap_or("unknown").to_owned();
         self.push_event(&kind, data);
+    }
+
+    /// The current round's public card plays, in order.
+    pub fn plays(&self) -> &[(Seat, Card)] {
+        &self.plays
     }
 
     /// Queues a notification for a user, written at commit.
@@ -359,7 +398,7 @@ impl Change {
                 return Ok(());
             };
             let view = game.view(seat);
-            let action = bots::choose(level, &view, &mut rng).ok_or_else(|| {
+            let action = bots::choose(level, &view, &self.plays, &mut rng).ok_or_else(|| {
                 ApiError::internal(format!("bot found no action for seat {seat}"))
             })?;
             self.apply(&action, Actor::Bot)?;
@@ -374,6 +413,7 @@ impl Change {
     /// Database errors; a duplicate `(game_id, seq)` is a conflict.
     pub fn commit(mut self, conn: &mut AnyConnection) -> Result<Table, ApiError> {
         let now = self.now;
+        self.table.row.round_plays = encode_plays(&self.plays);
         let row = &mut self.table.row;
         row.version += 1;
         row.updated_at = now;

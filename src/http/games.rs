@@ -554,6 +554,7 @@ pub async fn create_game(
                     started_at: None,
                     finished_at: None,
                     reminder_at: None,
+                    round_plays: String::new(),
                 };
                 store::insert(conn, &row, &seat_rows)?;
                 let table = Table::load(conn, &id)?;
