@@ -7,6 +7,8 @@
 //! - [`http`]: actix-web handlers and views: extract, authorize, run one transaction, answer;
 //! - [`db`]: diesel on PostgreSQL or SQLite through one connection type;
 //! - [`rules`]: the pure game rules (no I/O, no clock, no global randomness).
+//!
+//! Beside them, [`metrics`] holds the instance's Prometheus counters (served by [`http`]).
 #![forbid(unsafe_code)]
 
 pub mod auth;
@@ -17,5 +19,6 @@ pub mod db;
 pub mod error;
 pub mod games;
 pub mod http;
+pub mod metrics;
 pub mod rules;
 pub mod telemetry;

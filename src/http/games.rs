@@ -986,7 +986,8 @@ pub async fn leave(
 }
 
 enum ActOutcome {
-    Fresh(String, i64),
+    /// The new view's body, its version, and how many actions were applied (bots' included).
+    Fresh(String, i64, u64),
     Replayed(i32, String),
 }
 
@@ -1148,6 +1149,7 @@ pub async fn act(
                     },
                     Wanted::Play(card) => Action::Play { seat, card: *card },
                 };
+                let actions_before = table.row.action_count;
                 let mut change = Change::new(table)?;
                 change.apply(&action, Actor::Player(&user_id))?;
                 if change.table.seats[seat.index()].timeouts_in_row != 0 {
@@ -1175,13 +1177,15 @@ pub async fn act(
                         store::purge_idempotent(conn, now - chrono::Duration::hours(48))?;
                     }
                 }
-                Ok(ActOutcome::Fresh(body, table.row.version))
+                let applied = (table.row.action_count - actions_before).max(0) as u64;
+                Ok(ActOutcome::Fresh(body, table.row.version, applied))
             })
         })
         .await?;
     match outcome {
-        ActOutcome::Fresh(body, version) => {
+        ActOutcome::Fresh(body, version, applied) => {
             state.notifier.notify(&id);
+            state.metrics.actions_applied(applied);
             Ok(HttpResponse::Ok()
                 .insert_header((header::ETAG, etag(version)))
                 .content_type("application/json")

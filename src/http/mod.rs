@@ -7,6 +7,7 @@ mod fallback;
 pub mod game_views;
 pub mod games;
 pub mod health;
+pub mod metrics;
 pub mod notify;
 
 use std::sync::Arc;
@@ -43,6 +44,8 @@ pub struct AppState {
     pub limits: Arc<AuthLimits>,
     /// Wakes long-polls of this instance.
     pub notifier: Arc<notify::Notifier>,
+    /// Prometheus metrics of this instance (`GET /metrics`).
+    pub metrics: Arc<crate::metrics::Metrics>,
 }
 
 impl AppState {
@@ -80,6 +83,7 @@ impl AppState {
             keys: Arc::new(keys),
             limits: Arc::new(limits),
             notifier: Arc::default(),
+            metrics: Arc::default(),
             config: Arc::new(config),
         })
     }
@@ -99,7 +103,7 @@ impl AppState {
     tags(
         (name = "games", description = "Lobby, seats, actions, views, events, replays"),
         (name = "accounts", description = "Registration, login, tokens and the caller's profile"),
-        (name = "operations", description = "Health, readiness and documentation; no authentication"),
+        (name = "operations", description = "Health, readiness, metrics and documentation; no authentication"),
     )
 )]
 pub struct ApiDoc;
@@ -130,6 +134,7 @@ impl utoipa::Modify for BearerAuth {
 fn routes(cfg: &mut utoipa_actix_web::service_config::ServiceConfig) {
     cfg.service(health::healthz)
         .service(health::readyz)
+        .service(metrics::metrics)
         .service(
             utoipa_actix_web::scope("/api/v1")
                 .configure(accounts::routes)
@@ -183,6 +188,7 @@ pub fn build_app(
         .app_data(web::Data::new(table))
         .default_service(web::to(fallback::unmatched))
         .wrap(ErrorHandlers::new().default_handler(problem_safety_net))
+        .wrap_fn(metrics::track)
         .wrap_fn(|req, srv| {
             let id = req.extensions().get::<RequestId>().map(ToString::to_string);
             actix_web::dev::Service::call(srv, req).map(move |res| {

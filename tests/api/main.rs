@@ -8,3 +8,4 @@ mod accounts;
 mod common;
 mod foundation;
 mod games;
+mod metrics;
