@@ -295,7 +295,7 @@ fn parse_card(code: &CardCode) -> Result<Card, ApiError> {
     })
 }
 
-fn limit(raw: Option<i64>, default: i64, max: i64) -> Result<i64, ApiError> {
+pub(crate) fn limit(raw: Option<i64>, default: i64, max: i64) -> Result<i64, ApiError> {
     match raw {
         None => Ok(default),
         Some(n) if (1..=max).contains(&n) => Ok(n),
@@ -305,11 +305,11 @@ fn limit(raw: Option<i64>, default: i64, max: i64) -> Result<i64, ApiError> {
     }
 }
 
-fn encode_cursor(raw: &str) -> String {
+pub(crate) fn encode_cursor(raw: &str) -> String {
     base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(raw)
 }
 
-fn decode_cursor(cursor: &str) -> Result<String, ApiError> {
+pub(crate) fn decode_cursor(cursor: &str) -> Result<String, ApiError> {
     base64::engine::general_purpose::URL_SAFE_NO_PAD
         .decode(cursor)
         .ok()
@@ -347,7 +347,7 @@ fn json_with_etag(view: &GameView) -> HttpResponse {
 }
 
 /// Runs `f` in one transaction that starts by taking the game's lock.
-fn locked<T>(
+pub(crate) fn locked<T>(
     conn: &mut AnyConnection,
     id: &str,
     f: impl FnOnce(&mut AnyConnection) -> Result<T, ApiError>,
@@ -360,7 +360,9 @@ fn locked<T>(
     })
 }
 
-fn parse_body<T: for<'de> Deserialize<'de> + Default>(body: &web::Bytes) -> Result<T, ApiError> {
+pub(crate) fn parse_body<T: for<'de> Deserialize<'de> + Default>(
+    body: &web::Bytes,
+) -> Result<T, ApiError> {
     if body.iter().all(u8::is_ascii_whitespace) {
         return Ok(T::default());
     }

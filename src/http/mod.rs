@@ -2,6 +2,7 @@
 //! tests run, and [`openapi`] the document generated from the same routes.
 
 pub mod accounts;
+pub mod admin;
 pub mod extract;
 mod fallback;
 pub mod game_views;
@@ -104,6 +105,7 @@ impl AppState {
         (name = "games", description = "Lobby, seats, actions, views, events, replays"),
         (name = "accounts", description = "Registration, login, tokens and the caller's profile"),
         (name = "operations", description = "Health, readiness, metrics and documentation; no authentication"),
+        (name = "admin", description = "Administration, for role `admin` only; every change and every full read of a game is audited"),
     )
 )]
 pub struct ApiDoc;
@@ -138,7 +140,8 @@ fn routes(cfg: &mut utoipa_actix_web::service_config::ServiceConfig) {
         .service(
             utoipa_actix_web::scope("/api/v1")
                 .configure(accounts::routes)
-                .configure(games::routes),
+                .configure(games::routes)
+                .configure(admin::routes),
         );
 }
 

@@ -5,6 +5,7 @@
 //! cloned from a migrated template.
 
 mod accounts;
+mod admin;
 mod common;
 mod foundation;
 mod games;

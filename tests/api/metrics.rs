@@ -395,3 +395,36 @@ async fn the_hooks_for_timeouts_and_webhooks_show_in_the_scrape() {
     let samples = scrape(&other_app).await;
     assert_eq!(value(&samples, "leekha_turn_timeouts_total", &[]), 0.0);
 }
+
+#[actix_web::test]
+async fn actions_of_a_seat_handed_to_a_bot_are_counted() {
+    let db = TestDb::migrated();
+    let state = db.state();
+    let app = common::app(state.clone()).await;
+    let boss = crate::admin::admin(&app, &state, "boss").await;
+    let player = register(&app, "leaving").await;
+    let bots = json!({
+        "seats": [{"kind": "me"}, {"kind": "bot"}, {"kind": "bot"}, {"kind": "bot"}],
+        "rules": {"target_score": 26},
+    });
+    let game = game_of(&app, std::slice::from_ref(&player), bots).await;
+    let at_start = action_count(&app, &game, &player.access).await;
+    let before = scrape(&app).await;
+    assert_eq!(value(&before, "leekha_active_games", &[]), 1.0);
+    let r = post(
+        &app,
+        &format!("/api/v1/admin/games/{game}/seats/0/bot"),
+        json!({}),
+        &boss.access,
+    )
+    .await;
+    assert_eq!(r.json["status"], "finished", "{}", r.text);
+    let applied = action_count(&app, &game, &player.access).await - at_start;
+    let after = scrape(&app).await;
+    assert_eq!(
+        value(&after, "leekha_actions_applied_total", &[])
+            - value(&before, "leekha_actions_applied_total", &[]),
+        applied as f64
+    );
+    assert_eq!(value(&after, "leekha_active_games", &[]), 0.0);
+}
