@@ -10,3 +10,4 @@ mod common;
 mod foundation;
 mod games;
 mod metrics;
+mod shutdown;
