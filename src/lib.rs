@@ -7,6 +7,8 @@
 //! - [`http`]: actix-web handlers and views: extract, authorize, run one transaction, answer;
 //! - [`db`]: diesel on PostgreSQL or SQLite through one connection type;
 //! - [`rules`]: the pure game rules (no I/O, no clock, no global randomness).
+//!
+//! Beside them, [`metrics`] holds the instance's Prometheus counters (served by [`http`]).
 #![forbid(unsafe_code)]
 
 pub mod auth;
@@ -18,6 +20,7 @@ pub mod error;
 pub mod games;
 pub mod http;
 pub mod loadtest;
+pub mod metrics;
 pub mod notifications;
 pub mod rules;
 pub mod scheduler;

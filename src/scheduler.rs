@@ -95,8 +95,10 @@ pub fn tick(state: &AppState, agent: &ureq::Agent) -> Result<TickReport, ApiErro
         .load(&mut *conn)?;
     for id in due {
         match conn.transaction(|conn| time_out(conn, &id)) {
-            Ok(Some((lag, notified))) => {
+            Ok(Some((lag, notified, applied))) => {
                 report.timeouts += 1;
+                state.metrics.turn_timeout();
+                state.metrics.actions_applied(applied);
                 report.lags_ms.push(lag);
                 state.announce(&id, &notified);
                 tracing::info!(game.id = %id, lag_ms = lag, "turn timed out; the server acted");
@@ -157,7 +159,10 @@ fn claim(
 }
 
 /// Acts for every late seat of one game; `None` if nothing was due any more.
-fn time_out(conn: &mut AnyConnection, id: &str) -> Result<Option<(i64, Vec<String>)>, ApiError> {
+fn time_out(
+    conn: &mut AnyConnection,
+    id: &str,
+) -> Result<Option<(i64, Vec<String>, u64)>, ApiError> {
     let now = db::now();
     if !claim(conn, id, "deadline", now)? {
         return Ok(None);
@@ -167,6 +172,7 @@ fn time_out(conn: &mut AnyConnection, id: &str) -> Result<Option<(i64, Vec<Strin
         Some(d) if d <= now && table.status() == GameStatus::Active => d,
         _ => return Ok(None),
     };
+    let before = table.row.action_count;
     let mut change = Change::new(table)?;
     let Some(late) = change
         .game
@@ -219,8 +225,9 @@ fn time_out(conn: &mut AnyConnection, id: &str) -> Result<Option<(i64, Vec<Strin
     }
     change.run_bots()?;
     let table = change.commit(conn)?;
+    let applied = (table.row.action_count - before).max(0) as u64;
     let lag = (now - deadline).num_milliseconds();
-    Ok(Some((lag, table.notified_users)))
+    Ok(Some((lag, table.notified_users, applied)))
 }
 
 /// Sends `turn_reminder` to the humans who still must act; `None` if not due any more.

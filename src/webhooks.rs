@@ -246,6 +246,13 @@ fn attempt(
         }
         Ok::<_, ApiError>(())
     })?;
+    state.metrics.webhook_delivery(if delivered {
+        "delivered"
+    } else if too_old || removed {
+        "failed"
+    } else {
+        "retry"
+    });
     if delivered {
         tracing::debug!(delivery = %d.id, attempt = n, "webhook delivered");
     } else {

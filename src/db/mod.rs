@@ -4,6 +4,7 @@
 //! Queries are written once against [`AnyConnection`]; only what diesel cannot express on a
 //! multi-backend connection (row locks, upserts, advisory locks) matches on the variant.
 
+pub mod admin;
 pub mod games;
 pub mod schema;
 pub mod settings;

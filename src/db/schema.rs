@@ -279,3 +279,25 @@ diesel::allow_tables_to_appear_in_same_query!(
     webhook_deliveries,
     webhook_attempts
 );
+
+diesel::table! {
+    /// What administrators did (append-only).
+    audit_log (id) {
+        /// UUID.
+        id -> Text,
+        /// The administrator.
+        admin_id -> Text,
+        /// ban_user | unban_user | change_role | read_game | abort_game | seat_to_bot.
+        action -> Text,
+        /// user | game.
+        target_type -> Text,
+        /// The user or game id.
+        target_id -> Text,
+        /// Why, as the administrator gave it.
+        reason -> Nullable<Text>,
+        /// Action-specific facts (JSON object).
+        details -> Text,
+        /// When (UTC).
+        created_at -> Timestamp,
+    }
+}

@@ -102,3 +102,32 @@ pub fn client_ip(req: &HttpRequest, trust_proxy: bool) -> String {
         .map(|a| a.ip().to_string())
         .unwrap_or_else(|| "unknown".to_owned())
 }
+
+/// An authenticated administrator: [`AuthUser`] plus the role check. Everyone else gets 403
+/// `forbidden` (401 without a valid token, 403 `banned` when banned, as for [`AuthUser`]).
+/// The role is read from the database on each request, so a demotion takes effect at once.
+#[derive(Debug, Clone)]
+pub struct AdminUser(pub AuthUser);
+
+impl AdminUser {
+    /// The administrator's user id.
+    pub fn id(&self) -> &str {
+        self.0.id()
+    }
+}
+
+impl FromRequest for AdminUser {
+    type Error = ApiError;
+    type Future = Pin<Box<dyn Future<Output = Result<Self, ApiError>>>>;
+
+    fn from_request(req: &HttpRequest, payload: &mut Payload) -> Self::Future {
+        let user = AuthUser::from_request(req, payload);
+        Box::pin(async move {
+            let user = user.await?;
+            if user.role != Role::Admin {
+                return Err(ApiError::forbidden("this operation is for administrators"));
+            }
+            Ok(AdminUser(user))
+        })
+    }
+}

@@ -297,7 +297,7 @@ fn parse_card(code: &CardCode) -> Result<Card, ApiError> {
     })
 }
 
-fn limit(raw: Option<i64>, default: i64, max: i64) -> Result<i64, ApiError> {
+pub(crate) fn limit(raw: Option<i64>, default: i64, max: i64) -> Result<i64, ApiError> {
     match raw {
         None => Ok(default),
         Some(n) if (1..=max).contains(&n) => Ok(n),
@@ -307,11 +307,11 @@ fn limit(raw: Option<i64>, default: i64, max: i64) -> Result<i64, ApiError> {
     }
 }
 
-fn encode_cursor(raw: &str) -> String {
+pub(crate) fn encode_cursor(raw: &str) -> String {
     base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(raw)
 }
 
-fn decode_cursor(cursor: &str) -> Result<String, ApiError> {
+pub(crate) fn decode_cursor(cursor: &str) -> Result<String, ApiError> {
     base64::engine::general_purpose::URL_SAFE_NO_PAD
         .decode(cursor)
         .ok()
@@ -349,7 +349,7 @@ fn json_with_etag(view: &GameView) -> HttpResponse {
 }
 
 /// Runs `f` in one transaction that starts by taking the game's lock.
-fn locked<T>(
+pub(crate) fn locked<T>(
     conn: &mut AnyConnection,
     id: &str,
     f: impl FnOnce(&mut AnyConnection) -> Result<T, ApiError>,
@@ -362,7 +362,9 @@ fn locked<T>(
     })
 }
 
-fn parse_body<T: for<'de> Deserialize<'de> + Default>(body: &web::Bytes) -> Result<T, ApiError> {
+pub(crate) fn parse_body<T: for<'de> Deserialize<'de> + Default>(
+    body: &web::Bytes,
+) -> Result<T, ApiError> {
     if body.iter().all(u8::is_ascii_whitespace) {
         return Ok(T::default());
     }
@@ -1011,7 +1013,9 @@ pub async fn leave(
 }
 
 enum ActOutcome {
-    Fresh(String, i64, Vec<String>),
+    /// The new view's body, its version, the users notified, and how many actions were
+    /// applied (bots' included).
+    Fresh(String, i64, Vec<String>, u64),
     Replayed(i32, String),
 }
 
@@ -1173,6 +1177,7 @@ pub async fn act(
                     },
                     Wanted::Play(card) => Action::Play { seat, card: *card },
                 };
+                let actions_before = table.row.action_count;
                 let mut change = Change::new(table)?;
                 change.apply(&action, Actor::Player(&user_id))?;
                 if change.table.seats[seat.index()].timeouts_in_row != 0 {
@@ -1200,17 +1205,20 @@ pub async fn act(
                         store::purge_idempotent(conn, now - chrono::Duration::hours(48))?;
                     }
                 }
+                let applied = (table.row.action_count - actions_before).max(0) as u64;
                 Ok(ActOutcome::Fresh(
                     body,
                     table.row.version,
                     table.notified_users,
+                    applied,
                 ))
             })
         })
         .await?;
     match outcome {
-        ActOutcome::Fresh(body, version, notified) => {
+        ActOutcome::Fresh(body, version, notified, applied) => {
             state.announce(&id, &notified);
+            state.metrics.actions_applied(applied);
             Ok(HttpResponse::Ok()
                 .insert_header((header::ETAG, etag(version)))
                 .content_type("application/json")

@@ -2,11 +2,13 @@
 //! tests run, and [`openapi`] the document generated from the same routes.
 
 pub mod accounts;
+pub mod admin;
 pub mod extract;
 mod fallback;
 pub mod game_views;
 pub mod games;
 pub mod health;
+pub mod metrics;
 pub mod notifications;
 pub mod notify;
 
@@ -44,6 +46,8 @@ pub struct AppState {
     pub limits: Arc<AuthLimits>,
     /// Wakes long-polls of this instance.
     pub notifier: Arc<notify::Notifier>,
+    /// Prometheus metrics of this instance (`GET /metrics`).
+    pub metrics: Arc<crate::metrics::Metrics>,
 }
 
 impl AppState {
@@ -81,6 +85,7 @@ impl AppState {
             keys: Arc::new(keys),
             limits: Arc::new(limits),
             notifier: Arc::default(),
+            metrics: Arc::default(),
             config: Arc::new(config),
         })
     }
@@ -112,7 +117,8 @@ impl AppState {
         (name = "notifications", description = "The caller's notification feed and webhook"),
         (name = "games", description = "Lobby, seats, actions, views, events, replays"),
         (name = "accounts", description = "Registration, login, tokens and the caller's profile"),
-        (name = "operations", description = "Health, readiness and documentation; no authentication"),
+        (name = "operations", description = "Health, readiness, metrics and documentation; no authentication"),
+        (name = "admin", description = "Administration, for role `admin` only; every change and every full read of a game is audited"),
     )
 )]
 pub struct ApiDoc;
@@ -143,11 +149,13 @@ impl utoipa::Modify for BearerAuth {
 fn routes(cfg: &mut utoipa_actix_web::service_config::ServiceConfig) {
     cfg.service(health::healthz)
         .service(health::readyz)
+        .service(metrics::metrics)
         .service(
             utoipa_actix_web::scope("/api/v1")
                 .configure(accounts::routes)
                 .configure(games::routes)
-                .configure(notifications::routes),
+                .configure(notifications::routes)
+                .configure(admin::routes),
         );
 }
 
@@ -197,6 +205,7 @@ pub fn build_app(
         .app_data(web::Data::new(table))
         .default_service(web::to(fallback::unmatched))
         .wrap(ErrorHandlers::new().default_handler(problem_safety_net))
+        .wrap_fn(metrics::track)
         .wrap_fn(|req, srv| {
             let id = req.extensions().get::<RequestId>().map(ToString::to_string);
             actix_web::dev::Service::call(srv, req).map(move |res| {

@@ -5,7 +5,10 @@
 //! cloned from a migrated template.
 
 mod accounts;
+mod admin;
 mod common;
 mod deadlines;
 mod foundation;
 mod games;
+mod metrics;
+mod shutdown;

@@ -2,6 +2,7 @@
 //! Test fixtures: a fresh database per test on the backend chosen by
 //! `LEEKHA_TEST_DATABASE_URL` (unset: a SQLite temp file), and helpers to call the real app.
 
+pub mod play;
 pub mod proxy;
 
 use std::sync::OnceLock;

@@ -1,0 +1,2 @@
+DROP INDEX game_actions_created;
+DROP TABLE audit_log;

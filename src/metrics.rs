@@ -1,0 +1,277 @@
+//! Prometheus metrics of one server instance, served as text at `GET /metrics`.
+//!
+//! [`Metrics`] owns its registry (not the process-wide default), so several apps in one
+//! process, as in the tests, each count their own traffic. Labels are bounded: routes are
+//! the matched patterns (`/api/v1/games/{id}`), never raw paths, and methods outside the
+//! standard set count as `OTHER`.
+//!
+//! | metric | type | labels |
+//! | --- | --- | --- |
+//! | `leekha_http_requests_total` | counter | `method`, `route`, `status` |
+//! | `leekha_http_request_duration_seconds` | histogram | `method`, `route` |
+//! | `leekha_actions_applied_total` | counter | |
+//! | `leekha_version_conflicts_total` | counter | |
+//! | `leekha_turn_timeouts_total` | counter | |
+//! | `leekha_webhook_deliveries_total` | counter | `outcome` |
+//! | `leekha_db_pool_connections` | gauge | |
+//! | `leekha_db_pool_idle_connections` | gauge | |
+//! | `leekha_db_pool_max_connections` | gauge | |
+//! | `leekha_db_up` | gauge | |
+//! | `leekha_active_games` | gauge | |
+
+use std::time::Duration;
+
+use prometheus::{
+    Encoder, HistogramOpts, HistogramVec, IntCounter, IntCounterVec, IntGauge, Opts, Registry,
+    TextEncoder,
+};
+
+/// The media type of the text exposition format.
+pub const CONTENT_TYPE: &str = prometheus::TEXT_FORMAT;
+
+/// Route label of requests that matched no route (bounded: never the raw path).
+pub const UNMATCHED_ROUTE: &str = "unmatched";
+
+/// Latency buckets in seconds: fast reads up to 30 s long-polls.
+const LATENCY_BUCKETS: [f64; 14] = [
+    0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0,
+];
+
+/// Every metric of the server, in one registry.
+#[derive(Debug, Clone)]
+pub struct Metrics {
+    registry: Registry,
+    http_requests: IntCounterVec,
+    http_duration: HistogramVec,
+    actions_applied: IntCounter,
+    version_conflicts: IntCounter,
+    turn_timeouts: IntCounter,
+    webhook_deliveries: IntCounterVec,
+    pool_connections: IntGauge,
+    pool_idle: IntGauge,
+    pool_max: IntGauge,
+    db_up: IntGauge,
+    active_games: IntGauge,
+}
+
+impl Default for Metrics {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Metrics {
+    /// A fresh registry with every metric at zero.
+    ///
+    /// # Panics
+    /// Never in practice: only on a malformed metric definition in this function.
+    pub fn new() -> Self {
+        let registry = Registry::new();
+        let http_requests = IntCounterVec::new(
+            Opts::new(
+                "leekha_http_requests_total",
+                "HTTP requests answered, by method, route pattern and status",
+            ),
+            &["method", "route", "status"],
+        )
+        .expect("valid metric");
+        let http_duration = HistogramVec::new(
+            HistogramOpts::new(
+                "leekha_http_request_duration_seconds",
+                "Time to answer HTTP requests (long-polls included), by method and route pattern",
+            )
+            .buckets(LATENCY_BUCKETS.to_vec()),
+            &["method", "route"],
+        )
+        .expect("valid metric");
+        let actions_applied = IntCounter::new(
+            "leekha_actions_applied_total",
+            "Game actions applied (passes and plays, bots' included)",
+        )
+        .expect("valid metric");
+        let version_conflicts = IntCounter::new(
+            "leekha_version_conflicts_total",
+            "Requests refused with 409 version_conflict",
+        )
+        .expect("valid metric");
+        let turn_timeouts = IntCounter::new(
+            "leekha_turn_timeouts_total",
+            "Turns that timed out and were played by the server",
+        )
+        .expect("valid metric");
+        let webhook_deliveries = IntCounterVec::new(
+            Opts::new(
+                "leekha_webhook_deliveries_total",
+                "Webhook delivery attempts, by outcome",
+            ),
+            &["outcome"],
+        )
+        .expect("valid metric");
+        let pool_connections = IntGauge::new(
+            "leekha_db_pool_connections",
+            "Database connections open in the pool",
+        )
+        .expect("valid metric");
+        let pool_idle = IntGauge::new(
+            "leekha_db_pool_idle_connections",
+            "Database connections open and idle in the pool",
+        )
+        .expect("valid metric");
+        let pool_max = IntGauge::new(
+            "leekha_db_pool_max_connections",
+            "The most connections the pool opens",
+        )
+        .expect("valid metric");
+        let db_up = IntGauge::new(
+            "leekha_db_up",
+            "1 when the database answered the last scrape's query, else 0",
+        )
+        .expect("valid metric");
+        let active_games = IntGauge::new(
+            "leekha_active_games",
+            "Games being played (status active), as of the last successful scrape",
+        )
+        .expect("valid metric");
+        for collector in [
+            Box::new(http_requests.clone()) as Box<dyn prometheus::core::Collector>,
+            Box::new(http_duration.clone()),
+            Box::new(actions_applied.clone()),
+            Box::new(version_conflicts.clone()),
+            Box::new(turn_timeouts.clone()),
+            Box::new(webhook_deliveries.clone()),
+            Box::new(pool_connections.clone()),
+            Box::new(pool_idle.clone()),
+            Box::new(pool_max.clone()),
+            Box::new(db_up.clone()),
+            Box::new(active_games.clone()),
+        ] {
+            registry.register(collector).expect("unique metric names");
+        }
+        Self {
+            registry,
+            http_requests,
+            http_duration,
+            actions_applied,
+            version_conflicts,
+            turn_timeouts,
+            webhook_deliveries,
+            pool_connections,
+            pool_idle,
+            pool_max,
+            db_up,
+            active_games,
+        }
+    }
+
+    /// Records one answered HTTP request. `route` is the matched pattern, or
+    /// [`UNMATCHED_ROUTE`].
+    pub fn http_request(&self, method: &str, route: &str, status: u16, elapsed: Duration) {
+        let method = bounded_method(method);
+        self.http_requests
+            .with_label_values(&[method, route, &status.to_string()])
+            .inc();
+        self.http_duration
+            .with_label_values(&[method, route])
+            .observe(elapsed.as_secs_f64());
+    }
+
+    /// Counts game actions applied in one committed change.
+    pub fn actions_applied(&self, n: u64) {
+        self.actions_applied.inc_by(n);
+    }
+
+    /// Counts a request refused with `version_conflict`.
+    pub fn version_conflict(&self) {
+        self.version_conflicts.inc();
+    }
+
+    /// Counts a turn that timed out and was played by the server.
+    pub fn turn_timeout(&self) {
+        self.turn_timeouts.inc();
+    }
+
+    /// Counts a webhook delivery attempt; `outcome` should be one of a few fixed words
+    /// (e.g. `delivered`, `failed`, `gave_up`), never a URL or a status text.
+    pub fn webhook_delivery(&self, outcome: &str) {
+        self.webhook_deliveries.with_label_values(&[outcome]).inc();
+    }
+
+    /// Sets the pool gauges: connections open, idle, and the pool's size.
+    pub fn set_pool(&self, connections: u32, idle: u32, max: u32) {
+        self.pool_connections.set(i64::from(connections));
+        self.pool_idle.set(i64::from(idle));
+        self.pool_max.set(i64::from(max));
+    }
+
+    /// Sets the database gauges from a scrape's query: the active games, or `None` when the
+    /// database did not answer (the last count stays).
+    pub fn set_active_games(&self, active: Option<i64>) {
+        match active {
+            Some(n) => {
+                self.active_games.set(n);
+                self.db_up.set(1);
+            }
+            None => self.db_up.set(0),
+        }
+    }
+
+    /// The text exposition of every metric.
+    pub fn render(&self) -> String {
+        let mut out = Vec::new();
+        // Encoding into memory fails only on invalid metric families, which `new` rules out.
+        if let Err(e) = TextEncoder::new().encode(&self.registry.gather(), &mut out) {
+            tracing::error!(error = %e, "cannot encode metrics");
+        }
+        String::from_utf8(out).unwrap_or_default()
+    }
+}
+
+/// The method as a label: the standard ones, anything else as `OTHER`.
+fn bounded_method(method: &str) -> &str {
+    match method {
+        "GET" | "HEAD" | "POST" | "PUT" | "PATCH" | "DELETE" | "OPTIONS" => method,
+        _ => "OTHER",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counters_show_in_the_text_with_their_labels() {
+        let m = Metrics::new();
+        m.http_request("GET", "/api/v1/games/{id}", 200, Duration::from_millis(3));
+        m.http_request("BREW", UNMATCHED_ROUTE, 404, Duration::from_millis(1));
+        m.webhook_delivery("delivered");
+        m.actions_applied(3);
+        let text = m.render();
+        assert!(
+            text.contains(
+                r#"leekha_http_requests_total{method="GET",route="/api/v1/games/{id}",status="200"} 1"#
+            ),
+            "{text}"
+        );
+        assert!(
+            text.contains(
+                r#"leekha_http_requests_total{method="OTHER",route="unmatched",status="404"} 1"#
+            ),
+            "{text}"
+        );
+        assert!(text.contains("leekha_actions_applied_total 3"), "{text}");
+        assert!(
+            text.contains(r#"leekha_webhook_deliveries_total{outcome="delivered"} 1"#),
+            "{text}"
+        );
+        assert!(text.contains("leekha_http_request_duration_seconds_bucket"));
+    }
+
+    #[test]
+    fn two_instances_count_apart() {
+        let a = Metrics::new();
+        let b = Metrics::new();
+        a.turn_timeout();
+        assert!(a.render().contains("leekha_turn_timeouts_total 1"));
+        assert!(b.render().contains("leekha_turn_timeouts_total 0"));
+    }
+}

@@ -1,0 +1,185 @@
+//! Graceful shutdown of the real binary: a request in flight when SIGTERM arrives completes.
+
+use std::io::{Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::common::{self, TestDb};
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// Writes one HTTP/1.1 request with `Connection: close` and returns the open stream.
+fn send_request(
+    port: u16,
+    method: &str,
+    path: &str,
+    token: Option<&str>,
+    body: Option<&str>,
+) -> std::io::Result<TcpStream> {
+    let mut stream = TcpStream::connect(("127.0.0.1", port))?;
+    stream.set_read_timeout(Some(Duration::from_secs(20)))?;
+    let mut head = format!("{method} {path} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n");
+    if let Some(t) = token {
+        head.push_str(&format!("Authorization: Bearer {t}\r\n"));
+    }
+    let body = body.unwrap_or("");
+    if !body.is_empty() {
+        head.push_str(&format!(
+            "Content-Type: application/json\r\nContent-Length: {}\r\n",
+            body.len()
+        ));
+    }
+    head.push_str("\r\n");
+    stream.write_all(head.as_bytes())?;
+    stream.write_all(body.as_bytes())?;
+    Ok(stream)
+}
+
+/// Reads the whole response: (status, body as JSON).
+fn read_response(mut stream: TcpStream) -> std::io::Result<(u16, serde_json::Value)> {
+    let mut raw = String::new();
+    stream.read_to_string(&mut raw)?;
+    let status = raw
+        .split(' ')
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0);
+    let body = raw.split_once("\r\n\r\n").map_or("", |(_, b)| b);
+    Ok((
+        status,
+        serde_json::from_str(body).unwrap_or(serde_json::Value::Null),
+    ))
+}
+
+fn call(
+    port: u16,
+    method: &str,
+    path: &str,
+    token: Option<&str>,
+    body: Option<&str>,
+) -> (u16, serde_json::Value) {
+    read_response(send_request(port, method, path, token, body).unwrap()).unwrap()
+}
+
+/// The server, killed if the test fails before it exits on its own.
+struct Server(Child);
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+#[test]
+fn a_request_in_flight_when_sigterm_arrives_still_completes() {
+    let db = TestDb::migrated();
+    let port = free_port();
+    let mut server = Server(
+        Command::new(env!("CARGO_BIN_EXE_leekha"))
+            .arg("serve")
+            .env("DATABASE_URL", db.url.expose())
+            .env("LEEKHA_BIND", format!("127.0.0.1:{port}"))
+            .env("LEEKHA_WORKERS", "2")
+            .env("LEEKHA_JWT_SECRET", common::TEST_SECRET)
+            .env("RUST_LOG", "warn")
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    let started = Instant::now();
+    loop {
+        if let Ok(stream) = send_request(port, "GET", "/readyz", None, None)
+            && let Ok((200, _)) = read_response(stream)
+        {
+            break;
+        }
+        assert!(
+            server.0.try_wait().unwrap().is_none(),
+            "the server exited early"
+        );
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "the server never became ready"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+
+    let (status, session) = call(
+        port,
+        "POST",
+        "/api/v1/auth/register",
+        None,
+        Some(r#"{"username": "night_owl", "password": "correct horse battery"}"#),
+    );
+    assert_eq!(status, 201, "{session}");
+    let token = session["access_token"].as_str().unwrap().to_owned();
+    let (status, game) = call(port, "POST", "/api/v1/games", Some(&token), Some("{}"));
+    assert_eq!(status, 201, "{game}");
+    let id = game["id"].as_str().unwrap();
+    let last_seq = {
+        let (status, page) = call(
+            port,
+            "GET",
+            &format!("/api/v1/games/{id}/events"),
+            Some(&token),
+            None,
+        );
+        assert_eq!(status, 200, "{page}");
+        page["last_seq"].as_i64().unwrap()
+    };
+
+    // A long-poll that nothing will wake: it answers when its 5 s run out.
+    let asked = Instant::now();
+    let poll = send_request(
+        port,
+        "GET",
+        &format!("/api/v1/games/{id}/events?after={last_seq}&wait=5"),
+        Some(&token),
+        None,
+    )
+    .unwrap();
+    // Let the server read it and start waiting, then ask it to stop.
+    std::thread::sleep(Duration::from_millis(1500));
+    let term = Command::new("kill")
+        .args(["-TERM", &server.0.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(term.success());
+
+    let (status, page) = read_response(poll).unwrap();
+    let waited = asked.elapsed();
+    assert_eq!(status, 200, "the in-flight request completes: {page}");
+    assert_eq!(page["last_seq"], last_seq);
+    assert!(
+        waited >= Duration::from_millis(4500),
+        "it ran its course ({waited:?}), it was not cut short"
+    );
+
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let exit = loop {
+        if let Some(exit) = server.0.try_wait().unwrap() {
+            break exit;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the server did not exit after SIGTERM"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert!(exit.success(), "graceful shutdown exits 0, got {exit}");
+    // New connections are refused once it is gone.
+    assert!(
+        send_request(port, "GET", "/healthz", None, None)
+            .and_then(read_response)
+            .is_err()
+    );
+}
