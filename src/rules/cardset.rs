@@ -202,12 +202,46 @@ impl CardSet {
     /// without allocating or branching on the set's shape.
     #[inline(always)]
     pub fn choose<R: Rng + ?Sized>(self, rng: &mut R) -> Option<Card> {
-        let prefix = byte_prefix_counts(self.0);
-        let n = (prefix >> 56) as u32;
-        if n == 0 {
+        let x = self.0;
+        if x == 0 {
             return None;
         }
-        Card::from_index(select(self.0, prefix, below(rng, n)))
+        // Most legal sets lie in one suit (following suit): then one table lookup gives the
+        // count and the positions. Other sets take the general broadword path.
+        let base = 13 * (x.trailing_zeros() / 13);
+        let lane = x >> base;
+        if lane <= LANE_MASK {
+            let entry = LANES[lane as usize];
+            let r = below(rng, (entry & 15) as u32);
+            return Card::from_index((base + ((entry >> (4 + 4 * r)) & 15) as u32) as u8);
+        }
+        let prefix = byte_prefix_counts(x);
+        let n = (prefix >> 56) as u32;
+        Card::from_index(select(x, prefix, below(rng, n)))
+    }
+
+    /// Three distinct cards drawn uniformly (`None` below three cards): one popcount and
+    /// three independent selections instead of three dependent draws.
+    #[inline]
+    pub(crate) fn choose_three<R: Rng + ?Sized>(self, rng: &mut R) -> Option<CardSet> {
+        let prefix = byte_prefix_counts(self.0);
+        let n = (prefix >> 56) as u32;
+        if n < 3 {
+            return None;
+        }
+        // Uniform ordered positions among n, n-1 and n-2 remaining, mapped past the ones
+        // already taken.
+        let first = below(rng, n);
+        let mut second = below(rng, n - 1);
+        second += u32::from(second >= first);
+        let (low, high) = (first.min(second), first.max(second));
+        let mut third = below(rng, n - 2);
+        third += u32::from(third >= low);
+        third += u32::from(third >= high);
+        let bits = (1u64 << select(self.0, prefix, first))
+            | (1u64 << select(self.0, prefix, second))
+            | (1u64 << select(self.0, prefix, third));
+        CardSet::from_bits(bits)
     }
 
     /// The points of these cards (§5).
@@ -283,6 +317,103 @@ fn select(x: u64, prefix: u64, r: u32) -> u8 {
     let within = (r - before as u32) as usize;
     let bits = ((x >> (8 * byte)) & 0xff) as usize;
     8 * byte as u8 + SELECT_IN_BYTE[bits][within & 7]
+}
+
+/// One suit's 13 bits.
+pub(crate) const LANE_MASK: u64 = (1 << 13) - 1;
+
+/// `LANES[v]`, for a 13-bit suit lane `v`: bits 0..4 hold the number of set bits, and each
+/// following nibble `k` the position of the `k`-th set bit. 64 KiB, built at compile time.
+pub(crate) static LANES: [u64; 8192] = {
+    let mut table = [0u64; 8192];
+    let mut lane = 0;
+    while lane < 8192 {
+        let mut entry = 0u64;
+        let mut count = 0u64;
+        let mut bit = 0;
+        while bit < 13 {
+            if (lane >> bit) & 1 == 1 {
+                entry |= (bit as u64) << (4 + 4 * count);
+                count += 1;
+            }
+            bit += 1;
+        }
+        table[lane] = entry | count;
+        lane += 1;
+    }
+    table
+};
+
+/// A hand's four lane entries with their running counts: after four lookups, the `r`-th
+/// card is a couple of comparisons and one nibble away.
+#[derive(Clone, Copy)]
+pub(crate) struct LaneIndex {
+    entries: [u64; 4],
+    /// Cards in the lanes before lane `i`.
+    before: [u32; 4],
+    /// Cards in all lanes.
+    pub(crate) size: u32,
+}
+
+impl LaneIndex {
+    #[inline(always)]
+    pub(crate) fn new(hand: u64) -> LaneIndex {
+        let entries = [
+            LANES[(hand & LANE_MASK) as usize],
+            LANES[((hand >> 13) & LANE_MASK) as usize],
+            LANES[((hand >> 26) & LANE_MASK) as usize],
+            LANES[((hand >> 39) & LANE_MASK) as usize],
+        ];
+        let c0 = (entries[0] & 15) as u32;
+        let c1 = c0 + (entries[1] & 15) as u32;
+        let c2 = c1 + (entries[2] & 15) as u32;
+        LaneIndex {
+            entries,
+            before: [0, c0, c1, c2],
+            size: c2 + (entries[3] & 15) as u32,
+        }
+    }
+
+    /// The index of the `r`-th card (`r < size`).
+    #[inline(always)]
+    pub(crate) fn nth(&self, r: u32) -> u32 {
+        let [_, c0, c1, c2] = self.before;
+        let lane = u32::from(r >= c0) + u32::from(r >= c1) + u32::from(r >= c2);
+        let base = self.before[lane as usize & 3];
+        let entry = self.entries[lane as usize & 3];
+        13 * lane + ((entry >> (4 + 4 * (r - base))) & 15) as u32
+    }
+}
+
+/// The `r`-th card (in index order) of the set `hand` (`r` below its size): counts from
+/// four lane lookups, then the lane by comparisons and one more lookup for its nibble.
+/// Selecting with conditional moves rather than indexing small arrays keeps everything in
+/// registers.
+#[inline(always)]
+pub(crate) fn nth_card(hand: u64, r: u32) -> u32 {
+    let count = |lane: u64| (LANES[((hand >> (13 * lane)) & LANE_MASK) as usize] & 15) as u32;
+    let c0 = count(0);
+    let c1 = c0 + count(1);
+    let c2 = c1 + count(2);
+    let (lane, base) = if r >= c2 {
+        (3, c2)
+    } else if r >= c1 {
+        (2, c1)
+    } else if r >= c0 {
+        (1, c0)
+    } else {
+        (0, 0)
+    };
+    let entry = LANES[((hand >> (13 * lane)) & LANE_MASK) as usize];
+    13 * lane as u32 + ((entry >> (4 + 4 * (r - base))) & 15) as u32
+}
+
+/// The number of cards of `hand`.
+#[inline(always)]
+pub(crate) fn size(hand: u64) -> u32 {
+    (0..4)
+        .map(|lane| (LANES[((hand >> (13 * lane)) & LANE_MASK) as usize] & 15) as u32)
+        .sum()
 }
 
 /// Iterator over a [`CardSet`], in index order.
@@ -494,6 +625,25 @@ mod tests {
             }
             assert_eq!(set.nth(listed.len()), None);
         }
+    }
+
+    #[test]
+    fn choose_three_draws_three_distinct_members_covering_the_set() {
+        use rand::SeedableRng;
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(11);
+        let set: CardSet = "QS AS 4S AH 10D".parse().unwrap();
+        let mut seen = CardSet::EMPTY;
+        for _ in 0..500 {
+            let three = set.choose_three(&mut rng).unwrap();
+            assert_eq!(three.len(), 3);
+            assert!(three.is_subset(set));
+            seen |= three;
+        }
+        assert_eq!(seen, set);
+        assert_eq!(
+            "QS AS".parse::<CardSet>().unwrap().choose_three(&mut rng),
+            None
+        );
     }
 
     #[test]

@@ -118,16 +118,23 @@ pub(crate) fn below<R: Rng + ?Sized>(rng: &mut R, n: u32) -> u32 {
     (product >> 32) as u32
 }
 
-/// Shuffles the deck and deals 13 cards to each seat.
-///
-/// A partial Fisher–Yates: the first 39 positions are drawn, the last 13 are what remains.
-/// Seat `i` gets positions `13 i .. 13 i + 13`.
-pub fn deal<R: Rng + ?Sized>(rng: &mut R) -> BySeat<CardSet> {
+/// The card indices in dealing order: positions `13 i .. 13 i + 13` go to seat `i`.
+#[inline]
+pub(crate) fn shuffled_deck<R: Rng + ?Sized>(rng: &mut R) -> [u8; 52] {
     let mut deck: [u8; 52] = std::array::from_fn(|i| i as u8);
     for i in 0..39 {
         let j = i + below(rng, (52 - i) as u32) as usize;
         deck.swap(i, j);
     }
+    deck
+}
+
+/// Shuffles the deck and deals 13 cards to each seat.
+///
+/// A partial Fisher–Yates: the first 39 positions are drawn, the last 13 are what remains.
+/// Seat `i` gets positions `13 i .. 13 i + 13`.
+pub fn deal<R: Rng + ?Sized>(rng: &mut R) -> BySeat<CardSet> {
+    let deck = shuffled_deck(rng);
     let mut hands = [0u64; 4];
     for (hand, cards) in hands.iter_mut().zip(deck.chunks_exact(13)) {
         for &card in cards {

@@ -80,6 +80,10 @@ pub enum Event {
 /// [`Discard`] drops them, and with it the compiler removes the event building from the
 /// hot path of playouts.
 pub trait EventSink {
+    /// Whether this sink keeps events. `false` lets hot paths skip the bookkeeping that only
+    /// events need (checked at compile time, so it costs nothing).
+    const KEEPS_EVENTS: bool = true;
+
     /// Receives the next event.
     fn push(&mut self, event: Event);
 }
@@ -96,6 +100,8 @@ impl EventSink for Vec<Event> {
 pub struct Discard;
 
 impl EventSink for Discard {
+    const KEEPS_EVENTS: bool = false;
+
     #[inline(always)]
     fn push(&mut self, _event: Event) {}
 }

@@ -740,27 +740,12 @@ impl Game {
         let hand = self.hands[seat];
         let restricted = self.options.pass_restriction == PassRestriction::On;
         for _ in 0..64 {
-            let first = passable.choose(rng)?;
-            let rest = passable.without(first);
-            let second = rest.choose(rng)?;
-            let third = rest.without(second).choose(rng)?;
-            let pass = CardSet::single(first).with(second).with(third);
+            let pass = passable.choose_three(rng)?;
             if !restricted || legality::keeps_suits(hand, pass) {
                 return Some(pass);
             }
         }
-        let cards: Vec<Card> = passable.iter().collect();
-        for (i, &a) in cards.iter().enumerate() {
-            for (j, &b) in cards.iter().enumerate().skip(i + 1) {
-                for &c in &cards[j + 1..] {
-                    let pass = CardSet::single(a).with(b).with(c);
-                    if self.check_pass(seat, pass).is_ok() {
-                        return Some(pass);
-                    }
-                }
-            }
-        }
-        None
+        legality::first_legal_pass(hand, restricted)
     }
 
     // ----- invariants ----------------------------------------------------------------------

@@ -19,7 +19,7 @@ pub const GUARDS: CardSet = CardSet::single(Card::QUEEN_OF_SPADES)
 
 /// The cards of the Leekha's suit above it: what triggers talbees.
 #[inline]
-const fn above_leekha(suit: Suit) -> CardSet {
+pub(crate) const fn above_leekha(suit: Suit) -> CardSet {
     match suit {
         Suit::Spades => CardSet::above(Rank::Queen, Suit::Spades),
         Suit::Diamonds => CardSet::above(Rank::Ten, Suit::Diamonds),
@@ -108,24 +108,28 @@ pub fn check_play(
 /// least 3 — always true for 13 cards, which keep 9 — a card is in some legal pass unless it
 /// is a non-guard alone in its suit. Tested against brute force over all 3-card subsets.
 pub fn passable_cards(hand: CardSet, options: &RuleOptions) -> CardSet {
-    if hand.len() < 3 {
+    let len = hand.len();
+    if len < 3 {
         return CardSet::EMPTY;
     }
     if options.pass_restriction == PassRestriction::Off {
         return hand;
     }
-    let mut capacity = 0;
-    let mut passable = CardSet::EMPTY;
+    // Every guard held, and every card of a suit held at least twice.
+    let mut passable = hand & GUARDS;
     for suit in Suit::ALL {
-        let held = hand.of_suit(suit);
-        if held.is_subset(GUARDS) {
-            capacity += held.len();
-            passable |= held;
+        let held = hand.of_suit(suit).bits();
+        // `held & (held - 1)` drops the lowest card: non-zero iff two or more.
+        let twice = if held & held.wrapping_sub(1) != 0 {
+            held
         } else {
-            capacity += held.len() - 1;
-            passable |= if held.len() >= 2 { held } else { held & GUARDS };
-        }
+            0
+        };
+        passable |= CardSet::from_bits(twice).unwrap_or_default();
     }
+    // The capacity is the hand minus one card per suit holding a non-guard: at least 3 for
+    // any hand of 7 or more cards (there are 4 suits), so only test positions need it.
+    let capacity = len - suits_held(hand - GUARDS).count_ones() as usize;
     if capacity >= 3 {
         passable
     } else {
@@ -147,6 +151,23 @@ const fn suits_held(cards: CardSet) -> u8 {
 #[inline]
 pub(crate) const fn keeps_suits(hand: CardSet, pass: CardSet) -> bool {
     suits_held(pass.difference(GUARDS)) & !suits_held(hand.difference(pass)) == 0
+}
+
+/// The first legal pass of `hand` in index order, by exhaustive search: the backstop of the
+/// random pass generators, for hands where random draws keep failing.
+pub(crate) fn first_legal_pass(hand: CardSet, restricted: bool) -> Option<CardSet> {
+    let cards: Vec<Card> = hand.iter().collect();
+    for (i, &a) in cards.iter().enumerate() {
+        for (j, &b) in cards.iter().enumerate().skip(i + 1) {
+            for &c in &cards[j + 1..] {
+                let pass = CardSet::single(a).with(b).with(c);
+                if !restricted || keeps_suits(hand, pass) {
+                    return Some(pass);
+                }
+            }
+        }
+    }
+    None
 }
 
 /// Checks that `pass` is a legal pass from `hand`: 3 cards of the hand, and with the
@@ -176,4 +197,60 @@ pub fn check_pass(hand: CardSet, pass: CardSet, options: &RuleOptions) -> Result
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use rand::SeedableRng;
+
+    use super::*;
+
+    /// Every card of some legal 3-card pass, by brute force.
+    fn brute_force_passable(hand: CardSet, options: &RuleOptions) -> CardSet {
+        let cards: Vec<Card> = hand.iter().collect();
+        let mut union = CardSet::EMPTY;
+        for (i, &a) in cards.iter().enumerate() {
+            for (j, &b) in cards.iter().enumerate().skip(i + 1) {
+                for &c in &cards[j + 1..] {
+                    let pass = CardSet::single(a).with(b).with(c);
+                    if check_pass(hand, pass, options).is_ok() {
+                        union |= pass;
+                    }
+                }
+            }
+        }
+        union
+    }
+
+    #[test]
+    fn passable_cards_match_brute_force_for_hands_of_every_size() {
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(5);
+        let options = RuleOptions::default();
+        for _ in 0..3000 {
+            let size = 3 + CardSet::FULL.choose(&mut rng).map_or(0, |c| c.index() % 11);
+            let mut hand = CardSet::EMPTY;
+            while hand.len() < usize::from(size) {
+                // Favour the guards, where the capacity rule matters; any card once every
+                // guard is held.
+                let guards_left = GUARDS - hand;
+                let pool = if hand.len().is_multiple_of(2) && !guards_left.is_empty() {
+                    guards_left
+                } else {
+                    CardSet::FULL - hand
+                };
+                if let Some(card) = pool.choose(&mut rng) {
+                    hand.insert(card);
+                }
+            }
+            assert_eq!(
+                passable_cards(hand, &options),
+                brute_force_passable(hand, &options),
+                "{hand}"
+            );
+            assert_eq!(
+                first_legal_pass(hand, true).is_some(),
+                !passable_cards(hand, &options).is_empty()
+            );
+        }
+    }
 }

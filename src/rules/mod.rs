@@ -46,6 +46,7 @@ mod event;
 mod game;
 mod legality;
 mod options;
+mod playout;
 mod position;
 mod scoring;
 mod seat;
@@ -64,6 +65,7 @@ pub use options::{
     DealerRotation, Direction, ForcedLeekha, Mode, OptionsError, PassDirection, PassRestriction,
     Preset, RuleOptions, RuleOverrides, SoloTie, Talbees, TargetScore, TeamLoss,
 };
+pub use playout::Playout;
 pub use position::Position;
 pub use scoring::{GameResult, Standing, game_outcome};
 pub use seat::{BySeat, Seat, SeatSet, Team};
