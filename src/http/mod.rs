@@ -145,6 +145,88 @@ impl utoipa::Modify for BearerAuth {
     }
 }
 
+/// Documents the error statuses any operation can answer, so the document lists every status
+/// a client can get: 400 for a malformed parameter or body, 413/415 for a body, 401/403 for a
+/// protected operation, 404 for an unknown id, 500 and 503 everywhere a database is used.
+struct CommonResponses;
+
+impl utoipa::Modify for CommonResponses {
+    fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
+        use utoipa::openapi::{ContentBuilder, Ref, ResponseBuilder};
+        let problem = |description: &str| {
+            ResponseBuilder::new()
+                .description(description)
+                .content(
+                    crate::error::PROBLEM_JSON,
+                    ContentBuilder::new()
+                        .schema(Some(Ref::from_schema_name("Problem")))
+                        .build(),
+                )
+                .build()
+        };
+        for (path, item) in openapi.paths.paths.iter_mut() {
+            let api = path.starts_with("/api/");
+            for op in [
+                &mut item.get,
+                &mut item.put,
+                &mut item.post,
+                &mut item.delete,
+                &mut item.patch,
+            ]
+            .into_iter()
+            .flatten()
+            {
+                let has_body = op.request_body.is_some();
+                let has_params =
+                    op.parameters.as_ref().is_some_and(|p| !p.is_empty()) || path.contains('{');
+                let secured = op.security.as_ref().is_some_and(|s| !s.is_empty());
+                let mut add = |status: &str, description: &str| {
+                    op.responses
+                        .responses
+                        .entry(status.to_owned())
+                        .or_insert_with(|| problem(description).into());
+                };
+                if has_body || has_params {
+                    add(
+                        "400",
+                        "Malformed request: bad JSON, parameter or path id (problem+json)",
+                    );
+                }
+                if has_body {
+                    add(
+                        "413",
+                        "The body is larger than the limit (`payload_too_large`)",
+                    );
+                    add(
+                        "415",
+                        "The body is not `application/json` (`unsupported_media_type`)",
+                    );
+                }
+                if secured {
+                    add(
+                        "401",
+                        "Missing, invalid or expired access token (`missing_token`, `invalid_token`)",
+                    );
+                    add("403", "Not allowed, or banned (`forbidden`, `banned`)");
+                }
+                if path.contains('{') {
+                    add("404", "No such resource (`not_found`)");
+                }
+                if api || path == "/readyz" {
+                    add(
+                        "500",
+                        "An internal error; the details are in the server log (`internal`)",
+                    );
+                    add(
+                        "503",
+                        "The database is unreachable (`database_unavailable`)",
+                    );
+                }
+            }
+        }
+    }
+}
+
 /// Registers every documented route. Shared by the app and by [`openapi`].
 fn routes(cfg: &mut utoipa_actix_web::service_config::ServiceConfig) {
     cfg.service(health::healthz)
@@ -161,12 +243,15 @@ fn routes(cfg: &mut utoipa_actix_web::service_config::ServiceConfig) {
 
 /// The OpenAPI document of this server, as served at `/openapi.json`.
 pub fn openapi() -> utoipa::openapi::OpenApi {
-    App::new()
+    let mut api = App::new()
         .into_utoipa_app()
         .openapi(ApiDoc::openapi())
         .configure(routes)
         .split_for_parts()
-        .1
+        .1;
+    // Paths are collected after ApiDoc's modifiers ran: add the common responses now.
+    utoipa::Modify::modify(&CommonResponses, &mut api);
+    api
 }
 
 /// The request id header set on every response, for correlating a client report with the log.
@@ -199,6 +284,8 @@ pub fn build_app(
         .app_data(web::QueryConfig::default().error_handler(query_error))
         .configure(routes)
         .split_for_parts();
+    let mut api = api;
+    utoipa::Modify::modify(&CommonResponses, &mut api);
     let table = fallback::RouteTable::from_openapi(&api);
     app.service(web::redirect("/docs", "/docs/").permanent())
         .service(SwaggerUi::new("/docs/{_:.*}").url("/openapi.json", api))
