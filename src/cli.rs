@@ -264,6 +264,7 @@ fn create_admin(db: &Db, username: &str) -> Result<String, String> {
 fn serve(config: Config, db: Db, started: Instant) -> Result<(), String> {
     let bind = config.bind;
     let workers = config.workers;
+    let blocking_threads = (config.pool_size as usize).max(4);
     let database = config.database_url.to_string();
     let state = AppState::init(config, db)?;
     let scheduler = crate::scheduler::Scheduler::spawn(state.clone());
@@ -271,7 +272,10 @@ fn serve(config: Config, db: Db, started: Instant) -> Result<(), String> {
         let mut server = actix_web::HttpServer::new(move || build_app(state.clone()))
             // In-flight requests get this long to finish after SIGTERM/SIGINT; each action is
             // one transaction, so a request cut off later still leaves nothing half-applied.
-            .shutdown_timeout(30);
+            .shutdown_timeout(30)
+            // Blocking threads only wait for a pooled connection beyond the pool's size:
+            // bound them (actix's default is 512), which also bounds memory.
+            .worker_max_blocking_threads(blocking_threads);
         if let Some(n) = workers {
             server = server.workers(n);
         }
