@@ -1,5 +1,15 @@
 //! Computer opponents. A bot sees exactly what a player of its seat sees, the seat's
-//! [`SeatView`], and nothing else: it cannot read hidden cards because it is never given them.
+//! [`SeatView`], plus the public record of the round's plays, and nothing else: it cannot
+//! read hidden cards because it is never given them.
+//!
+//! Three levels ([`BotLevel`]): `random` (a uniform legal action), `heuristic` (rule-based
+//! passing and a small risk model for play, with void and Leekha inferences) and `expert`
+//! (determinized Monte Carlo over the hidden cards, rollouts with the heuristic policy).
+//! [`tournament`] measures them against each other on duplicate deals.
+#![expect(
+    clippy::needless_range_loop,
+    reason = "loops over the four seats and suits index several arrays at once"
+)]
 
 use std::fmt;
 
@@ -8,22 +18,35 @@ use serde::{Deserialize, Serialize};
 
 use crate::rules::{Action, Card, CardSet, LegalActions, Seat, SeatView, check_pass};
 
+mod expert;
+mod heuristic;
+mod knowledge;
+pub mod tournament;
+
+pub use expert::{ExpertConfig, choose_expert};
+
 /// How strong a bot plays.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum BotLevel {
     /// A uniformly random legal action.
     Random,
+    /// Rule-based: passes dangerous cards, ducks, sheds Leekhas and high cards, reads voids.
+    Heuristic,
+    /// Determinized Monte Carlo with heuristic rollouts ([`ExpertConfig::DEFAULT`]).
+    Expert,
 }
 
 impl BotLevel {
     /// Every level, weakest first.
-    pub const ALL: [BotLevel; 1] = [BotLevel::Random];
+    pub const ALL: [BotLevel; 3] = [BotLevel::Random, BotLevel::Heuristic, BotLevel::Expert];
 
     /// The stored and wire name.
     pub fn as_str(self) -> &'static str {
         match self {
             BotLevel::Random => "random",
+            BotLevel::Heuristic => "heuristic",
+            BotLevel::Expert => "expert",
         }
     }
 
@@ -32,9 +55,10 @@ impl BotLevel {
         Self::ALL.into_iter().find(|l| l.as_str() == raw)
     }
 
-    /// The level a bot gets when it takes over a seat (resign, timeouts, admin).
+    /// The level a bot gets when it takes over a seat (resign, timeouts, admin): strong
+    /// enough to keep the game fair for the others, and instant.
     pub const fn takeover() -> Self {
-        BotLevel::Random
+        BotLevel::Heuristic
     }
 }
 
@@ -44,29 +68,83 @@ impl fmt::Display for BotLevel {
     }
 }
 
-/// The bot's action for the seat of `view`, or `None` if the seat has nothing to do.
-/// `history` is the current round's public card plays in order (what the seat has seen).
+/// The bot's action for the seat of `view` (`view.seat`), or `None` if that seat has
+/// nothing to do (its `legal_actions` are [`LegalActions::None`], or it is a spectator view).
+///
+/// `history` is the public record of the current round: every card played so far, in
+/// play order (trick by trick, each led by the previous winner, the first by the dealer's
+/// right), the current trick included. The bot uses nothing else; a history that does not
+/// fit the view is not trusted for inferences (only its cards are).
+///
+/// The returned action is always legal for the view.
 pub fn choose<R: Rng + ?Sized>(
     level: BotLevel,
     view: &SeatView,
     history: &[(Seat, Card)],
     rng: &mut R,
 ) -> Option<Action> {
-    let _ = history;
-    let seat = view.seat?;
     match level {
-        BotLevel::Random => match view.legal_actions {
-            LegalActions::Pass { cards, .. } => {
-                random_pass(view, cards, rng).map(|p| Action::Pass {
+        BotLevel::Random => random_action(view, rng),
+        BotLevel::Heuristic => heuristic_action(view, history, &heuristic::WEIGHTS),
+        BotLevel::Expert => choose_expert(view, history, &ExpertConfig::DEFAULT, rng),
+    }
+}
+
+/// A uniformly random legal action.
+fn random_action<R: Rng + ?Sized>(view: &SeatView, rng: &mut R) -> Option<Action> {
+    let seat = view.seat?;
+    match view.legal_actions {
+        LegalActions::Pass { cards, .. } => random_pass(view, cards, rng).map(|p| Action::Pass {
+            seat,
+            cards: p.iter().collect(),
+        }),
+        LegalActions::Play { cards } => pick(cards, rng).map(|card| Action::Play { seat, card }),
+        LegalActions::None => None,
+    }
+}
+
+/// The heuristic's action: deterministic, no randomness needed.
+pub(crate) fn heuristic_action(
+    view: &SeatView,
+    history: &[(Seat, Card)],
+    weights: &heuristic::Weights,
+) -> Option<Action> {
+    let seat = view.seat?;
+    match view.legal_actions {
+        LegalActions::Pass { cards, .. } => {
+            heuristic::choose_pass(view.hand, cards, &view.rules, weights)
+                .or_else(|| first_legal_pass(view, cards))
+                .map(|p| Action::Pass {
                     seat,
                     cards: p.iter().collect(),
                 })
+        }
+        LegalActions::Play { cards } => {
+            let fallback = cards.lowest()?;
+            if cards.len() == 1 {
+                return Some(Action::Play {
+                    seat,
+                    card: fallback,
+                });
             }
-            LegalActions::Play { cards } => {
-                pick(cards, rng).map(|card| Action::Play { seat, card })
-            }
-            LegalActions::None => None,
-        },
+            let card = match knowledge::Knowledge::new(view, history) {
+                Some(k) => heuristic::play(&heuristic::Ctx {
+                    seat,
+                    hand: k.hand,
+                    legal: cards,
+                    trick: &k.trick,
+                    table: &k.table,
+                    rules: &k.rules,
+                    known: &k.known,
+                    weights,
+                }),
+                None => fallback,
+            };
+            // The policy only ever picks among `cards`; the check keeps that a guarantee.
+            let card = if cards.contains(card) { card } else { fallback };
+            Some(Action::Play { seat, card })
+        }
+        LegalActions::None => None,
     }
 }
 
@@ -93,7 +171,12 @@ fn random_pass<R: Rng + ?Sized>(
             return Some(pass);
         }
     }
-    // Exhaustive backstop: a legal pass always exists (rule book §3).
+    first_legal_pass(view, passable)
+}
+
+/// The first legal pass in card order: the exhaustive backstop of the pass choosers (a
+/// legal pass always exists, rule book §3).
+fn first_legal_pass(view: &SeatView, passable: CardSet) -> Option<CardSet> {
     let cards: Vec<Card> = passable.iter().collect();
     for (i, &a) in cards.iter().enumerate() {
         for (j, &b) in cards.iter().enumerate().skip(i + 1) {

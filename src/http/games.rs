@@ -38,6 +38,7 @@ pub fn routes(cfg: &mut utoipa_actix_web::service_config::ServiceConfig) {
         .service(events)
         .service(resign)
         .service(reclaim)
+        .service(hint)
         .service(replay);
 }
 
@@ -81,7 +82,7 @@ pub struct SeatRequest {
     pub kind: String,
     /// For `invite`: who.
     pub username: Option<String>,
-    /// For `bot`: the level (default `random`).
+    /// For `bot`: `random`, `heuristic` (default) or `expert`.
     pub level: Option<BotLevel>,
 }
 
@@ -507,7 +508,7 @@ pub async fn create_game(
                         "me" => row.user_id = Some(creator.clone()),
                         "bot" => {
                             row.bot_level =
-                                Some(s.level.unwrap_or(BotLevel::Random).as_str().to_owned());
+                                Some(s.level.unwrap_or(BotLevel::Heuristic).as_str().to_owned());
                             row.bot_reason = Some("seat".into());
                         }
                         "invite" => {
@@ -1439,6 +1440,103 @@ pub async fn reclaim(
         .await?;
     state.announce(&id, &notified);
     Ok(json_with_etag(&view))
+}
+
+/// The strongest bot's suggestion for the caller's pending action.
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+pub struct HintView {
+    /// `pass` or `play`.
+    #[serde(rename = "type")]
+    pub kind: String,
+    /// For a pass: the 3 cards to pass.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cards: Option<Vec<CardCode>>,
+    /// For a play: the card to play.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub card: Option<CardCode>,
+    /// The bot level that made the suggestion.
+    pub level: BotLevel,
+    /// The game version the hint is for.
+    pub version: i64,
+}
+
+/// The expert bot's suggestion for the caller's pending pass or play, computed from the
+/// caller's own view and the round's public plays only. Its search is seeded by game and
+/// version and bounded by an iteration cap and a time budget (a busy server explores less).
+#[utoipa::path(
+    tag = "games",
+    security(("bearer" = [])),
+    params(("id" = uuid::Uuid, Path, description = "Game id")),
+    responses(
+        (status = 200, description = "A legal action for the caller", body = HintView),
+        (status = 401, description = "Missing or invalid token", body = Problem, content_type = "application/problem+json"),
+        (status = 403, description = "Not seated (`not_seated`), or banned", body = Problem, content_type = "application/problem+json"),
+        (status = 404, description = "No such game", body = Problem, content_type = "application/problem+json"),
+        (status = 409, description = "The game is not running (`game_not_active`) or the caller has nothing to do now (`nothing_to_do`)", body = Problem, content_type = "application/problem+json"),
+    )
+)]
+#[get("/games/{id}/hint")]
+pub async fn hint(
+    state: web::Data<AppState>,
+    user: AuthUser,
+    path: web::Path<uuid::Uuid>,
+) -> Result<HttpResponse, ApiError> {
+    let id = path.into_inner().to_string();
+    let user_id = user.id().to_owned();
+    let table = state.db.run(move |conn| Table::load(conn, &id)).await?;
+    if !table.visible_to(&user_id) {
+        return Err(ApiError::not_found("no such game"));
+    }
+    let seat = table.seat_of(&user_id).ok_or_else(|| {
+        ApiError::forbidden("you have no seat in this game").with_code("not_seated")
+    })?;
+    if table.status() != GameStatus::Active {
+        return Err(ApiError::conflict(
+            "game_not_active",
+            "the game is not running",
+        ));
+    }
+    let game = table
+        .game()?
+        .ok_or_else(|| ApiError::conflict("game_not_active", "the game is not running"))?;
+    let view = game.view(seat);
+    let plays = crate::games::decode_plays(&table.row.round_plays);
+    let version = table.row.version;
+    // Seeded by game and version, so the search only varies with how far the time budget
+    // lets it go.
+    let mut seed = [0u8; 32];
+    seed[..16].copy_from_slice(
+        &uuid::Uuid::parse_str(&table.row.id)
+            .unwrap_or_default()
+            .into_bytes(),
+    );
+    seed[16..24].copy_from_slice(&version.to_le_bytes());
+    let level = BotLevel::Expert;
+    let action = web::block(move || {
+        let mut rng = <rand_chacha::ChaCha8Rng as rand::SeedableRng>::from_seed(seed);
+        crate::bots::choose(level, &view, &plays, &mut rng)
+    })
+    .await?
+    .ok_or_else(|| {
+        ApiError::conflict("nothing_to_do", "you have nothing to do in this game now")
+    })?;
+    let hint = match action {
+        Action::Pass { cards, .. } => HintView {
+            kind: "pass".into(),
+            cards: Some(cards.iter().map(|c| CardCode(c.to_string())).collect()),
+            card: None,
+            level,
+            version,
+        },
+        Action::Play { card, .. } => HintView {
+            kind: "play".into(),
+            cards: None,
+            card: Some(CardCode(card.to_string())),
+            level,
+            version,
+        },
+    };
+    Ok(HttpResponse::Ok().json(hint))
 }
 
 /// After the end: the seed, every deal and every action, for the game's players.

@@ -513,12 +513,12 @@ async fn a_seat_handed_to_a_bot_is_played_by_the_bot_and_players_see_it() {
     )
     .await;
     assert_eq!(reply.status, 200, "{}", reply.text);
-    assert_eq!(reply.json["seats"][1]["bot"], "random");
+    assert_eq!(reply.json["seats"][1]["bot"], "heuristic");
 
     // Every player sees the bot on seat 1, and the bot has already passed for it.
     for p in &players {
         let view = get(&app, &format!("/api/v1/games/{game}"), &p.access).await;
-        assert_eq!(view.json["seats"][1]["bot"], "random");
+        assert_eq!(view.json["seats"][1]["bot"], "heuristic");
         assert_eq!(
             view.json["seats"][1]["player"]["id"],
             players[1].id.as_str()
@@ -544,7 +544,7 @@ async fn a_seat_handed_to_a_bot_is_played_by_the_bot_and_players_see_it() {
         .find(|(k, d)| *k == "seat_changed" && d["reason"] == "admin")
         .expect("a seat_changed event with reason admin");
     assert_eq!(changed.1["seat"], 1);
-    assert_eq!(changed.1["bot"], "random");
+    assert_eq!(changed.1["bot"], "heuristic");
     assert_eq!(changed.1["user_id"], players[1].id.as_str());
     assert!(
         kinds

@@ -144,7 +144,7 @@ async fn a_game_in_which_one_player_never_acts_still_finishes() {
     };
     scheduler.stop();
     assert_eq!(
-        view["seats"][0]["bot"], "random",
+        view["seats"][0]["bot"], "heuristic",
         "after two timeouts a bot holds the seat"
     );
 
@@ -382,7 +382,7 @@ async fn two_timeouts_in_a_row_hand_the_seat_to_a_bot_until_its_player_reclaims_
     )
     .await
     .json;
-    assert_eq!(view["seats"][leader]["bot"], "random", "{view}");
+    assert_eq!(view["seats"][leader]["bot"], "heuristic", "{view}");
     assert!(view["legal_actions"].is_null());
     assert!(kinds(&feed(&app, &players[leader]).await).contains(&"seat_taken_by_bot".to_owned()));
     // The others timed out only once: they still hold their seats.

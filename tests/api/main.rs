@@ -6,6 +6,7 @@
 
 mod accounts;
 mod admin;
+mod bots;
 mod common;
 mod deadlines;
 mod foundation;

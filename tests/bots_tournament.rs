@@ -1,0 +1,82 @@
+//! The CI smoke tournament and the determinism of tournaments. No timing assertions: the
+//! timing figures vary with the machine.
+
+use std::time::Duration;
+
+use leekha::bots::tournament::{TournamentConfig, run};
+use leekha::bots::{BotLevel, ExpertConfig};
+use leekha::rules::RuleOptions;
+
+fn config(candidate: BotLevel, baseline: BotLevel, deals: usize, seed: u64) -> TournamentConfig {
+    TournamentConfig {
+        candidate,
+        baseline,
+        deals,
+        seed,
+        options: RuleOptions::default(),
+        // Cap-bound searches keep the expert's games a pure function of the seed.
+        expert: ExpertConfig {
+            max_iterations: 24,
+            time_budget: Duration::from_secs(3600),
+        },
+    }
+}
+
+#[test]
+fn smoke_heuristic_beats_random_by_its_confidence_interval() {
+    let report = run(&config(BotLevel::Heuristic, BotLevel::Random, 60, 2024));
+    println!("{report}");
+    let r = &report.results;
+    assert_eq!(r.deals, 60);
+    assert!(
+        r.ci_low > 0.0,
+        "heuristic should beat random: {:+.2} (CI {:+.2} .. {:+.2})",
+        r.mean_saved,
+        r.ci_low,
+        r.ci_high
+    );
+    // Duplicate deals: the reference tables deal out all 36 points of each round.
+    assert!((r.baseline_points - 9.0).abs() < 1e-9);
+    assert_eq!(report.timing.rounds, 60 * 5);
+}
+
+#[test]
+fn smoke_partnership_counts_team_points() {
+    let mut c = config(BotLevel::Heuristic, BotLevel::Random, 20, 7);
+    c.options = RuleOptions::preset("partnership").unwrap();
+    let report = run(&c);
+    // A team takes half the points on average over the reference tables.
+    assert!((report.results.baseline_points - 18.0).abs() < 1e-9);
+    assert!(report.to_string().contains("team points"));
+}
+
+#[test]
+fn same_seed_same_report_except_timing() {
+    for (candidate, baseline, deals) in [
+        (BotLevel::Heuristic, BotLevel::Random, 12),
+        (BotLevel::Random, BotLevel::Heuristic, 12),
+        (BotLevel::Expert, BotLevel::Heuristic, 2),
+    ] {
+        let a = run(&config(candidate, baseline, deals, 11));
+        let b = run(&config(candidate, baseline, deals, 11));
+        assert_eq!(a.results, b.results, "{candidate} vs {baseline}");
+        assert_eq!(a.config, b.config);
+        assert_eq!(a.timing.decisions, b.timing.decisions);
+    }
+    let a = run(&config(BotLevel::Heuristic, BotLevel::Random, 12, 1));
+    let b = run(&config(BotLevel::Heuristic, BotLevel::Random, 12, 2));
+    assert_ne!(
+        a.results.per_deal, b.results.per_deal,
+        "another seed, other deals"
+    );
+}
+
+#[test]
+fn a_bot_against_itself_saves_nothing() {
+    // A seat's bot draws from the same stream at every table of a deal, so a level in its
+    // own seat replays the reference table exactly: the duplicate design cancels all luck.
+    for level in [BotLevel::Random, BotLevel::Heuristic] {
+        let report = run(&config(level, level, 10, 5));
+        assert!(report.results.per_deal.iter().all(|&x| x == 0.0), "{level}");
+    }
+}
