@@ -11,8 +11,8 @@ use crate::rules::{
 
 use super::knowledge::{Table, above, below};
 
-/// Tuning constants of the risk model and of passing, gathered here so that tournaments
-/// can compare variants.
+/// Tuning constants of the risk model and of passing, gathered in one place (the rest of
+/// the model is structure, these are the knobs that were tuned).
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Weights {
     /// How much the danger of keeping a card counts when choosing what to play.
@@ -66,13 +66,21 @@ pub(crate) const WEIGHTS: Weights = Weights {
 /// public record and the cards this seat knows others hold (its own pass).
 #[derive(Clone, Copy)]
 pub(crate) struct Ctx<'a> {
+    /// The seat to play.
     pub seat: Seat,
+    /// Its hand.
     pub hand: CardSet,
+    /// Its legal cards (never empty).
     pub legal: CardSet,
+    /// The trick in progress.
     pub trick: &'a Trick,
+    /// The public record of the round.
     pub table: &'a Table,
+    /// The rules.
     pub rules: &'a RuleOptions,
+    /// Per seat: cards this seat knows that seat holds.
     pub known: &'a [CardSet; 4],
+    /// The tuning constants.
     pub weights: &'a Weights,
 }
 
@@ -91,8 +99,8 @@ struct Est {
     dump: [f32; 3],
     /// Per follower and suit: the chance it is void in the suit.
     void: [[f32; 4]; 3],
-    /// `pow[k]`: the chance that a hand of `follower_cards` cards misses `k` given unseen
-    /// cards (a row of [`MISSES`]).
+    /// `pow[k]`: the chance that a follower's hand misses `k` given unseen cards (the row
+    /// of [`MISSES`] for this many unseen cards and this hand size).
     pow: &'static [f32; 14],
 }
 
@@ -157,8 +165,7 @@ impl Ctx<'_> {
         };
         est.queen = self.holding(&est, Card::QUEEN_OF_SPADES);
         est.ten = self.holding(&est, Card::TEN_OF_DIAMONDS);
-        for j in 0..after {
-            let f = followers[j];
+        for (j, &f) in followers.iter().enumerate().take(after) {
             let i = f.index();
             // A void follower must throw a forced Leekha it holds (without the forced rule
             // the heuristic throws one by choice), else its worst card, usually a heart.
@@ -380,9 +387,8 @@ fn risk(table: &[f32; 7], low: usize) -> f32 {
     table[low.min(6)]
 }
 
-/// How dangerous a hand is to play out: Leekhas without protection, the high spades and
-/// diamonds that catch them, high cards without low company, minus voids to discard into.
-/// A sum over the suits, which is what makes [`best_passes`] fast.
+/// How dangerous a hand is to play out: the sum of [`suit_danger`] over the suits (which
+/// is what makes [`best_passes`] fast). The tests' reference; the code sums per suit.
 #[cfg(test)]
 pub(crate) fn hand_danger(kept: CardSet, w: &Weights) -> f32 {
     Suit::ALL
@@ -391,7 +397,9 @@ pub(crate) fn hand_danger(kept: CardSet, w: &Weights) -> f32 {
         .sum()
 }
 
-/// One suit's part of [`hand_danger`]; `held` are the cards of `suit` kept.
+/// How dangerous the kept cards `held` of `suit` are to play out: a Leekha without lower
+/// cards to protect it, the high spades and diamonds that catch a Leekha still out, high
+/// cards without low company; an empty suit is a bonus (a void to discard into).
 fn suit_danger(held: CardSet, suit: Suit, w: &Weights) -> f32 {
     if held.is_empty() {
         return -w.pass_void;
@@ -514,14 +522,14 @@ pub(crate) fn best_passes(
     }
     let mut best: Vec<(f32, CardSet)> = Vec::with_capacity(count + 1);
     let [clubs, diamonds, hearts, spades] = &parts;
-    for kc in 0..=3 {
-        for kd in 0..=3 - kc {
-            for kh in 0..=3 - kc - kd {
-                let ks = 3 - kc - kd - kh;
-                for c in &clubs[kc] {
-                    for d in &diamonds[kd] {
-                        for h in &hearts[kh] {
-                            for s in &spades[ks] {
+    // Every way to split the 3 cards over the suits, and every legal part of each size.
+    for (kc, clubs) in clubs.iter().enumerate() {
+        for (kd, diamonds) in diamonds.iter().enumerate().take(4 - kc) {
+            for (kh, hearts) in hearts.iter().enumerate().take(4 - kc - kd) {
+                for c in clubs {
+                    for d in diamonds {
+                        for h in hearts {
+                            for s in &spades[3 - kc - kd - kh] {
                                 let cost = c.cost + d.cost + h.cost + s.cost;
                                 if best.len() < count || cost < best[best.len() - 1].0 {
                                     let pass = c.cards | d.cards | h.cards | s.cards;

@@ -6,10 +6,6 @@
 //! passing and a small risk model for play, with void and Leekha inferences) and `expert`
 //! (determinized Monte Carlo over the hidden cards, rollouts with the heuristic policy).
 //! [`tournament`] measures them against each other on duplicate deals.
-#![expect(
-    clippy::needless_range_loop,
-    reason = "loops over the four seats and suits index several arrays at once"
-)]
 
 use std::fmt;
 
