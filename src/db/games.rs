@@ -162,6 +162,115 @@ pub fn usernames(conn: &mut AnyConnection, ids: &[String]) -> QueryResult<Vec<(S
         .load(conn)
 }
 
+/// A seat as read together with its game: the seat row plus the names (and the seated
+/// user's webhook) from `users`, so that loading a game is one query.
+#[derive(Debug, Clone)]
+pub struct LoadedSeat {
+    /// The seat row.
+    pub row: SeatRow,
+    /// Username of the seated user.
+    pub username: Option<String>,
+    /// Username of the invited user.
+    pub invited_username: Option<String>,
+    /// Whether the seated user has a webhook.
+    pub has_webhook: bool,
+}
+
+/// The seats with the users' names, as one JSON text column (so that the game and its seats
+/// come back in one round trip; a join would repeat the large game row four times).
+const SEATS_PG: &str = "(SELECT CAST(json_agg(json_build_array(s.seat, s.user_id, \
+    s.invited_user_id, s.bot_level, s.bot_reason, s.timeouts_in_row, u.username, i.username, \
+    u.webhook_url IS NOT NULL) ORDER BY s.seat) AS TEXT) FROM game_seats s \
+    LEFT JOIN users u ON u.id = s.user_id LEFT JOIN users i ON i.id = s.invited_user_id \
+    WHERE s.game_id = games.id)";
+const SEATS_SQLITE: &str = "(SELECT json_group_array(json(x)) FROM (SELECT json_array(s.seat, \
+    s.user_id, s.invited_user_id, s.bot_level, s.bot_reason, s.timeouts_in_row, u.username, \
+    i.username, CASE WHEN u.webhook_url IS NULL THEN json('false') ELSE json('true') END) AS x \
+    FROM game_seats s LEFT JOIN users u ON u.id = s.user_id \
+    LEFT JOIN users i ON i.id = s.invited_user_id WHERE s.game_id = games.id ORDER BY s.seat))";
+
+type SeatTuple = (
+    i32,
+    Option<String>,
+    Option<String>,
+    Option<String>,
+    Option<String>,
+    i32,
+    Option<String>,
+    Option<String>,
+    bool,
+);
+
+fn parse_seats(game_id: &str, raw: Option<String>) -> QueryResult<Vec<LoadedSeat>> {
+    let tuples: Vec<SeatTuple> = match raw {
+        Some(text) => serde_json::from_str(&text)
+            .map_err(|e| diesel::result::Error::DeserializationError(Box::new(e)))?,
+        None => Vec::new(),
+    };
+    Ok(tuples
+        .into_iter()
+        .map(
+            |(seat, user_id, invited_user_id, bot_level, bot_reason, timeouts_in_row, name, invited, hook)| {
+                LoadedSeat {
+                    row: SeatRow {
+                        game_id: game_id.to_owned(),
+                        seat,
+                        user_id,
+                        invited_user_id,
+                        bot_level,
+                        bot_reason,
+                        timeouts_in_row,
+                    },
+                    username: name,
+                    invited_username: invited,
+                    has_webhook: hook,
+                }
+            },
+        )
+        .collect())
+}
+
+/// A game with its seats and their users' names, in one query. With `for_update`, the
+/// game row is locked for the rest of the transaction: on PostgreSQL by this query
+/// (`FOR UPDATE`); on SQLite by [`lock`], which must then run first, as the transaction's
+/// first statement.
+pub fn find_with_seats(
+    conn: &mut AnyConnection,
+    id: &str,
+    for_update: bool,
+) -> QueryResult<Option<(GameRow, Vec<LoadedSeat>)>> {
+    use diesel::dsl::sql;
+    use diesel::sql_types::{Nullable, Text};
+    let found: Option<(GameRow, Option<String>)> = match conn {
+        AnyConnection::Postgresql(pg) => {
+            let query = games::table
+                .find(id)
+                .select((GameRow::as_select(), sql::<Nullable<Text>>(SEATS_PG)));
+            if for_update {
+                query.for_update().first(pg).optional()?
+            } else {
+                query.first(pg).optional()?
+            }
+        }
+        AnyConnection::Sqlite(_) => {
+            if for_update && !lock(conn, id)? {
+                return Ok(None);
+            }
+            games::table
+                .find(id)
+                .select((GameRow::as_select(), sql::<Nullable<Text>>(SEATS_SQLITE)))
+                .first(conn)
+                .optional()?
+        }
+    };
+    found
+        .map(|(row, seats)| {
+            let seats = parse_seats(&row.id, seats)?;
+            Ok((row, seats))
+        })
+        .transpose()
+}
+
 /// Inserts a new game and its seats.
 pub fn insert(conn: &mut AnyConnection, game: &GameRow, seats: &[SeatRow]) -> QueryResult<()> {
     diesel::insert_into(games::table)

@@ -78,28 +78,54 @@ pub struct Table {
     pub seats: Vec<SeatRow>,
     /// Usernames by user id (seated and invited users).
     pub names: HashMap<String, String>,
+    /// Seated users who had a webhook when the game was loaded.
+    pub webhook_users: Vec<String>,
     /// Users whose notification feed the last commit wrote to (for waking long-polls).
     pub notified_users: Vec<String>,
 }
 
 impl Table {
-    /// Loads a game.
+    /// Loads a game (one query).
     ///
     /// # Errors
     /// 404 when there is no such game.
     pub fn load(conn: &mut AnyConnection, id: &str) -> Result<Self, ApiError> {
-        let row = store::find(conn, id)?.ok_or_else(|| ApiError::not_found("no such game"))?;
-        let seats = store::seats(conn, id)?;
-        let ids: Vec<String> = seats
-            .iter()
-            .flat_map(|s| [s.user_id.clone(), s.invited_user_id.clone()])
-            .flatten()
-            .collect();
-        let names = store::usernames(conn, &ids)?.into_iter().collect();
+        Self::read(conn, id, false)
+    }
+
+    /// Takes the game's lock for the rest of the transaction and loads it: one query on
+    /// PostgreSQL (`SELECT … FOR UPDATE`), the lock then the load on SQLite. Must be the
+    /// transaction's first statement.
+    ///
+    /// # Errors
+    /// 404 when there is no such game.
+    pub fn load_locked(conn: &mut AnyConnection, id: &str) -> Result<Self, ApiError> {
+        Self::read(conn, id, true)
+    }
+
+    fn read(conn: &mut AnyConnection, id: &str, for_update: bool) -> Result<Self, ApiError> {
+        let (row, loaded) = store::find_with_seats(conn, id, for_update)?
+            .ok_or_else(|| ApiError::not_found("no such game"))?;
+        let mut names = HashMap::new();
+        let mut webhook_users = Vec::new();
+        let mut seats = Vec::with_capacity(loaded.len());
+        for seat in loaded {
+            if let (Some(user), Some(name)) = (&seat.row.user_id, seat.username) {
+                names.insert(user.clone(), name);
+                if seat.has_webhook {
+                    webhook_users.push(user.clone());
+                }
+            }
+            if let (Some(user), Some(name)) = (&seat.row.invited_user_id, seat.invited_username) {
+                names.insert(user.clone(), name);
+            }
+            seats.push(seat.row);
+        }
         Ok(Self {
             row,
             seats,
             names,
+            webhook_users,
             notified_users: Vec::new(),
         })
     }

@@ -27,7 +27,7 @@ use crate::http::extract::AdminUser;
 use crate::http::game_views::{CardCode, GameView, LegalActionsView, PlayerRef, codes, game_view};
 use crate::http::games::{
     ReplayAction, ReplayRound, ReplayView, SeatBrief, build_replay, decode_cursor, encode_cursor,
-    limit, locked, parse_body,
+    limit, locked_table, parse_body,
 };
 use crate::rules::Seat;
 
@@ -847,8 +847,7 @@ pub async fn get_game(
         .run(move |conn| {
             // The game's lock, as for a change: a consistent snapshot, and on SQLite a write
             // (the audit entry) that never follows a stale read.
-            locked(conn, &id, |conn| {
-                let table = Table::load(conn, &id)?;
+            locked_table(conn, &id, |conn, table| {
                 let view = full_state(conn, &table)?;
                 audit(
                     conn,
@@ -902,8 +901,7 @@ pub async fn abort_game(
     let view = state
         .db
         .run(move |conn| {
-            locked(conn, &gid, |conn| {
-                let table = Table::load(conn, &gid)?;
+            locked_table(conn, &gid, |conn, table| {
                 let before = table.status();
                 if !matches!(before, GameStatus::Waiting | GameStatus::Active) {
                     return Err(ApiError::conflict(
@@ -981,8 +979,7 @@ pub async fn seat_to_bot(
     let (view, applied) = state
         .db
         .run(move |conn| {
-            locked(conn, &gid, |conn| {
-                let table = Table::load(conn, &gid)?;
+            locked_table(conn, &gid, |conn, table| {
                 if table.status() != GameStatus::Active {
                     return Err(ApiError::conflict(
                         "game_not_active",

@@ -349,17 +349,16 @@ fn json_with_etag(view: &GameView) -> HttpResponse {
         .json(view)
 }
 
-/// Runs `f` in one transaction that starts by taking the game's lock.
-pub(crate) fn locked<T>(
+/// Runs `f` in one transaction that starts by taking the game's lock and loading it
+/// ([`Table::load_locked`]: one query on PostgreSQL).
+pub(crate) fn locked_table<T>(
     conn: &mut AnyConnection,
     id: &str,
-    f: impl FnOnce(&mut AnyConnection) -> Result<T, ApiError>,
+    f: impl FnOnce(&mut AnyConnection, Table) -> Result<T, ApiError>,
 ) -> Result<T, ApiError> {
     conn.transaction(|conn| {
-        if !store::lock(conn, id)? {
-            return Err(ApiError::not_found("no such game"));
-        }
-        f(conn)
+        let table = Table::load_locked(conn, id)?;
+        f(conn, table)
     })
 }
 
@@ -843,8 +842,7 @@ pub async fn join(
     let view = state
         .db
         .run(move |conn| {
-            locked(conn, &gid, |conn| {
-                let table = Table::load(conn, &gid)?;
+            locked_table(conn, &gid, |conn, table| {
                 if !table.visible_to(&user_id) {
                     return Err(ApiError::not_found("no such game"));
                 }
@@ -956,8 +954,7 @@ pub async fn leave(
     let view = state
         .db
         .run(move |conn| {
-            locked(conn, &gid, |conn| {
-                let table = Table::load(conn, &gid)?;
+            locked_table(conn, &gid, |conn, table| {
                 if !table.visible_to(&user_id) {
                     return Err(ApiError::not_found("no such game"));
                 }
@@ -1118,7 +1115,7 @@ pub async fn act(
     let outcome = state
         .db
         .run(move |conn| {
-            locked(conn, &gid, |conn| {
+            locked_table(conn, &gid, |conn, table| {
                 if let Some(key) = &key
                     && let Some(stored) = store::idempotent(conn, &user_id, key)?
                 {
@@ -1131,7 +1128,6 @@ pub async fn act(
                     }
                     return Ok(ActOutcome::Replayed(stored.status, stored.body));
                 }
-                let table = Table::load(conn, &gid)?;
                 if !table.visible_to(&user_id) {
                     return Err(ApiError::not_found("no such game"));
                 }
@@ -1333,8 +1329,7 @@ pub async fn resign(
     let view = state
         .db
         .run(move |conn| {
-            locked(conn, &gid, |conn| {
-                let table = Table::load(conn, &gid)?;
+            locked_table(conn, &gid, |conn, table| {
                 if !table.visible_to(&user_id) {
                     return Err(ApiError::not_found("no such game"));
                 }
@@ -1401,8 +1396,7 @@ pub async fn reclaim(
     let (view, notified) = state
         .db
         .run(move |conn| {
-            locked(conn, &gid, |conn| {
-                let table = Table::load(conn, &gid)?;
+            locked_table(conn, &gid, |conn, table| {
                 if !table.visible_to(&user_id) {
                     return Err(ApiError::not_found("no such game"));
                 }
