@@ -504,18 +504,63 @@ impl Change {
                 );
             }
         }
-        store::save(conn, &self.table.row)?;
+        let mut fast = None;
+        if let (AnyConnection::Postgresql(pg), Some(recipient)) =
+            (&mut *conn, self.single_recipient_without_webhook())
+        {
+            let notes: Vec<(&'static str, String)> = self
+                .notifications
+                .iter()
+                .map(|p| (p.kind.as_str(), p.data.to_string()))
+                .collect();
+            store::commit_pg(
+                pg,
+                &store::PgCommit {
+                    row: &self.table.row,
+                    actions: &self.actions,
+                    events: &self.events,
+                    notifications: recipient.as_deref().map(|user| (user, notes)),
+                    now,
+                },
+            )
+            .map_err(conflict_on_duplicate)?;
+            fast = Some(recipient);
+        } else {
+            store::save(conn, &self.table.row)?;
+            store::append_actions(conn, &self.actions).map_err(conflict_on_duplicate)?;
+            store::append_events(conn, &self.events).map_err(conflict_on_duplicate)?;
+        }
         for seat in &self.seats_changed {
             store::save_seat(conn, &self.table.seats[seat.index()])?;
         }
-        store::append_actions(conn, &self.actions).map_err(conflict_on_duplicate)?;
-        store::append_events(conn, &self.events).map_err(conflict_on_duplicate)?;
         if let Some(result) = newly_finished {
             record_statistics(conn, &self.table, &result)?;
         }
-        self.table.notified_users =
-            notifications::write(conn, std::mem::take(&mut self.notifications), now)?;
+        self.table.notified_users = match fast {
+            Some(recipient) => recipient.into_iter().collect(),
+            None => notifications::write(conn, std::mem::take(&mut self.notifications), now)?,
+        };
         Ok(self.table)
+    }
+
+    /// When every pending notification is for this game and one seated user without a
+    /// webhook (the common case: "your turn"), the writes fit in one statement on
+    /// PostgreSQL: `Some(recipient)`, `Some(None)` when nobody is notified. Otherwise
+    /// (several users, a webhook to enqueue) `None`: the general path writes them.
+    fn single_recipient_without_webhook(&self) -> Option<Option<String>> {
+        let Some(first) = self.notifications.first() else {
+            return Some(None);
+        };
+        let user = &first.user_id;
+        let simple = self.notifications.iter().all(|p| {
+            &p.user_id == user && p.game_id.as_deref() == Some(self.table.row.id.as_str())
+        }) && self.table.seats.iter().any(|s| {
+            // A seat changed in this change may have a new user, whose webhook the load
+            // did not read.
+            s.user_id.as_ref() == Some(user)
+                && !self.seats_changed.iter().any(|c| i32::from(c.number()) == s.seat)
+        }) && !self.table.webhook_users.contains(user);
+        simple.then(|| Some(user.clone()))
     }
 }
 
