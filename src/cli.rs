@@ -58,6 +58,10 @@ pub enum Command {
         /// Games to start before the run and leave active (memory measurements).
         #[arg(long, default_value_t = 0)]
         idle_games: usize,
+        /// When clients fetch views: `track` (only when they cannot know; the default) or
+        /// `fetch` (before every action).
+        #[arg(long, value_enum, default_value_t = crate::loadtest::ViewMode::Track)]
+        views: crate::loadtest::ViewMode,
     },
     /// A bot tournament on seeded duplicate deals: the candidate plays each deal in every seat
     /// against the baseline; prints points per round saved with a 95% confidence interval,
@@ -145,6 +149,7 @@ pub fn run(cli: Cli) -> i32 {
             timeout,
             json,
             idle_games,
+            views,
         } => {
             if clients == 0 || duration == 0 {
                 eprintln!("error: --clients and --duration must be at least 1");
@@ -160,6 +165,7 @@ pub fn run(cli: Cli) -> i32 {
                 ack_log,
                 timeout: std::time::Duration::from_secs(timeout),
                 idle_games,
+                views,
             };
             let report = crate::loadtest::run(&config);
             if json {

@@ -2,8 +2,8 @@
 //! clients for D seconds and reports actions per second, latency percentiles and errors.
 //!
 //! Each client owns one table of four registered players and plays it with random legal
-//! actions: GET the view of the seat that must act, POST its action, repeat; a finished game
-//! is replaced by a new one. With several base URLs, every request picks one at random, so
+//! actions, learning whose turn it is from the previous response; a finished game is
+//! replaced by a new one. See [`ViewMode`] for when it fetches views. With several base URLs, every request picks one at random, so
 //! the instances play the same games at once.
 
 use std::io::Write;
@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 use rand::{Rng, RngExt};
 use serde_json::{Value, json};
 
-use crate::rules::{Card, CardSet, RuleOptions, check_pass};
+use crate::rules::{Card, CardSet, RuleOptions, Seat, Trick, check_pass, legal_plays};
 
 /// What to run.
 #[derive(Debug, Clone)]
@@ -31,6 +31,22 @@ pub struct LoadConfig {
     pub timeout: Duration,
     /// Extra games to start before the run and leave active (for memory measurements).
     pub idle_games: usize,
+    /// How a client learns what a seat may do.
+    pub views: ViewMode,
+}
+
+/// How a client learns what a seat may do before it acts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum ViewMode {
+    /// Like a phone that keeps what it was told: each seat remembers the hand from its own
+    /// last response and reads the trick from the latest response of any seat; a view is
+    /// fetched only when that cannot be known (a new round, the exchange). Every request is
+    /// then almost always an action, as in the pgbench transaction it is compared with.
+    #[default]
+    Track,
+    /// Like a phone that opens the game after each "your turn": GET the acting seat's view
+    /// before every action.
+    Fetch,
 }
 
 /// What happened.
@@ -320,13 +336,16 @@ fn run_client(
     if players.len() < 4 {
         return client.report;
     }
-    let mut game: Option<String> = None;
+    let mut table = TableState::default();
     while !stop.load(Ordering::Relaxed) {
-        let id = match &game {
+        let id = match &table.game {
             Some(id) => id.clone(),
             None => match start_table(&mut client, &players) {
                 Ok(id) => {
-                    game = Some(id.clone());
+                    table = TableState {
+                        game: Some(id.clone()),
+                        ..TableState::default()
+                    };
                     id
                 }
                 Err(f) => {
@@ -336,56 +355,65 @@ fn run_client(
                 }
             },
         };
-        // Whose turn: ask seat 0's view (cheap), then act for one seat that must act.
-        let view = match client.call(
-            "GET",
-            &format!("/api/v1/games/{id}"),
-            Some(&players[0].token.clone()),
-            None,
-        ) {
-            Ok(v) => v,
-            Err(f) => {
-                client.record(&f);
-                std::thread::sleep(Duration::from_millis(50));
-                continue;
-            }
-        };
-        if view["status"] != "active" {
-            client.report.games_finished += u64::from(view["status"] == "finished");
-            game = None;
-            continue;
-        }
-        let seats: Vec<usize> = view["turn"]["seats"]
-            .as_array()
-            .map(|a| {
-                a.iter()
-                    .filter_map(|s| s.as_u64())
-                    .map(|s| s as usize)
-                    .collect()
-            })
-            .unwrap_or_default();
-        let Some(&seat) = seats.first() else { continue };
-        let token = players[seat].token.clone();
-        let mine = if seat == 0 {
-            view
-        } else {
-            match client.call("GET", &format!("/api/v1/games/{id}"), Some(&token), None) {
+        let path = format!("/api/v1/games/{id}");
+        // The latest response, of any seat: whose turn it is, the trick, the status.
+        let latest = match table.latest.take() {
+            Some(v) => v,
+            None => match client.call("GET", &path, Some(&players[0].token.clone()), None) {
                 Ok(v) => v,
                 Err(f) => {
                     client.record(&f);
+                    std::thread::sleep(Duration::from_millis(50));
                     continue;
+                }
+            },
+        };
+        if latest["status"] != "active" {
+            client.report.games_finished += u64::from(latest["status"] == "finished");
+            table.game = None;
+            continue;
+        }
+        if table.rules.is_none() {
+            table.rules = serde_json::from_value(latest["rules"].clone()).ok();
+        }
+        let Some(seat) = latest["turn"]["seats"]
+            .as_array()
+            .and_then(|a| a.first())
+            .and_then(Value::as_u64)
+            .map(|s| s as usize)
+            .filter(|&s| s < 4)
+        else {
+            continue;
+        };
+        let token = players[seat].token.clone();
+        let tracked = match config.views {
+            ViewMode::Track => table.tracked_play(seat, &latest, &mut client.rng),
+            ViewMode::Fetch => None,
+        };
+        let action = match tracked {
+            Some(action) => action,
+            None => {
+                let mine = if latest["my_seat"].as_u64() == Some(seat as u64) {
+                    latest
+                } else {
+                    match client.call("GET", &path, Some(&token), None) {
+                        Ok(v) => v,
+                        Err(f) => {
+                            client.record(&f);
+                            continue;
+                        }
+                    }
+                };
+                table.remember(seat, &mine);
+                let action = random_action(&mine, &mut client.rng);
+                table.latest = Some(mine);
+                match action {
+                    Some(action) => action,
+                    None => continue,
                 }
             }
         };
-        let Some(action) = random_action(&mine, &mut client.rng) else {
-            continue;
-        };
-        match client.call(
-            "POST",
-            &format!("/api/v1/games/{id}/actions"),
-            Some(&token),
-            Some(&action),
-        ) {
+        match client.call("POST", &format!("{path}/actions"), Some(&token), Some(&action)) {
             Ok(after) => {
                 client.report.actions_ok += 1;
                 if let Some(ack) = ack {
@@ -394,11 +422,84 @@ fn run_client(
                         let _ = f.write_all(line.as_bytes());
                     }
                 }
+                table.remember(seat, &after);
+                table.latest = Some(after);
             }
-            Err(f) => client.record(&f),
+            Err(f) => {
+                client.record(&f);
+                // Start again from a fresh view.
+                table.latest = None;
+                table.hands = Default::default();
+            }
         }
     }
     client.report
+}
+
+/// What a client knows of its table between requests.
+#[derive(Default)]
+struct TableState {
+    game: Option<String>,
+    rules: Option<RuleOptions>,
+    /// The latest response (a seat's view).
+    latest: Option<Value>,
+    /// Each seat's hand after the exchange, with its round number, from that seat's own
+    /// last response.
+    hands: [Option<(u64, CardSet)>; 4],
+}
+
+impl TableState {
+    /// Remembers a seat's hand from its own view, once the round's exchange is over.
+    fn remember(&mut self, seat: usize, view: &Value) {
+        let round = &view["round"];
+        if view["my_seat"].as_u64() != Some(seat as u64) || round["phase"] != "playing" {
+            return;
+        }
+        let (Some(number), Some(hand)) = (round["number"].as_u64(), round["hand"].as_array())
+        else {
+            return;
+        };
+        let hand: CardSet = hand
+            .iter()
+            .filter_map(|c| c.as_str()?.parse().ok())
+            .collect();
+        self.hands[seat] = Some((number, hand));
+    }
+
+    /// A random legal play for `seat` from its remembered hand and the trick in `latest`,
+    /// or `None` when the client does not know enough (then it fetches the seat's view).
+    fn tracked_play<R: Rng + ?Sized>(
+        &mut self,
+        seat: usize,
+        latest: &Value,
+        rng: &mut R,
+    ) -> Option<Value> {
+        let round = &latest["round"];
+        if round["phase"] != "playing" {
+            return None;
+        }
+        let number = round["number"].as_u64()?;
+        let (known_round, hand) = self.hands[seat]?;
+        if known_round != number {
+            return None;
+        }
+        let leader = Seat::new(u8::try_from(round["trick"]["leader"].as_u64()?).ok()?)?;
+        let cards: Vec<Card> = round["trick"]["cards"]
+            .as_array()?
+            .iter()
+            .filter_map(|c| c["card"].as_str()?.parse().ok())
+            .collect();
+        let trick = Trick::from_cards(leader, &cards)?;
+        let legal: Vec<Card> = legal_plays(hand, &trick, self.rules.as_ref()?).iter().collect();
+        if legal.is_empty() {
+            return None;
+        }
+        let card = legal[rng.random_range(0..legal.len())];
+        let mut rest = hand;
+        rest.remove(card);
+        self.hands[seat] = Some((number, rest));
+        Some(json!({"type": "play", "card": card.to_string()}))
+    }
 }
 
 fn start_table(client: &mut Client, players: &[Player]) -> Result<String, Failure> {

@@ -4,6 +4,7 @@ use chrono::NaiveDateTime;
 use diesel::prelude::*;
 
 use super::AnyConnection;
+use super::prepared::{Bind, Prepared};
 use super::schema::{game_actions, game_events, game_seats, games, idempotency_keys, users};
 
 /// Multi-row INSERT: diesel offers it per backend only, not on the multi connection.
@@ -17,7 +18,7 @@ macro_rules! batch_insert {
 }
 
 /// A row of `games`.
-#[derive(Debug, Clone, Queryable, Selectable, Insertable)]
+#[derive(Debug, Clone, Queryable, QueryableByName, Selectable, Insertable)]
 #[diesel(table_name = games)]
 pub struct GameRow {
     /// UUID.
@@ -178,11 +179,15 @@ pub struct LoadedSeat {
 
 /// The seats with the users' names, as one JSON text column (so that the game and its seats
 /// come back in one round trip; a join would repeat the large game row four times).
-const SEATS_PG: &str = "(SELECT CAST(json_agg(json_build_array(s.seat, s.user_id, \
+macro_rules! seats_pg {
+    () => {
+        "(SELECT CAST(json_agg(json_build_array(s.seat, s.user_id, \
     s.invited_user_id, s.bot_level, s.bot_reason, s.timeouts_in_row, u.username, i.username, \
     u.webhook_url IS NOT NULL) ORDER BY s.seat) AS TEXT) FROM game_seats s \
     LEFT JOIN users u ON u.id = s.user_id LEFT JOIN users i ON i.id = s.invited_user_id \
-    WHERE s.game_id = games.id)";
+    WHERE s.game_id = games.id)"
+    };
+}
 const SEATS_SQLITE: &str = "(SELECT json_group_array(json(x)) FROM (SELECT json_array(s.seat, \
     s.user_id, s.invited_user_id, s.bot_level, s.bot_reason, s.timeouts_in_row, u.username, \
     i.username, CASE WHEN u.webhook_url IS NULL THEN json('false') ELSE json('true') END) AS x \
@@ -230,6 +235,26 @@ fn parse_seats(game_id: &str, raw: Option<String>) -> QueryResult<Vec<LoadedSeat
         .collect())
 }
 
+/// The game row and its seats (`seats_pg!`), kept prepared (see [`Prepared`]).
+const FIND_PG: &str = concat!(
+    "SELECT games.*, ",
+    seats_pg!(),
+    " AS seats FROM games WHERE games.id = $1"
+);
+const FIND_PG_LOCKED: &str = concat!(
+    "SELECT games.*, ",
+    seats_pg!(),
+    " AS seats FROM games WHERE games.id = $1 FOR UPDATE"
+);
+
+#[derive(QueryableByName)]
+struct GameWithSeats {
+    #[diesel(embed)]
+    game: GameRow,
+    #[diesel(sql_type = diesel::sql_types::Nullable<diesel::sql_types::Text>)]
+    seats: Option<String>,
+}
+
 /// A game with its seats and their users' names, in one query. With `for_update`, the
 /// game row is locked for the rest of the transaction: on PostgreSQL by this query
 /// (`FOR UPDATE`); on SQLite by [`lock`], which must then run first, as the transaction's
@@ -243,14 +268,11 @@ pub fn find_with_seats(
     use diesel::sql_types::{Nullable, Text};
     let found: Option<(GameRow, Option<String>)> = match conn {
         AnyConnection::Postgresql(pg) => {
-            let query = games::table
-                .find(id)
-                .select((GameRow::as_select(), sql::<Nullable<Text>>(SEATS_PG)));
-            if for_update {
-                query.for_update().first(pg).optional()?
-            } else {
-                query.first(pg).optional()?
-            }
+            let sql = if for_update { FIND_PG_LOCKED } else { FIND_PG };
+            Prepared::new(sql, vec![Bind::Text(id)])
+                .load::<GameWithSeats>(pg)?
+                .pop()
+                .map(|g| (g.game, g.seats))
         }
         AnyConnection::Sqlite(_) => {
             if for_update && !lock(conn, id)? {
@@ -322,25 +344,28 @@ pub struct PgCommit<'a> {
 /// The game row, the new actions and events and one user's notifications in a single
 /// statement (data-modifying CTEs), so that an action costs one round trip for its writes
 /// instead of four or more. The user's feed counter is incremented atomically, as
-/// [`crate::notifications::write`] does, so feeds stay contiguous.
+/// [`crate::notifications::write`] does, so feeds stay contiguous. Placeholders in order,
+/// each once (see [`Prepared`]).
 const COMMIT_PG: &str = "WITH g AS (\
     UPDATE games SET status = $1, version = $2, seed = $3, state = $4, to_act = $5, \
     deadline = $6, open_seats = $7, action_count = $8, event_count = $9, result = $10, \
     abort_reason = $11, updated_at = $12, started_at = $13, finished_at = $14, \
-    reminder_at = $15, round_plays = $16 WHERE id = $17 RETURNING id), \
+    reminder_at = $15, round_plays = $16 WHERE id = $17 RETURNING id, updated_at), \
   a AS (INSERT INTO game_actions (game_id, seq, seat, action, actor, user_id, created_at) \
-    SELECT g.id, x.seq, x.seat, x.action, x.actor, x.user_id, $12 FROM g, \
+    SELECT g.id, x.seq, x.seat, x.action, x.actor, x.user_id, g.updated_at FROM g, \
     unnest($18::bigint[], $19::int[], $20::text[], $21::text[], $22::text[]) \
     AS x(seq, seat, action, actor, user_id)), \
   e AS (INSERT INTO game_events (game_id, seq, kind, data, created_at) \
-    SELECT g.id, x.seq, x.kind, x.data, $12 FROM g, \
+    SELECT g.id, x.seq, x.kind, x.data, g.updated_at FROM g, \
     unnest($23::bigint[], $24::text[], $25::text[]) AS x(seq, kind, data)), \
-  n AS (UPDATE users SET notification_count = notification_count + cardinality($27::text[]) \
-    WHERE id = $26 AND cardinality($27::text[]) > 0 \
-    RETURNING notification_count - cardinality($27::text[]) AS base), \
+  k AS (SELECT CAST($26 AS text) AS user_id, CAST($27 AS text[]) AS kinds, \
+    CAST($28 AS text[]) AS datas), \
+  n AS (UPDATE users SET notification_count = users.notification_count + cardinality(k.kinds) \
+    FROM k WHERE users.id = k.user_id AND cardinality(k.kinds) > 0 \
+    RETURNING users.id, users.notification_count - cardinality(k.kinds) AS base), \
   m AS (INSERT INTO notifications (user_id, seq, kind, game_id, data, created_at) \
-    SELECT $26, n.base + x.ord, x.kind, $17, x.data, $12 FROM n, \
-    unnest($27::text[], $28::text[]) WITH ORDINALITY AS x(kind, data, ord)) \
+    SELECT n.id, n.base + x.ord, x.kind, g.id, x.data, g.updated_at FROM n, g, k, \
+    unnest(k.kinds, k.datas) WITH ORDINALITY AS x(kind, data, ord)) \
   SELECT count(*) AS updated FROM g";
 
 #[derive(QueryableByName)]
@@ -352,48 +377,45 @@ struct Updated {
 /// Writes a common change in one statement (see [`COMMIT_PG`]). A duplicate action or
 /// event key fails it with a unique violation, like [`append_actions`].
 pub fn commit_pg(pg: &mut diesel::PgConnection, c: &PgCommit<'_>) -> QueryResult<()> {
-    use diesel::sql_types::{Array, BigInt, Integer, Nullable, Text, Timestamp};
     let row = c.row;
     let (user, notes) = match &c.notifications {
         Some((user, notes)) => (Some(*user), notes.as_slice()),
         None => (None, &[][..]),
     };
-    let updated: Vec<Updated> = diesel::sql_query(COMMIT_PG)
-        .into_boxed()
-        .bind::<Text, _>(&row.status)
-        .bind::<BigInt, _>(row.version)
-        .bind::<Nullable<Text>, _>(&row.seed)
-        .bind::<Nullable<Text>, _>(&row.state)
-        .bind::<Text, _>(&row.to_act)
-        .bind::<Nullable<Timestamp>, _>(row.deadline)
-        .bind::<Integer, _>(row.open_seats)
-        .bind::<BigInt, _>(row.action_count)
-        .bind::<BigInt, _>(row.event_count)
-        .bind::<Nullable<Text>, _>(&row.result)
-        .bind::<Nullable<Text>, _>(&row.abort_reason)
-        .bind::<Timestamp, _>(c.now)
-        .bind::<Nullable<Timestamp>, _>(row.started_at)
-        .bind::<Nullable<Timestamp>, _>(row.finished_at)
-        .bind::<Nullable<Timestamp>, _>(row.reminder_at)
-        .bind::<Text, _>(&row.round_plays)
-        .bind::<Text, _>(&row.id)
-        .bind::<Array<BigInt>, _>(c.actions.iter().map(|a| a.seq).collect::<Vec<_>>())
-        .bind::<Array<Integer>, _>(c.actions.iter().map(|a| a.seat).collect::<Vec<_>>())
-        .bind::<Array<Text>, _>(c.actions.iter().map(|a| a.action.as_str()).collect::<Vec<_>>())
-        .bind::<Array<Text>, _>(c.actions.iter().map(|a| a.actor.as_str()).collect::<Vec<_>>())
-        .bind::<Array<Nullable<Text>>, _>(
-            c.actions
-                .iter()
-                .map(|a| a.user_id.as_deref())
-                .collect::<Vec<_>>(),
-        )
-        .bind::<Array<BigInt>, _>(c.events.iter().map(|e| e.seq).collect::<Vec<_>>())
-        .bind::<Array<Text>, _>(c.events.iter().map(|e| e.kind.as_str()).collect::<Vec<_>>())
-        .bind::<Array<Text>, _>(c.events.iter().map(|e| e.data.as_str()).collect::<Vec<_>>())
-        .bind::<Nullable<Text>, _>(user)
-        .bind::<Array<Text>, _>(notes.iter().map(|(kind, _)| *kind).collect::<Vec<_>>())
-        .bind::<Array<Text>, _>(notes.iter().map(|(_, data)| data.as_str()).collect::<Vec<_>>())
-        .load(pg)?;
+    let query = Prepared::new(
+        COMMIT_PG,
+        vec![
+            Bind::Text(&row.status),
+            Bind::BigInt(row.version),
+            Bind::OptText(row.seed.as_deref()),
+            Bind::OptText(row.state.as_deref()),
+            Bind::Text(&row.to_act),
+            Bind::OptTimestamp(row.deadline),
+            Bind::Int(row.open_seats),
+            Bind::BigInt(row.action_count),
+            Bind::BigInt(row.event_count),
+            Bind::OptText(row.result.as_deref()),
+            Bind::OptText(row.abort_reason.as_deref()),
+            Bind::Timestamp(c.now),
+            Bind::OptTimestamp(row.started_at),
+            Bind::OptTimestamp(row.finished_at),
+            Bind::OptTimestamp(row.reminder_at),
+            Bind::Text(&row.round_plays),
+            Bind::Text(&row.id),
+            Bind::BigIntArray(c.actions.iter().map(|a| a.seq).collect()),
+            Bind::IntArray(c.actions.iter().map(|a| a.seat).collect()),
+            Bind::TextArray(c.actions.iter().map(|a| a.action.as_str()).collect()),
+            Bind::TextArray(c.actions.iter().map(|a| a.actor.as_str()).collect()),
+            Bind::OptTextArray(c.actions.iter().map(|a| a.user_id.as_deref()).collect()),
+            Bind::BigIntArray(c.events.iter().map(|e| e.seq).collect()),
+            Bind::TextArray(c.events.iter().map(|e| e.kind.as_str()).collect()),
+            Bind::TextArray(c.events.iter().map(|e| e.data.as_str()).collect()),
+            Bind::OptText(user),
+            Bind::TextArray(notes.iter().map(|(kind, _)| *kind).collect()),
+            Bind::TextArray(notes.iter().map(|(_, data)| data.as_str()).collect()),
+        ],
+    );
+    let updated: Vec<Updated> = query.load(pg)?;
     if updated.first().map(|u| u.updated) != Some(1) {
         return Err(diesel::result::Error::NotFound);
     }

@@ -6,6 +6,7 @@
 
 pub mod admin;
 pub mod games;
+pub mod prepared;
 pub mod schema;
 pub mod settings;
 pub mod users;
