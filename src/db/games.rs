@@ -331,12 +331,17 @@ pub fn save(conn: &mut AnyConnection, game: &GameRow) -> QueryResult<()> {
 pub struct PgCommit<'a> {
     /// The game row to write back (its id selects it).
     pub row: &'a GameRow,
+    /// The version and reminder the row had when loaded: it is written only if they are
+    /// unchanged (always so under the game's lock).
+    pub loaded: (i64, Option<NaiveDateTime>),
     /// Actions to append.
     pub actions: &'a [ActionRow],
     /// Events to append.
     pub events: &'a [EventRow],
     /// The one user notified, with each notification's kind and data (JSON), in order.
     pub notifications: Option<(&'a str, Vec<(&'static str, String)>)>,
+    /// A response to keep for an `Idempotency-Key`: user, key, request fingerprint, body.
+    pub idempotency: Option<(&'a str, &'a str, &'a str, &'a str)>,
     /// The change's time: `created_at` of every new row.
     pub now: NaiveDateTime,
 }
@@ -350,22 +355,28 @@ const COMMIT_PG: &str = "WITH g AS (\
     UPDATE games SET status = $1, version = $2, seed = $3, state = $4, to_act = $5, \
     deadline = $6, open_seats = $7, action_count = $8, event_count = $9, result = $10, \
     abort_reason = $11, updated_at = $12, started_at = $13, finished_at = $14, \
-    reminder_at = $15, round_plays = $16 WHERE id = $17 RETURNING id, updated_at), \
+    reminder_at = $15, round_plays = $16 WHERE id = $17 AND version = $18 \
+    AND reminder_at IS NOT DISTINCT FROM $19 RETURNING id, updated_at), \
   a AS (INSERT INTO game_actions (game_id, seq, seat, action, actor, user_id, created_at) \
     SELECT g.id, x.seq, x.seat, x.action, x.actor, x.user_id, g.updated_at FROM g, \
-    unnest($18::bigint[], $19::int[], $20::text[], $21::text[], $22::text[]) \
+    unnest($20::bigint[], $21::int[], $22::text[], $23::text[], $24::text[]) \
     AS x(seq, seat, action, actor, user_id)), \
   e AS (INSERT INTO game_events (game_id, seq, kind, data, created_at) \
     SELECT g.id, x.seq, x.kind, x.data, g.updated_at FROM g, \
-    unnest($23::bigint[], $24::text[], $25::text[]) AS x(seq, kind, data)), \
-  k AS (SELECT CAST($26 AS text) AS user_id, CAST($27 AS text[]) AS kinds, \
-    CAST($28 AS text[]) AS datas), \
+    unnest($25::bigint[], $26::text[], $27::text[]) AS x(seq, kind, data)), \
+  k AS (SELECT CAST($28 AS text) AS user_id, CAST($29 AS text[]) AS kinds, \
+    CAST($30 AS text[]) AS datas), \
   n AS (UPDATE users SET notification_count = users.notification_count + cardinality(k.kinds) \
-    FROM k WHERE users.id = k.user_id AND cardinality(k.kinds) > 0 \
+    FROM k, g WHERE users.id = k.user_id AND cardinality(k.kinds) > 0 \
     RETURNING users.id, users.notification_count - cardinality(k.kinds) AS base), \
   m AS (INSERT INTO notifications (user_id, seq, kind, game_id, data, created_at) \
     SELECT n.id, n.base + x.ord, x.kind, g.id, x.data, g.updated_at FROM n, g, k, \
-    unnest(k.kinds, k.datas) WITH ORDINALITY AS x(kind, data, ord)) \
+    unnest(k.kinds, k.datas) WITH ORDINALITY AS x(kind, data, ord)), \
+  q AS (SELECT CAST($31 AS text) AS user_id, CAST($32 AS text) AS key, \
+    CAST($33 AS text) AS hash, CAST($34 AS text) AS body), \
+  i AS (INSERT INTO idempotency_keys (user_id, key, request_hash, status, body, created_at) \
+    SELECT q.user_id, q.key, q.hash, 200, q.body, g.updated_at FROM g, q \
+    WHERE q.key IS NOT NULL) \
   SELECT count(*) AS updated FROM g";
 
 #[derive(QueryableByName)]
@@ -374,9 +385,10 @@ struct Updated {
     updated: i64,
 }
 
-/// Writes a common change in one statement (see [`COMMIT_PG`]). A duplicate action or
-/// event key fails it with a unique violation, like [`append_actions`].
-pub fn commit_pg(pg: &mut diesel::PgConnection, c: &PgCommit<'_>) -> QueryResult<()> {
+/// Writes a common change in one statement (see [`COMMIT_PG`]); `false` when the row was
+/// no longer as loaded, and then nothing is written. A duplicate action or event key, or a
+/// stored idempotency key, fails it with a unique violation.
+pub fn commit_pg(pg: &mut diesel::PgConnection, c: &PgCommit<'_>) -> QueryResult<bool> {
     let row = c.row;
     let (user, notes) = match &c.notifications {
         Some((user, notes)) => (Some(*user), notes.as_slice()),
@@ -402,6 +414,8 @@ pub fn commit_pg(pg: &mut diesel::PgConnection, c: &PgCommit<'_>) -> QueryResult
             Bind::OptTimestamp(row.reminder_at),
             Bind::Text(&row.round_plays),
             Bind::Text(&row.id),
+            Bind::BigInt(c.loaded.0),
+            Bind::OptTimestamp(c.loaded.1),
             Bind::BigIntArray(c.actions.iter().map(|a| a.seq).collect()),
             Bind::IntArray(c.actions.iter().map(|a| a.seat).collect()),
             Bind::TextArray(c.actions.iter().map(|a| a.action.as_str()).collect()),
@@ -413,13 +427,14 @@ pub fn commit_pg(pg: &mut diesel::PgConnection, c: &PgCommit<'_>) -> QueryResult
             Bind::OptText(user),
             Bind::TextArray(notes.iter().map(|(kind, _)| *kind).collect()),
             Bind::TextArray(notes.iter().map(|(_, data)| data.as_str()).collect()),
+            Bind::OptText(c.idempotency.map(|i| i.0)),
+            Bind::OptText(c.idempotency.map(|i| i.1)),
+            Bind::OptText(c.idempotency.map(|i| i.2)),
+            Bind::OptText(c.idempotency.map(|i| i.3)),
         ],
     );
     let updated: Vec<Updated> = query.load(pg)?;
-    if updated.first().map(|u| u.updated) != Some(1) {
-        return Err(diesel::result::Error::NotFound);
-    }
-    Ok(())
+    Ok(updated.first().map(|u| u.updated) == Some(1))
 }
 
 /// Writes back one seat.

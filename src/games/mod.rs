@@ -246,6 +246,10 @@ pub struct Change {
     notifications: Vec<Pending>,
     /// The current round's public card plays, in order: what a bot may remember.
     plays: Vec<(Seat, Card)>,
+    /// The row's version and reminder as loaded: the guard of [`Change::commit_unlocked`].
+    loaded: (i64, Option<NaiveDateTime>),
+    /// Set by [`Change::seal`] when this change ended the game.
+    finished: Option<crate::rules::GameResult>,
 }
 
 impl Change {
@@ -258,6 +262,8 @@ impl Change {
         let table_plays = table.row.round_plays.clone();
         let turn_key_before = game.as_ref().and_then(turn_key);
         Ok(Self {
+            loaded: (table.row.version, table.row.reminder_at),
+            finished: None,
             table,
             game,
             now: db::now(),
@@ -433,11 +439,88 @@ impl Change {
     }
 
     /// Writes everything: the state, the game row (version + 1), changed seats, actions,
-    /// events; finishes the game and updates statistics when the rules say it ended.
+    /// events; finishes the game and updates statistics when the rules say it ended. Runs
+    /// in the caller's transaction, under the game's lock.
     ///
     /// # Errors
     /// Database errors; a duplicate `(game_id, seq)` is a conflict.
     pub fn commit(mut self, conn: &mut AnyConnection) -> Result<Table, ApiError> {
+        self.seal()?;
+        self.write(conn)
+    }
+
+    /// Commits without the game's lock and outside any transaction, when the whole change
+    /// fits the one statement of [`store::commit_pg`] (PostgreSQL; no seat changed, the
+    /// game not ended, at most one user notified, no webhook): the statement writes only
+    /// if the game is still at the version (and reminder) it was loaded with. `respond`
+    /// builds the response body from the committed game; with `idempotency`
+    /// (user, key, request fingerprint) the same statement stores it for retries.
+    ///
+    /// `Ok(None)` when it did not commit, with nothing written: the change does not fit,
+    /// or the game changed meanwhile, or the key was stored meanwhile. The caller then
+    /// runs the action again under the lock ([`Change::commit`]), which decides.
+    ///
+    /// # Errors
+    /// Database errors, and `respond`'s.
+    pub fn commit_unlocked(
+        mut self,
+        conn: &mut AnyConnection,
+        respond: impl FnOnce(&Table) -> Result<String, ApiError>,
+        idempotency: Option<(&str, &str, &str)>,
+    ) -> Result<Option<(Table, String)>, ApiError> {
+        let AnyConnection::Postgresql(pg) = conn else {
+            return Ok(None);
+        };
+        self.seal()?;
+        if !self.seats_changed.is_empty() || self.finished.is_some() {
+            return Ok(None);
+        }
+        let Some(recipient) = self.single_recipient_without_webhook() else {
+            return Ok(None);
+        };
+        let body = respond(&self.table)?;
+        let written = store::commit_pg(pg, &self.pg_commit(recipient.as_deref(), idempotency.map(|(u, k, h)| (u, k, h, body.as_str()))));
+        match written {
+            Ok(true) => {
+                self.table.notified_users = recipient.into_iter().collect();
+                Ok(Some((self.table, body)))
+            }
+            Ok(false)
+            | Err(diesel::result::Error::DatabaseError(
+                diesel::result::DatabaseErrorKind::UniqueViolation,
+                _,
+            )) => Ok(None),
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// The writes of [`store::commit_pg`].
+    fn pg_commit<'a>(
+        &'a self,
+        recipient: Option<&'a str>,
+        idempotency: Option<(&'a str, &'a str, &'a str, &'a str)>,
+    ) -> store::PgCommit<'a> {
+        store::PgCommit {
+            row: &self.table.row,
+            loaded: self.loaded,
+            actions: &self.actions,
+            events: &self.events,
+            notifications: recipient.map(|user| {
+                let notes = self
+                    .notifications
+                    .iter()
+                    .map(|p| (p.kind.as_str(), p.data.to_string()))
+                    .collect();
+                (user, notes)
+            }),
+            idempotency,
+            now: self.now,
+        }
+    }
+
+    /// Computes the new row (version + 1, state, turn, deadline, result) and the
+    /// notifications it causes; nothing is written yet.
+    fn seal(&mut self) -> Result<(), ApiError> {
         let now = self.now;
         self.table.row.round_plays = encode_plays(&self.plays);
         let row = &mut self.table.row;
@@ -504,26 +587,24 @@ impl Change {
                 );
             }
         }
+        self.finished = newly_finished;
+        Ok(())
+    }
+
+    /// Writes what [`Change::seal`] computed, under the game's lock.
+    fn write(mut self, conn: &mut AnyConnection) -> Result<Table, ApiError> {
+        let now = self.now;
+        let newly_finished = self.finished.take();
         let mut fast = None;
         if let (AnyConnection::Postgresql(pg), Some(recipient)) =
             (&mut *conn, self.single_recipient_without_webhook())
         {
-            let notes: Vec<(&'static str, String)> = self
-                .notifications
-                .iter()
-                .map(|p| (p.kind.as_str(), p.data.to_string()))
-                .collect();
-            store::commit_pg(
-                pg,
-                &store::PgCommit {
-                    row: &self.table.row,
-                    actions: &self.actions,
-                    events: &self.events,
-                    notifications: recipient.as_deref().map(|user| (user, notes)),
-                    now,
-                },
-            )
-            .map_err(conflict_on_duplicate)?;
+            let written = store::commit_pg(pg, &self.pg_commit(recipient.as_deref(), None))
+                .map_err(conflict_on_duplicate)?;
+            if !written {
+                // Impossible under the lock: the row is as loaded.
+                return Err(ApiError::internal("the locked game changed"));
+            }
             fast = Some(recipient);
         } else {
             store::save(conn, &self.table.row)?;

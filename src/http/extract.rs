@@ -33,12 +33,60 @@ impl FromRequest for AuthUser {
     type Error = ApiError;
     type Future = Pin<Box<dyn Future<Output = Result<Self, ApiError>>>>;
 
-    fn from_request(req: &HttpRequest, _: &mut Payload) -> Self::Future {
+    fn from_request(req: &HttpRequest, payload: &mut Payload) -> Self::Future {
         let state = req.app_data::<web::Data<AppState>>().cloned();
-        let token = bearer(req);
+        let caller = Caller::from_request(req, payload);
         Box::pin(async move {
             let state = state.ok_or_else(|| ApiError::internal("AppState missing"))?;
-            let token = token?;
+            let caller = caller.await?;
+            state.db.run(move |conn| caller.check(conn)).await
+        })
+    }
+}
+
+/// The caller as its access token says: the token is verified (401 otherwise), the account
+/// is not checked yet. The busiest handlers take this instead of [`AuthUser`] and call
+/// [`Caller::check`] in the same database round as their own work, which saves a round
+/// trip to a blocking thread per request; the checks are the same.
+#[derive(Debug, Clone)]
+pub struct Caller {
+    /// The user id the token names.
+    pub user_id: String,
+}
+
+impl Caller {
+    /// Loads the account and applies [`AuthUser`]'s checks: 401 when it no longer exists,
+    /// 403 `banned`.
+    ///
+    /// # Errors
+    /// As described, and database errors.
+    pub fn check(&self, conn: &mut crate::db::AnyConnection) -> Result<AuthUser, ApiError> {
+        let user = crate::db::users::by_id(conn, &self.user_id)?
+            .filter(|u| u.deleted_at.is_none())
+            .ok_or_else(|| ApiError::unauthorized("invalid_token", "the account no longer exists"))?;
+        if user.banned_at.is_some() {
+            return Err(ApiError::new(
+                actix_web::http::StatusCode::FORBIDDEN,
+                "banned",
+                "this account is banned",
+            ));
+        }
+        let role =
+            Role::parse(&user.role).ok_or_else(|| ApiError::internal("unknown role in database"))?;
+        Ok(AuthUser { user, role })
+    }
+}
+
+impl FromRequest for Caller {
+    type Error = ApiError;
+    type Future = std::future::Ready<Result<Self, ApiError>>;
+
+    fn from_request(req: &HttpRequest, _: &mut Payload) -> Self::Future {
+        let verify = || {
+            let state = req
+                .app_data::<web::Data<AppState>>()
+                .ok_or_else(|| ApiError::internal("AppState missing"))?;
+            let token = bearer(req)?;
             let claims = state.keys.verify(&token).map_err(|e| match e {
                 TokenError::Expired => ApiError::unauthorized(
                     "invalid_token",
@@ -48,25 +96,11 @@ impl FromRequest for AuthUser {
                     ApiError::unauthorized("invalid_token", "the access token is not valid")
                 }
             })?;
-            let user = state
-                .db
-                .run(move |conn| Ok(crate::db::users::by_id(conn, &claims.sub)?))
-                .await?
-                .filter(|u| u.deleted_at.is_none())
-                .ok_or_else(|| {
-                    ApiError::unauthorized("invalid_token", "the account no longer exists")
-                })?;
-            if user.banned_at.is_some() {
-                return Err(ApiError::new(
-                    actix_web::http::StatusCode::FORBIDDEN,
-                    "banned",
-                    "this account is banned",
-                ));
-            }
-            let role = Role::parse(&user.role)
-                .ok_or_else(|| ApiError::internal("unknown role in database"))?;
-            Ok(AuthUser { user, role })
-        })
+            Ok(Caller {
+                user_id: claims.sub,
+            })
+        };
+        std::future::ready(verify())
     }
 }
 

@@ -21,7 +21,7 @@ use crate::error::{ApiError, Problem};
 use crate::games::events::{ServerEvent, project};
 use crate::games::{Actor, Change, GameStatus, Table};
 use crate::http::AppState;
-use crate::http::extract::AuthUser;
+use crate::http::extract::{AuthUser, Caller};
 use crate::http::game_views::{CardCode, GameView, PlayerRef, ResultView, RulesView, game_view};
 use crate::notifications::Kind;
 use crate::rules::{Action, Card, RuleOverrides, Seat};
@@ -788,12 +788,18 @@ pub async fn my_games(
 #[get("/games/{id}")]
 pub async fn get_game(
     state: web::Data<AppState>,
-    user: AuthUser,
+    caller: Caller,
     path: web::Path<uuid::Uuid>,
     req: HttpRequest,
 ) -> Result<HttpResponse, ApiError> {
     let id = path.into_inner().to_string();
-    let table = state.db.run(move |conn| Table::load(conn, &id)).await?;
+    let (user, table) = state
+        .db
+        .run(move |conn| {
+            let user = caller.check(conn)?;
+            Ok((user, Table::load(conn, &id)?))
+        })
+        .await?;
     let viewer = viewer_of(&table, &user)?;
     let tag = etag(table.row.version);
     if let Some(none_match) = req
@@ -1042,173 +1048,35 @@ enum ActOutcome {
 #[post("/games/{id}/actions")]
 pub async fn act(
     state: web::Data<AppState>,
-    user: AuthUser,
+    caller: Caller,
     path: web::Path<uuid::Uuid>,
     req: HttpRequest,
     body: web::Json<ActionRequest>,
 ) -> Result<HttpResponse, ApiError> {
     let id = path.into_inner().to_string();
-    let body = body.into_inner();
-    let key = match req.headers().get("idempotency-key") {
-        None => None,
-        Some(v) => {
-            let k = v.to_str().unwrap_or("");
-            if k.is_empty() || k.len() > 255 || !k.bytes().all(|b| b.is_ascii_graphic()) {
-                return Err(ApiError::bad_request(
-                    "Idempotency-Key must be 1–255 visible ASCII characters",
-                ));
-            }
-            Some(k.to_owned())
-        }
-    };
-    let header_version = if_match(&req)?;
-    let expected = match (body.expected_version, header_version) {
-        (Some(a), Some(b)) if a != b => {
-            return Err(ApiError::bad_request(
-                "expected_version and If-Match disagree",
-            ));
-        }
-        (a, b) => a.or(b),
-    };
-    enum Wanted {
-        Pass(Vec<Card>),
-        Play(Card),
-    }
-    let wanted = match body.kind.as_str() {
-        "pass" => {
-            if body.card.is_some() {
-                return Err(ApiError::validation("a pass takes `cards`, not `card`"));
-            }
-            let cards = body
-                .cards
-                .as_ref()
-                .ok_or_else(|| ApiError::validation("a pass needs `cards`"))?;
-            if cards.len() > 52 {
-                return Err(ApiError::validation("too many cards"));
-            }
-            Wanted::Pass(cards.iter().map(parse_card).collect::<Result<_, _>>()?)
-        }
-        "play" => {
-            if body.cards.is_some() {
-                return Err(ApiError::validation("a play takes `card`, not `cards`"));
-            }
-            Wanted::Play(parse_card(
-                body.card
-                    .as_ref()
-                    .ok_or_else(|| ApiError::validation("a play needs `card`"))?,
-            )?)
-        }
-        other => {
-            return Err(ApiError::validation(format!(
-                "type must be pass or play, not {other:?}"
-            )));
-        }
-    };
-    let fingerprint = {
-        let mut h = Sha256::new();
-        h.update(id.as_bytes());
-        h.update(serde_json::to_vec(&body).unwrap_or_default());
-        hex::encode(h.finalize())
-    };
-    let user_id = user.id().to_owned();
+    // Judged after the account check, so a banned caller hears 403 whatever it sent.
+    let request = ActRequest::parse(&id, body.into_inner(), &req);
     let gid = id.clone();
     let outcome = state
         .db
         .run(move |conn| {
-            locked_table(conn, &gid, |conn, table| {
-                if let Some(key) = &key
-                    && let Some(stored) = store::idempotent(conn, &user_id, key)?
-                {
-                    if stored.request_hash != fingerprint {
-                        return Err(ApiError::new(
-                            actix_web::http::StatusCode::UNPROCESSABLE_ENTITY,
-                            "idempotency_key_reused",
-                            "this Idempotency-Key was used for another request",
-                        ));
-                    }
-                    return Ok(ActOutcome::Replayed(stored.status, stored.body));
+            let user = caller.check(conn)?;
+            let request = request?;
+            let user_id = user.id();
+            // The common case commits in one statement without the lock; when that does
+            // not fit or the game changed meanwhile, the action runs again under the lock,
+            // and that run decides.
+            if matches!(conn, AnyConnection::Postgresql(_)) {
+                let table = Table::load(conn, &gid)?;
+                if let Some(outcome) = request.decide(table, user_id, conn, false)? {
+                    return Ok(outcome);
                 }
-                if !table.visible_to(&user_id) {
-                    return Err(ApiError::not_found("no such game"));
-                }
-                let seat = table.seat_of(&user_id).ok_or_else(|| {
-                    ApiError::forbidden("you have no seat in this game").with_code("not_seated")
-                })?;
-                match table.status() {
-                    GameStatus::Active => {}
-                    GameStatus::Finished => return Err(crate::rules::RuleError::GameOver.into()),
-                    GameStatus::Waiting => {
-                        return Err(ApiError::conflict(
-                            "game_not_active",
-                            "the game has not started yet",
-                        ));
-                    }
-                    GameStatus::Aborted => {
-                        return Err(ApiError::conflict(
-                            "game_not_active",
-                            "the game was aborted",
-                        ));
-                    }
-                }
-                if let Some(v) = expected
-                    && v != table.row.version
-                {
-                    return Err(ApiError::conflict(
-                        "version_conflict",
-                        format!(
-                            "the game is at version {}, not {v}; reload it",
-                            table.row.version
-                        ),
-                    ));
-                }
-                if table.bot_of(seat).is_some() {
-                    return Err(ApiError::conflict(
-                        "seat_controlled_by_bot",
-                        "a bot plays this seat now",
-                    ));
-                }
-                let action = match &wanted {
-                    Wanted::Pass(cards) => Action::Pass {
-                        seat,
-                        cards: cards.clone(),
-                    },
-                    Wanted::Play(card) => Action::Play { seat, card: *card },
-                };
-                let actions_before = table.row.action_count;
-                let mut change = Change::new(table)?;
-                change.apply(&action, Actor::Player(&user_id))?;
-                if change.table.seats[seat.index()].timeouts_in_row != 0 {
-                    change.seat_mut(seat).timeouts_in_row = 0;
-                }
-                change.run_bots()?;
-                let table = change.commit(conn)?;
-                let view = game_view(&table, Some(seat))?;
-                let body = serde_json::to_string(&view).map_err(ApiError::internal)?;
-                if let Some(key) = key {
-                    let now = db::now();
-                    store::store_idempotent(
-                        conn,
-                        &IdempotentRow {
-                            user_id: user_id.clone(),
-                            key,
-                            request_hash: fingerprint,
-                            status: 200,
-                            body: body.clone(),
-                            created_at: now,
-                        },
-                    )?;
-                    // Keep the table small: forget keys older than 48 h now and then.
-                    if rand::random_range(0..100) == 0 {
-                        store::purge_idempotent(conn, now - chrono::Duration::hours(48))?;
-                    }
-                }
-                let applied = (table.row.action_count - actions_before).max(0) as u64;
-                Ok(ActOutcome::Fresh(
-                    body,
-                    table.row.version,
-                    table.notified_users,
-                    applied,
-                ))
+            }
+            conn.transaction(|conn| {
+                let table = Table::load_locked(conn, &gid)?;
+                request
+                    .decide(table, user_id, conn, true)?
+                    .ok_or_else(|| ApiError::internal("an action under the lock did not commit"))
             })
         })
         .await?;
@@ -1228,6 +1096,206 @@ pub async fn act(
         .insert_header(("idempotent-replayed", "true"))
         .content_type("application/json")
         .body(body)),
+    }
+}
+
+/// A validated action request.
+struct ActRequest {
+    key: Option<String>,
+    fingerprint: String,
+    expected: Option<i64>,
+    wanted: Wanted,
+}
+
+enum Wanted {
+    Pass(Vec<Card>),
+    Play(Card),
+}
+
+impl ActRequest {
+    fn parse(id: &str, body: ActionRequest, req: &HttpRequest) -> Result<Self, ApiError> {
+        let key = match req.headers().get("idempotency-key") {
+            None => None,
+            Some(v) => {
+                let k = v.to_str().unwrap_or("");
+                if k.is_empty() || k.len() > 255 || !k.bytes().all(|b| b.is_ascii_graphic()) {
+                    return Err(ApiError::bad_request(
+                        "Idempotency-Key must be 1–255 visible ASCII characters",
+                    ));
+                }
+                Some(k.to_owned())
+            }
+        };
+        let header_version = if_match(req)?;
+        let expected = match (body.expected_version, header_version) {
+            (Some(a), Some(b)) if a != b => {
+                return Err(ApiError::bad_request(
+                    "expected_version and If-Match disagree",
+                ));
+            }
+            (a, b) => a.or(b),
+        };
+        let wanted = match body.kind.as_str() {
+            "pass" => {
+                if body.card.is_some() {
+                    return Err(ApiError::validation("a pass takes `cards`, not `card`"));
+                }
+                let cards = body
+                    .cards
+                    .as_ref()
+                    .ok_or_else(|| ApiError::validation("a pass needs `cards`"))?;
+                if cards.len() > 52 {
+                    return Err(ApiError::validation("too many cards"));
+                }
+                Wanted::Pass(cards.iter().map(parse_card).collect::<Result<_, _>>()?)
+            }
+            "play" => {
+                if body.cards.is_some() {
+                    return Err(ApiError::validation("a play takes `card`, not `cards`"));
+                }
+                Wanted::Play(parse_card(
+                    body.card
+                        .as_ref()
+                        .ok_or_else(|| ApiError::validation("a play needs `card`"))?,
+                )?)
+            }
+            other => {
+                return Err(ApiError::validation(format!(
+                    "type must be pass or play, not {other:?}"
+                )));
+            }
+        };
+        let fingerprint = {
+            let mut h = Sha256::new();
+            h.update(id.as_bytes());
+            h.update(serde_json::to_vec(&body).unwrap_or_default());
+            hex::encode(h.finalize())
+        };
+        Ok(Self {
+            key,
+            fingerprint,
+            expected,
+            wanted,
+        })
+    }
+
+    /// Judges the action against `table` and commits it. `locked`: in a transaction that
+    /// holds the game's lock, where it always answers (`Some`); otherwise, outside any
+    /// transaction, it answers `None` when the lock is needed (see
+    /// [`Change::commit_unlocked`]), having written nothing.
+    fn decide(
+        &self,
+        table: Table,
+        user_id: &str,
+        conn: &mut AnyConnection,
+        locked: bool,
+    ) -> Result<Option<ActOutcome>, ApiError> {
+        if let Some(key) = &self.key
+            && let Some(stored) = store::idempotent(conn, user_id, key)?
+        {
+            if stored.request_hash != self.fingerprint {
+                return Err(ApiError::new(
+                    actix_web::http::StatusCode::UNPROCESSABLE_ENTITY,
+                    "idempotency_key_reused",
+                    "this Idempotency-Key was used for another request",
+                ));
+            }
+            return Ok(Some(ActOutcome::Replayed(stored.status, stored.body)));
+        }
+        if !table.visible_to(user_id) {
+            return Err(ApiError::not_found("no such game"));
+        }
+        let seat = table.seat_of(user_id).ok_or_else(|| {
+            ApiError::forbidden("you have no seat in this game").with_code("not_seated")
+        })?;
+        match table.status() {
+            GameStatus::Active => {}
+            GameStatus::Finished => return Err(crate::rules::RuleError::GameOver.into()),
+            GameStatus::Waiting => {
+                return Err(ApiError::conflict(
+                    "game_not_active",
+                    "the game has not started yet",
+                ));
+            }
+            GameStatus::Aborted => {
+                return Err(ApiError::conflict(
+                    "game_not_active",
+                    "the game was aborted",
+                ));
+            }
+        }
+        if let Some(v) = self.expected
+            && v != table.row.version
+        {
+            return Err(ApiError::conflict(
+                "version_conflict",
+                format!(
+                    "the game is at version {}, not {v}; reload it",
+                    table.row.version
+                ),
+            ));
+        }
+        if table.bot_of(seat).is_some() {
+            return Err(ApiError::conflict(
+                "seat_controlled_by_bot",
+                "a bot plays this seat now",
+            ));
+        }
+        let action = match &self.wanted {
+            Wanted::Pass(cards) => Action::Pass {
+                seat,
+                cards: cards.clone(),
+            },
+            Wanted::Play(card) => Action::Play { seat, card: *card },
+        };
+        let actions_before = table.row.action_count;
+        let mut change = Change::new(table)?;
+        change.apply(&action, Actor::Player(user_id))?;
+        if change.table.seats[seat.index()].timeouts_in_row != 0 {
+            change.seat_mut(seat).timeouts_in_row = 0;
+        }
+        change.run_bots()?;
+        let respond = |table: &Table| -> Result<String, ApiError> {
+            serde_json::to_string(&game_view(table, Some(seat))?).map_err(ApiError::internal)
+        };
+        let (table, body) = if locked {
+            let table = change.commit(conn)?;
+            let body = respond(&table)?;
+            if let Some(key) = &self.key {
+                store::store_idempotent(
+                    conn,
+                    &IdempotentRow {
+                        user_id: user_id.to_owned(),
+                        key: key.clone(),
+                        request_hash: self.fingerprint.clone(),
+                        status: 200,
+                        body: body.clone(),
+                        created_at: table.row.updated_at,
+                    },
+                )?;
+            }
+            (table, body)
+        } else {
+            let idempotency = self
+                .key
+                .as_deref()
+                .map(|key| (user_id, key, self.fingerprint.as_str()));
+            match change.commit_unlocked(conn, respond, idempotency)? {
+                Some(done) => done,
+                None => return Ok(None),
+            }
+        };
+        // Keep the table small: forget keys older than 48 h now and then.
+        if self.key.is_some() && rand::random_range(0..100) == 0 {
+            store::purge_idempotent(conn, db::now() - chrono::Duration::hours(48))?;
+        }
+        let applied = (table.row.action_count - actions_before).max(0) as u64;
+        Ok(Some(ActOutcome::Fresh(
+            body,
+            table.row.version,
+            table.notified_users,
+            applied,
+        )))
     }
 }
 

@@ -385,29 +385,6 @@ impl LaneIndex {
     }
 }
 
-/// The `r`-th card (in index order) of the set `hand` (`r` below its size): counts from
-/// four lane lookups, then the lane by comparisons and one more lookup for its nibble.
-/// Selecting with conditional moves rather than indexing small arrays keeps everything in
-/// registers.
-#[inline(always)]
-pub(crate) fn nth_card(hand: u64, r: u32) -> u32 {
-    let count = |lane: u64| (LANES[((hand >> (13 * lane)) & LANE_MASK) as usize] & 15) as u32;
-    let c0 = count(0);
-    let c1 = c0 + count(1);
-    let c2 = c1 + count(2);
-    let (lane, base) = if r >= c2 {
-        (3, c2)
-    } else if r >= c1 {
-        (2, c1)
-    } else if r >= c0 {
-        (1, c0)
-    } else {
-        (0, 0)
-    };
-    let entry = LANES[((hand >> (13 * lane)) & LANE_MASK) as usize];
-    13 * lane as u32 + ((entry >> (4 + 4 * (r - base))) & 15) as u32
-}
-
 /// The number of cards of `hand`.
 #[inline(always)]
 pub(crate) fn size(hand: u64) -> u32 {

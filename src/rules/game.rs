@@ -13,6 +13,7 @@ use super::error::{PositionError, ReplayError, RuleError};
 use super::event::{Discard, Event, EventSink};
 use super::legality;
 use super::options::{DealerRotation, Direction, PassRestriction, RuleOptions};
+use super::playout::Playout;
 use super::position::Position;
 use super::scoring::{GameResult, game_outcome};
 use super::seat::{BySeat, Seat, SeatSet};
@@ -604,7 +605,47 @@ impl Game {
     /// Plays the rest of the current round with random legal moves (passes first if the
     /// round is still passing); stops after the round is scored (the next round is dealt,
     /// or the game is over). A full random playout, allocation-free with [`Discard`].
+    ///
+    /// The moves come from the lean simulator ([`Playout`]), which emits the same events as
+    /// the game would; then the game records the passes, the taken cards and the last trick,
+    /// and scores the round. Odd test positions where a seat might have no legal pass take
+    /// the move-by-move path.
     pub fn playout_round<R: Rng + ?Sized, S: EventSink>(&mut self, rng: &mut R, sink: &mut S) {
+        let passing = self.phase == Phase::Passing;
+        // With 7 cards or more a hand always has a legal pass (see `passable_cards`).
+        if passing
+            && Seat::ALL
+                .iter()
+                .any(|&s| self.passes[s].is_none() && self.hands[s].len() < 7)
+        {
+            return self.playout_round_by_moves(rng, sink);
+        }
+        let Some(mut playout) = Playout::from_game(self) else {
+            return;
+        };
+        playout.run(rng, sink);
+        let outcome = playout.outcome();
+        let Some((leader, cards)) = outcome.last else {
+            // Unreachable: a round in progress has a trick to play.
+            return;
+        };
+        let Some(last) = Trick::from_cards(leader, &cards) else {
+            return;
+        };
+        if passing {
+            self.passes = outcome.passes;
+        }
+        self.phase = Phase::Playing;
+        self.hands = BySeat::default();
+        self.won = BySeat::from_fn(|s| self.won[s] | outcome.won[s]);
+        let winner = last.winner().map_or(leader, |(seat, _)| seat);
+        self.last_trick = Some(last);
+        self.trick = Trick::new(winner);
+        self.end_round(sink);
+    }
+
+    /// [`Game::playout_round`] one checked move at a time.
+    fn playout_round_by_moves<R: Rng + ?Sized, S: EventSink>(&mut self, rng: &mut R, sink: &mut S) {
         let round = self.round;
         if self.phase == Phase::Passing {
             for seat in Seat::ALL {
