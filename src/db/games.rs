@@ -236,15 +236,44 @@ fn parse_seats(game_id: &str, raw: Option<String>) -> QueryResult<Vec<LoadedSeat
 }
 
 /// The game row and its seats (`seats_pg!`), kept prepared (see [`Prepared`]).
+/// The caller's account state, read with the game ([`find_with_seats`]).
+#[derive(Debug, Clone, serde::Deserialize)]
+pub struct CallerState {
+    /// Deleted.
+    pub deleted: bool,
+    /// Banned.
+    pub banned: bool,
+    /// Role as stored.
+    pub role: String,
+}
+
+macro_rules! caller_pg {
+    () => {
+        "(SELECT CAST(json_build_object('deleted', u.deleted_at IS NOT NULL, \
+        'banned', u.banned_at IS NOT NULL, 'role', u.role) AS TEXT) FROM users u \
+        WHERE u.id = $1)"
+    };
+}
+const CALLER_SQLITE: &str = "(SELECT json_object(\
+    'deleted', CASE WHEN u.deleted_at IS NULL THEN json('false') ELSE json('true') END, \
+    'banned', CASE WHEN u.banned_at IS NULL THEN json('false') ELSE json('true') END, \
+    'role', u.role) FROM users u WHERE u.id = ";
+
+/// The game row, its seats (`seats_pg!`) and the caller (`caller_pg!`), kept prepared (see
+/// [`Prepared`]).
 const FIND_PG: &str = concat!(
     "SELECT games.*, ",
     seats_pg!(),
-    " AS seats FROM games WHERE games.id = $1"
+    " AS seats, ",
+    caller_pg!(),
+    " AS caller FROM games WHERE games.id = $2"
 );
 const FIND_PG_LOCKED: &str = concat!(
     "SELECT games.*, ",
     seats_pg!(),
-    " AS seats FROM games WHERE games.id = $1 FOR UPDATE"
+    " AS seats, ",
+    caller_pg!(),
+    " AS caller FROM games WHERE games.id = $2 FOR UPDATE"
 );
 
 #[derive(QueryableByName)]
@@ -253,26 +282,39 @@ struct GameWithSeats {
     game: GameRow,
     #[diesel(sql_type = diesel::sql_types::Nullable<diesel::sql_types::Text>)]
     seats: Option<String>,
+    #[diesel(sql_type = diesel::sql_types::Nullable<diesel::sql_types::Text>)]
+    caller: Option<String>,
 }
 
-/// A game with its seats and their users' names, in one query. With `for_update`, the
-/// game row is locked for the rest of the transaction: on PostgreSQL by this query
-/// (`FOR UPDATE`); on SQLite by [`lock`], which must then run first, as the transaction's
-/// first statement.
+/// A game as [`find_with_seats`] reads it.
+pub struct Found {
+    /// The row.
+    pub row: GameRow,
+    /// The seats, in order.
+    pub seats: Vec<LoadedSeat>,
+    /// The caller's account, when one was asked for and exists.
+    pub caller: Option<CallerState>,
+}
+
+/// A game with its seats and their users' names, and the account of `caller` if given, in
+/// one query. With `for_update`, the game row is locked for the rest of the transaction: on
+/// PostgreSQL by this query (`FOR UPDATE`); on SQLite by [`lock`], which must then run
+/// first, as the transaction's first statement.
 pub fn find_with_seats(
     conn: &mut AnyConnection,
     id: &str,
     for_update: bool,
-) -> QueryResult<Option<(GameRow, Vec<LoadedSeat>)>> {
+    caller: Option<&str>,
+) -> QueryResult<Option<Found>> {
     use diesel::dsl::sql;
     use diesel::sql_types::{Nullable, Text};
-    let found: Option<(GameRow, Option<String>)> = match conn {
+    let found: Option<(GameRow, Option<String>, Option<String>)> = match conn {
         AnyConnection::Postgresql(pg) => {
             let sql = if for_update { FIND_PG_LOCKED } else { FIND_PG };
-            Prepared::new(sql, vec![Bind::Text(id)])
+            Prepared::new(sql, vec![Bind::OptText(caller), Bind::Text(id)])
                 .load::<GameWithSeats>(pg)?
                 .pop()
-                .map(|g| (g.game, g.seats))
+                .map(|g| (g.game, g.seats, g.caller))
         }
         AnyConnection::Sqlite(_) => {
             if for_update && !lock(conn, id)? {
@@ -280,17 +322,26 @@ pub fn find_with_seats(
             }
             games::table
                 .find(id)
-                .select((GameRow::as_select(), sql::<Nullable<Text>>(SEATS_SQLITE)))
+                .select((
+                    GameRow::as_select(),
+                    sql::<Nullable<Text>>(SEATS_SQLITE),
+                    sql::<Nullable<Text>>(CALLER_SQLITE)
+                        .bind::<Nullable<Text>, _>(caller)
+                        .sql(")"),
+                ))
                 .first(conn)
                 .optional()?
         }
     };
-    found
-        .map(|(row, seats)| {
-            let seats = parse_seats(&row.id, seats)?;
-            Ok((row, seats))
-        })
+    let Some((row, seats, caller)) = found else {
+        return Ok(None);
+    };
+    let seats = parse_seats(&row.id, seats)?;
+    let caller = caller
+        .map(|text| serde_json::from_str(&text))
         .transpose()
+        .map_err(|e| diesel::result::Error::DeserializationError(Box::new(e)))?;
+    Ok(Some(Found { row, seats, caller }))
 }
 
 /// Inserts a new game and its seats.

@@ -104,12 +104,29 @@ impl Table {
     }
 
     fn read(conn: &mut AnyConnection, id: &str, for_update: bool) -> Result<Self, ApiError> {
-        let (row, loaded) = store::find_with_seats(conn, id, for_update)?
-            .ok_or_else(|| ApiError::not_found("no such game"))?;
+        Self::read_with_caller(conn, id, for_update, None)?
+            .map(|(table, _)| table)
+            .ok_or_else(|| ApiError::not_found("no such game"))
+    }
+
+    /// Loads a game (locked with `for_update`, as [`Table::load_locked`]) and, in the same
+    /// query, the account of `caller`; `None` when there is no such game.
+    ///
+    /// # Errors
+    /// Database errors.
+    pub fn read_with_caller(
+        conn: &mut AnyConnection,
+        id: &str,
+        for_update: bool,
+        caller: Option<&str>,
+    ) -> Result<Option<(Self, Option<store::CallerState>)>, ApiError> {
+        let Some(found) = store::find_with_seats(conn, id, for_update, caller)? else {
+            return Ok(None);
+        };
         let mut names = HashMap::new();
         let mut webhook_users = Vec::new();
-        let mut seats = Vec::with_capacity(loaded.len());
-        for seat in loaded {
+        let mut seats = Vec::with_capacity(found.seats.len());
+        for seat in found.seats {
             if let (Some(user), Some(name)) = (&seat.row.user_id, seat.username) {
                 names.insert(user.clone(), name);
                 if seat.has_webhook {
@@ -121,13 +138,14 @@ impl Table {
             }
             seats.push(seat.row);
         }
-        Ok(Self {
-            row,
+        let table = Self {
+            row: found.row,
             seats,
             names,
             webhook_users,
             notified_users: Vec::new(),
-        })
+        };
+        Ok(Some((table, found.caller)))
     }
 
     /// The status.

@@ -8,7 +8,9 @@ use actix_web::{FromRequest, HttpRequest, dev::Payload, web};
 
 use crate::auth::Role;
 use crate::auth::tokens::TokenError;
+use crate::db::games::CallerState;
 use crate::db::users::UserRow;
+use crate::games::Table;
 use crate::error::ApiError;
 use crate::http::AppState;
 
@@ -61,19 +63,57 @@ impl Caller {
     /// # Errors
     /// As described, and database errors.
     pub fn check(&self, conn: &mut crate::db::AnyConnection) -> Result<AuthUser, ApiError> {
-        let user = crate::db::users::by_id(conn, &self.user_id)?
-            .filter(|u| u.deleted_at.is_none())
-            .ok_or_else(|| ApiError::unauthorized("invalid_token", "the account no longer exists"))?;
-        if user.banned_at.is_some() {
+        let user = crate::db::users::by_id(conn, &self.user_id)?;
+        let role = Self::judge(user.as_ref().map(|u| CallerState {
+            deleted: u.deleted_at.is_some(),
+            banned: u.banned_at.is_some(),
+            role: u.role.clone(),
+        }))?;
+        let user = user.ok_or_else(|| ApiError::internal("judged a missing account"))?;
+        Ok(AuthUser { user, role })
+    }
+
+    /// [`Caller::check`]'s rules on an account state read elsewhere (e.g. with the game):
+    /// `None` when the account does not exist.
+    ///
+    /// # Errors
+    /// 401 when it no longer exists, 403 `banned`.
+    pub fn judge(state: Option<CallerState>) -> Result<Role, ApiError> {
+        let state = state.filter(|s| !s.deleted).ok_or_else(|| {
+            ApiError::unauthorized("invalid_token", "the account no longer exists")
+        })?;
+        if state.banned {
             return Err(ApiError::new(
                 actix_web::http::StatusCode::FORBIDDEN,
                 "banned",
                 "this account is banned",
             ));
         }
-        let role =
-            Role::parse(&user.role).ok_or_else(|| ApiError::internal("unknown role in database"))?;
-        Ok(AuthUser { user, role })
+        Role::parse(&state.role).ok_or_else(|| ApiError::internal("unknown role in database"))
+    }
+
+    /// Loads a game and checks the caller's account in the same query (one round trip):
+    /// the errors of [`Caller::check`] first, then 404. `for_update` as
+    /// [`Table::load_locked`].
+    ///
+    /// # Errors
+    /// As described, and database errors.
+    pub fn load_game(
+        &self,
+        conn: &mut crate::db::AnyConnection,
+        id: &str,
+        for_update: bool,
+    ) -> Result<Table, ApiError> {
+        match Table::read_with_caller(conn, id, for_update, Some(&self.user_id))? {
+            Some((table, state)) => {
+                Self::judge(state)?;
+                Ok(table)
+            }
+            None => {
+                self.check(conn)?;
+                Err(ApiError::not_found("no such game"))
+            }
+        }
     }
 }
 

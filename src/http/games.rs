@@ -336,11 +336,11 @@ fn if_match(req: &HttpRequest) -> Result<Option<i64>, ApiError> {
         .map_err(|_| ApiError::bad_request("If-Match must be a game version, e.g. \"12\""))
 }
 
-fn viewer_of(table: &Table, user: &AuthUser) -> Result<Option<Seat>, ApiError> {
-    if !table.visible_to(user.id()) {
+fn viewer_of(table: &Table, user_id: &str) -> Result<Option<Seat>, ApiError> {
+    if !table.visible_to(user_id) {
         return Err(ApiError::not_found("no such game"));
     }
-    Ok(table.seat_of(user.id()))
+    Ok(table.seat_of(user_id))
 }
 
 fn json_with_etag(view: &GameView) -> HttpResponse {
@@ -796,11 +796,11 @@ pub async fn get_game(
     let (user, table) = state
         .db
         .run(move |conn| {
-            let user = caller.check(conn)?;
-            Ok((user, Table::load(conn, &id)?))
+            let table = caller.load_game(conn, &id, false)?;
+            Ok((caller, table))
         })
         .await?;
-    let viewer = viewer_of(&table, &user)?;
+    let viewer = viewer_of(&table, &user.user_id)?;
     let tag = etag(table.row.version);
     if let Some(none_match) = req
         .headers()
@@ -1060,21 +1060,26 @@ pub async fn act(
     let outcome = state
         .db
         .run(move |conn| {
-            let user = caller.check(conn)?;
-            let request = request?;
-            let user_id = user.id();
+            let user_id = caller.user_id.as_str();
             // The common case commits in one statement without the lock; when that does
             // not fit or the game changed meanwhile, the action runs again under the lock,
             // and that run decides.
             if matches!(conn, AnyConnection::Postgresql(_)) {
-                let table = Table::load(conn, &gid)?;
+                let table = caller.load_game(conn, &gid, false)?;
+                let request = request?;
                 if let Some(outcome) = request.decide(table, user_id, conn, false)? {
                     return Ok(outcome);
                 }
+                return conn.transaction(|conn| {
+                    let table = caller.load_game(conn, &gid, true)?;
+                    request.decide(table, user_id, conn, true)?.ok_or_else(|| {
+                        ApiError::internal("an action under the lock did not commit")
+                    })
+                });
             }
             conn.transaction(|conn| {
-                let table = Table::load_locked(conn, &gid)?;
-                request
+                let table = caller.load_game(conn, &gid, true)?;
+                request?
                     .decide(table, user_id, conn, true)?
                     .ok_or_else(|| ApiError::internal("an action under the lock did not commit"))
             })
@@ -1335,7 +1340,7 @@ pub async fn events(
     let limit = limit(query.limit, 200, 500)?;
     let gid = id.clone();
     let table = state.db.run(move |conn| Table::load(conn, &gid)).await?;
-    let viewer = viewer_of(&table, &user)?;
+    let viewer = viewer_of(&table, user.id())?;
     let deadline = tokio::time::Instant::now() + Duration::from_secs(wait);
     let notify = state.notifier.subscribe(&id);
     loop {
