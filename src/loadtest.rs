@@ -413,7 +413,12 @@ fn run_client(
                 }
             }
         };
-        match client.call("POST", &format!("{path}/actions"), Some(&token), Some(&action)) {
+        match client.call(
+            "POST",
+            &format!("{path}/actions"),
+            Some(&token),
+            Some(&action),
+        ) {
             Ok(after) => {
                 client.report.actions_ok += 1;
                 if let Some(ack) = ack {
@@ -490,7 +495,9 @@ impl TableState {
             .filter_map(|c| c["card"].as_str()?.parse().ok())
             .collect();
         let trick = Trick::from_cards(leader, &cards)?;
-        let legal: Vec<Card> = legal_plays(hand, &trick, self.rules.as_ref()?).iter().collect();
+        let legal: Vec<Card> = legal_plays(hand, &trick, self.rules.as_ref()?)
+            .iter()
+            .collect();
         if legal.is_empty() {
             return None;
         }

@@ -215,7 +215,17 @@ fn parse_seats(game_id: &str, raw: Option<String>) -> QueryResult<Vec<LoadedSeat
     Ok(tuples
         .into_iter()
         .map(
-            |(seat, user_id, invited_user_id, bot_level, bot_reason, timeouts_in_row, name, invited, hook)| {
+            |(
+                seat,
+                user_id,
+                invited_user_id,
+                bot_level,
+                bot_reason,
+                timeouts_in_row,
+                name,
+                invited,
+                hook,
+            )| {
                 LoadedSeat {
                     row: SeatRow {
                         game_id: game_id.to_owned(),

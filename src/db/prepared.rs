@@ -127,7 +127,12 @@ mod tests {
         );
         assert_eq!(
             q.pieces(),
-            vec!["SELECT ", ", x FROM t WHERE a = ", " AND b = '$' AND c = ", ""]
+            vec![
+                "SELECT ",
+                ", x FROM t WHERE a = ",
+                " AND b = '$' AND c = ",
+                ""
+            ]
         );
     }
 }

@@ -497,7 +497,13 @@ impl Change {
             return Ok(None);
         };
         let body = respond(&self.table)?;
-        let written = store::commit_pg(pg, &self.pg_commit(recipient.as_deref(), idempotency.map(|(u, k, h)| (u, k, h, body.as_str()))));
+        let written = store::commit_pg(
+            pg,
+            &self.pg_commit(
+                recipient.as_deref(),
+                idempotency.map(|(u, k, h)| (u, k, h, body.as_str())),
+            ),
+        );
         match written {
             Ok(true) => {
                 self.table.notified_users = recipient.into_iter().collect();
@@ -657,7 +663,10 @@ impl Change {
             // A seat changed in this change may have a new user, whose webhook the load
             // did not read.
             s.user_id.as_ref() == Some(user)
-                && !self.seats_changed.iter().any(|c| i32::from(c.number()) == s.seat)
+                && !self
+                    .seats_changed
+                    .iter()
+                    .any(|c| i32::from(c.number()) == s.seat)
         }) && !self.table.webhook_users.contains(user);
         simple.then(|| Some(user.clone()))
     }

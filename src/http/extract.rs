@@ -10,8 +10,8 @@ use crate::auth::Role;
 use crate::auth::tokens::TokenError;
 use crate::db::games::CallerState;
 use crate::db::users::UserRow;
-use crate::games::Table;
 use crate::error::ApiError;
+use crate::games::Table;
 use crate::http::AppState;
 
 /// The caller, authenticated by a bearer access token and re-checked against the database on

@@ -946,3 +946,71 @@ async fn stats_count_users_games_and_recent_actions() {
     assert_eq!(s["actions"]["last_day"], 1);
     assert!(s["generated_at"].is_string());
 }
+
+#[actix_web::test]
+async fn a_banned_or_deleted_player_is_refused_by_the_game_endpoints_before_any_game_lookup() {
+    use crate::common::play::action_count;
+    let db = TestDb::migrated();
+    let state = db.state();
+    let app = common::app(state.clone()).await;
+    let boss = admin(&app, &state, "warden").await;
+    let players = four(&app, "bn").await;
+    let game = game_of(&app, &players, json!({})).await;
+    let p = &players[1];
+    let view = get(&app, &format!("/api/v1/games/{game}"), &p.access).await;
+    assert_eq!(view.status, 200, "{}", view.text);
+    let action = legal_action(&view.json).expect("a pass");
+    let before = action_count(&app, &game, &players[0].access).await;
+
+    let banned = post(
+        &app,
+        &format!("/api/v1/admin/users/{}/ban", p.id),
+        json!({"reason": "cheating"}),
+        &boss.access,
+    )
+    .await;
+    assert_eq!(banned.status, 200, "{}", banned.text);
+    let unknown = uuid::Uuid::new_v4();
+    for id in [game.clone(), unknown.to_string()] {
+        get(&app, &format!("/api/v1/games/{id}"), &p.access)
+            .await
+            .assert_problem(403, "banned");
+        post(
+            &app,
+            &format!("/api/v1/games/{id}/actions"),
+            action.clone(),
+            &p.access,
+        )
+        .await
+        .assert_problem(403, "banned");
+    }
+    // Even a malformed action gets the account's answer first.
+    post(
+        &app,
+        &format!("/api/v1/games/{game}/actions"),
+        json!({"type": "fold"}),
+        &p.access,
+    )
+    .await
+    .assert_problem(403, "banned");
+    assert_eq!(action_count(&app, &game, &players[0].access).await, before);
+
+    let q = &players[2];
+    let deleted = send(
+        &app,
+        bearer(TestRequest::delete().uri("/api/v1/me"), &q.access),
+    )
+    .await;
+    assert_eq!(deleted.status, 204, "{}", deleted.text);
+    get(&app, &format!("/api/v1/games/{game}"), &q.access)
+        .await
+        .assert_problem(401, "invalid_token");
+    post(
+        &app,
+        &format!("/api/v1/games/{game}/actions"),
+        json!({"type": "play", "card": "QS"}),
+        &q.access,
+    )
+    .await
+    .assert_problem(401, "invalid_token");
+}

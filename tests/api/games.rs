@@ -550,6 +550,101 @@ async fn an_idempotent_retry_returns_the_first_response_and_changes_nothing() {
 }
 
 #[actix_web::test]
+async fn concurrent_retries_with_one_idempotency_key_apply_once_and_answer_alike() {
+    let db = TestDb::migrated();
+    let app = common::app(db.state()).await;
+    let players = four_players(&app).await;
+    let id = start_game(&app, &players, json!({})).await;
+    let mut rng = rand::rngs::StdRng::seed_from_u64(7);
+    pass_all(&app, &id, &players, &mut rng).await;
+    let view = view_of(&app, &id, &players[0]).await;
+    let p = &players[view["turn"]["seat"].as_u64().unwrap() as usize];
+    let mine = view_of(&app, &id, p).await;
+    let card = mine["legal_actions"]["cards"][0].clone();
+    let replies = join_all((0..12).map(|_| {
+        send(
+            &app,
+            act_req(&id, p, json!({"type": "play", "card": card}))
+                .insert_header(("idempotency-key", "one-tap")),
+        )
+    }))
+    .await;
+    for r in &replies {
+        assert_eq!(r.status, 200, "{}", r.text);
+        assert_eq!(r.json, replies[0].json);
+    }
+    let fresh = replies
+        .iter()
+        .filter(|r| r.headers.get("idempotent-replayed").is_none())
+        .count();
+    assert_eq!(fresh, 1);
+    let after = view_of(&app, &id, p).await;
+    assert_eq!(
+        after["version"].as_i64().unwrap(),
+        mine["version"].as_i64().unwrap() + 1
+    );
+}
+
+/// The unlocked commit writes only if the game is still as loaded, including the reminder
+/// the scheduler clears without a new version.
+#[actix_web::test]
+async fn an_unlocked_commit_writes_nothing_when_the_game_changed_after_the_load() {
+    use diesel::prelude::*;
+    use leekha::db::schema::games;
+    use leekha::games::{Actor, Change, Table};
+    use leekha::rules::{Action, Seat};
+    let db = TestDb::migrated();
+    let state = db.state();
+    let app = common::app(state.clone()).await;
+    let players = four_players(&app).await;
+    let id = start_game(&app, &players, json!({})).await;
+    let mut rng = rand::rngs::StdRng::seed_from_u64(8);
+    let mut conn = state.db.conn().unwrap();
+    let postgres = matches!(*conn, leekha::db::AnyConnection::Postgresql(_));
+    let mut attempt = |seat: usize, interfere: bool, conn: &mut leekha::db::AnyConnection| {
+        let table = Table::load(conn, &id).unwrap();
+        let before = table.row.version;
+        let game = table.game().unwrap().unwrap();
+        let cards: Vec<Card> = game
+            .random_pass(Seat::ALL[seat], &mut rng)
+            .unwrap()
+            .iter()
+            .collect();
+        let mut change = Change::new(table).unwrap();
+        let user = players[seat].id.clone();
+        change
+            .apply(
+                &Action::Pass {
+                    seat: Seat::ALL[seat],
+                    cards,
+                },
+                Actor::Player(&user),
+            )
+            .unwrap();
+        if interfere {
+            // What the scheduler's reminder does: clear it, version unchanged.
+            diesel::update(games::table.find(&id))
+                .set(games::reminder_at.eq(None::<chrono::NaiveDateTime>))
+                .execute(conn)
+                .unwrap();
+        }
+        let committed = change
+            .commit_unlocked(conn, |_| Ok("{}".to_owned()), None)
+            .unwrap()
+            .is_some();
+        let after = Table::load(conn, &id).unwrap().row.version;
+        (committed, before, after)
+    };
+    // Undisturbed, it commits on PostgreSQL (elsewhere it always leaves it to the lock).
+    let (committed, before, after) = attempt(0, false, &mut conn);
+    assert_eq!(committed, postgres);
+    assert_eq!(after, before + i64::from(postgres));
+    let (committed, before, after) = attempt(1, true, &mut conn);
+    assert!(!committed);
+    assert_eq!(after, before);
+}
+
+#[actix_web::test]
 async fn a_stale_version_gets_409() {
     let db = TestDb::migrated();
     let app = common::app(db.state()).await;
