@@ -127,6 +127,7 @@ impl Password {
     /// # Errors
     /// 500 if the hasher fails (it does not for valid lengths).
     pub fn hash(&self) -> Result<String, ApiError> {
+        let _permit = HashingGate::enter();
         let hash = Argon2::default()
             .hash_password(self.0.expose().as_bytes())
             .map_err(|e| ApiError::internal(format!("argon2: {e}")))?;
@@ -153,10 +154,50 @@ pub fn verify_password(password: &str, hash: Option<&str>) -> bool {
         Some(h) => (h, true),
         None => (dummy.as_str(), false),
     };
+    let _permit = HashingGate::enter();
     let ok = Argon2::default()
         .verify_password(password.as_bytes(), hash)
         .is_ok();
     ok && real
+}
+
+/// Bounds how many argon2 computations run at once to the number of cores. Each one takes
+/// 19 MiB and a core for tens of milliseconds: a burst of logins beyond the cores only
+/// queues, instead of multiplying memory (which the allocator then keeps) and starving
+/// every other request of CPU.
+struct HashingGate;
+
+/// A slot of [`HashingGate`], given back on drop.
+struct HashingPermit;
+
+static GATE: (std::sync::Mutex<usize>, std::sync::Condvar) =
+    (std::sync::Mutex::new(0), std::sync::Condvar::new());
+
+impl HashingGate {
+    fn enter() -> HashingPermit {
+        static SLOTS: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+        let slots = *SLOTS.get_or_init(|| {
+            std::thread::available_parallelism()
+                .map(std::num::NonZeroUsize::get)
+                .unwrap_or(2)
+        });
+        let (busy, freed) = &GATE;
+        let mut busy = busy.lock().unwrap_or_else(|e| e.into_inner());
+        while *busy >= slots {
+            busy = freed.wait(busy).unwrap_or_else(|e| e.into_inner());
+        }
+        *busy += 1;
+        HashingPermit
+    }
+}
+
+impl Drop for HashingPermit {
+    fn drop(&mut self) {
+        let (busy, freed) = &GATE;
+        let mut busy = busy.lock().unwrap_or_else(|e| e.into_inner());
+        *busy = busy.saturating_sub(1);
+        freed.notify_one();
+    }
 }
 
 #[cfg(test)]
