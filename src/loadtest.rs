@@ -12,6 +12,8 @@ use std::sync::{Arc, Barrier, Mutex};
 use std::time::{Duration, Instant};
 
 use rand::{Rng, RngExt};
+use serde::Deserialize;
+use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
 use crate::rules::{Card, CardSet, RuleOptions, Seat, Trick, check_pass, legal_plays};
@@ -174,13 +176,14 @@ impl Client {
         format!("{}{path}", self.urls[i])
     }
 
-    fn call(
+    /// One request; a 2xx body is parsed as `T` (a failure if it does not parse).
+    fn call<T: DeserializeOwned>(
         &mut self,
         method: &str,
         path: &str,
         token: Option<&str>,
         body: Option<&Value>,
-    ) -> Result<Value, Failure> {
+    ) -> Result<T, Failure> {
         let url = self.url(path);
         let started = Instant::now();
         let result = match (method, body) {
@@ -212,7 +215,8 @@ impl Client {
                     if path.ends_with("/actions") {
                         self.report.action_ms.push(ms);
                     }
-                    Ok(serde_json::from_str(&text).unwrap_or(Value::Null))
+                    serde_json::from_str(&text)
+                        .map_err(|e| Failure::Status(status, format!("unreadable body: {e}")))
                 } else {
                     let code = serde_json::from_str::<Value>(&text)
                         .ok()
@@ -237,41 +241,83 @@ impl Client {
 
     fn register(&mut self, name: &str) -> Result<Player, Failure> {
         let body = json!({"username": name, "password": "load-test-password"});
-        let v = self.call("POST", "/api/v1/auth/register", None, Some(&body))?;
+        let v: Value = self.call("POST", "/api/v1/auth/register", None, Some(&body))?;
         Ok(Player {
             token: v["access_token"].as_str().unwrap_or_default().to_owned(),
         })
     }
 }
 
+/// The parts of a game view (`GameView` in the API) a client needs: parsed into these
+/// types, not a generic JSON tree, so the load generator spends little CPU of the machine
+/// it shares with the server.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct View {
+    status: String,
+    version: i64,
+    rules: Option<RuleOptions>,
+    my_seat: Option<u8>,
+    turn: Option<TurnPart>,
+    round: Option<RoundPart>,
+    legal_actions: Option<LegalPart>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct TurnPart {
+    seats: Vec<u8>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct RoundPart {
+    number: u64,
+    phase: String,
+    hand: Vec<Card>,
+    trick: TrickPart,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct TrickPart {
+    leader: u8,
+    cards: Vec<PlayedPart>,
+}
+
+#[derive(Debug, Deserialize)]
+struct PlayedPart {
+    card: Card,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct LegalPart {
+    #[serde(rename = "type")]
+    kind: String,
+    cards: Vec<Card>,
+}
+
 /// Picks a random legal action from a seat's view.
-pub fn random_action<R: Rng + ?Sized>(view: &Value, rng: &mut R) -> Option<Value> {
-    let legal = &view["legal_actions"];
-    let cards: Vec<Card> = legal["cards"]
-        .as_array()?
-        .iter()
-        .filter_map(|c| c.as_str()?.parse().ok())
-        .collect();
+fn random_action<R: Rng + ?Sized>(view: &View, rng: &mut R) -> Option<Value> {
+    let legal = view.legal_actions.as_ref()?;
+    let cards = &legal.cards;
     if cards.is_empty() {
         return None;
     }
-    match legal["type"].as_str()? {
+    match legal.kind.as_str() {
         "play" => Some(
             json!({"type": "play", "card": cards[rng.random_range(0..cards.len())].to_string()}),
         ),
         "pass" => {
-            let rules: RuleOptions = serde_json::from_value(view["rules"].clone()).ok()?;
-            let hand: CardSet = view["round"]["hand"]
-                .as_array()?
-                .iter()
-                .filter_map(|c| c.as_str()?.parse().ok())
-                .collect();
+            let rules = view.rules.as_ref()?;
+            let hand: CardSet = view.round.as_ref()?.hand.iter().copied().collect();
             for _ in 0..500 {
                 let mut pick = CardSet::EMPTY;
                 while pick.len() < 3 {
                     pick.insert(cards[rng.random_range(0..cards.len())]);
                 }
-                if check_pass(hand, pick, &rules).is_ok() {
+                if check_pass(hand, pick, rules).is_ok() {
                     let codes: Vec<String> = pick.iter().map(|c| c.to_string()).collect();
                     return Some(json!({"type": "pass", "cards": codes}));
                 }
@@ -359,28 +405,30 @@ fn run_client(
         // The latest response, of any seat: whose turn it is, the trick, the status.
         let latest = match table.latest.take() {
             Some(v) => v,
-            None => match client.call("GET", &path, Some(&players[0].token.clone()), None) {
-                Ok(v) => v,
-                Err(f) => {
-                    client.record(&f);
-                    std::thread::sleep(Duration::from_millis(50));
-                    continue;
+            None => {
+                match client.call::<View>("GET", &path, Some(&players[0].token.clone()), None) {
+                    Ok(v) => v,
+                    Err(f) => {
+                        client.record(&f);
+                        std::thread::sleep(Duration::from_millis(50));
+                        continue;
+                    }
                 }
-            },
+            }
         };
-        if latest["status"] != "active" {
-            client.report.games_finished += u64::from(latest["status"] == "finished");
+        if latest.status != "active" {
+            client.report.games_finished += u64::from(latest.status == "finished");
             table.game = None;
             continue;
         }
         if table.rules.is_none() {
-            table.rules = serde_json::from_value(latest["rules"].clone()).ok();
+            table.rules.clone_from(&latest.rules);
         }
-        let Some(seat) = latest["turn"]["seats"]
-            .as_array()
-            .and_then(|a| a.first())
-            .and_then(Value::as_u64)
-            .map(|s| s as usize)
+        let Some(seat) = latest
+            .turn
+            .as_ref()
+            .and_then(|t| t.seats.first())
+            .map(|&s| usize::from(s))
             .filter(|&s| s < 4)
         else {
             continue;
@@ -393,10 +441,10 @@ fn run_client(
         let action = match tracked {
             Some(action) => action,
             None => {
-                let mine = if latest["my_seat"].as_u64() == Some(seat as u64) {
+                let mine = if latest.my_seat.map(usize::from) == Some(seat) {
                     latest
                 } else {
-                    match client.call("GET", &path, Some(&token), None) {
+                    match client.call::<View>("GET", &path, Some(&token), None) {
                         Ok(v) => v,
                         Err(f) => {
                             client.record(&f);
@@ -413,7 +461,7 @@ fn run_client(
                 }
             }
         };
-        match client.call(
+        match client.call::<View>(
             "POST",
             &format!("{path}/actions"),
             Some(&token),
@@ -422,7 +470,7 @@ fn run_client(
             Ok(after) => {
                 client.report.actions_ok += 1;
                 if let Some(ack) = ack {
-                    let line = format!("{id}\t{seat}\t{action}\t{}\n", after["version"]);
+                    let line = format!("{id}\t{seat}\t{action}\t{}\n", after.version);
                     if let Ok(mut f) = ack.lock() {
                         let _ = f.write_all(line.as_bytes());
                     }
@@ -447,7 +495,7 @@ struct TableState {
     game: Option<String>,
     rules: Option<RuleOptions>,
     /// The latest response (a seat's view).
-    latest: Option<Value>,
+    latest: Option<View>,
     /// Each seat's hand after the exchange, with its round number, from that seat's own
     /// last response.
     hands: [Option<(u64, CardSet)>; 4],
@@ -455,20 +503,12 @@ struct TableState {
 
 impl TableState {
     /// Remembers a seat's hand from its own view, once the round's exchange is over.
-    fn remember(&mut self, seat: usize, view: &Value) {
-        let round = &view["round"];
-        if view["my_seat"].as_u64() != Some(seat as u64) || round["phase"] != "playing" {
+    fn remember(&mut self, seat: usize, view: &View) {
+        let Some(round) = &view.round else { return };
+        if view.my_seat.map(usize::from) != Some(seat) || round.phase != "playing" {
             return;
         }
-        let (Some(number), Some(hand)) = (round["number"].as_u64(), round["hand"].as_array())
-        else {
-            return;
-        };
-        let hand: CardSet = hand
-            .iter()
-            .filter_map(|c| c.as_str()?.parse().ok())
-            .collect();
-        self.hands[seat] = Some((number, hand));
+        self.hands[seat] = Some((round.number, round.hand.iter().copied().collect()));
     }
 
     /// A random legal play for `seat` from its remembered hand and the trick in `latest`,
@@ -476,24 +516,19 @@ impl TableState {
     fn tracked_play<R: Rng + ?Sized>(
         &mut self,
         seat: usize,
-        latest: &Value,
+        latest: &View,
         rng: &mut R,
     ) -> Option<Value> {
-        let round = &latest["round"];
-        if round["phase"] != "playing" {
+        let round = latest.round.as_ref()?;
+        if round.phase != "playing" {
             return None;
         }
-        let number = round["number"].as_u64()?;
         let (known_round, hand) = self.hands[seat]?;
-        if known_round != number {
+        if known_round != round.number {
             return None;
         }
-        let leader = Seat::new(u8::try_from(round["trick"]["leader"].as_u64()?).ok()?)?;
-        let cards: Vec<Card> = round["trick"]["cards"]
-            .as_array()?
-            .iter()
-            .filter_map(|c| c["card"].as_str()?.parse().ok())
-            .collect();
+        let leader = Seat::new(round.trick.leader)?;
+        let cards: Vec<Card> = round.trick.cards.iter().map(|p| p.card).collect();
         let trick = Trick::from_cards(leader, &cards)?;
         let legal: Vec<Card> = legal_plays(hand, &trick, self.rules.as_ref()?)
             .iter()
@@ -504,7 +539,7 @@ impl TableState {
         let card = legal[rng.random_range(0..legal.len())];
         let mut rest = hand;
         rest.remove(card);
-        self.hands[seat] = Some((number, rest));
+        self.hands[seat] = Some((round.number, rest));
         Some(json!({"type": "play", "card": card.to_string()}))
     }
 }
@@ -512,11 +547,11 @@ impl TableState {
 fn start_table(client: &mut Client, players: &[Player]) -> Result<String, Failure> {
     let creator = players[0].token.clone();
     let body = json!({});
-    let created = client.call("POST", "/api/v1/games", Some(&creator), Some(&body))?;
+    let created: Value = client.call("POST", "/api/v1/games", Some(&creator), Some(&body))?;
     let id = created["id"].as_str().unwrap_or_default().to_owned();
     for (seat, p) in players.iter().enumerate().skip(1) {
         let token = p.token.clone();
-        client.call(
+        client.call::<serde::de::IgnoredAny>(
             "POST",
             &format!("/api/v1/games/{id}/join"),
             Some(&token),

@@ -131,7 +131,7 @@ const LEASE: Duration = Duration::from_secs(60);
 /// Database errors.
 pub fn deliver_due(state: &AppState, agent: &ureq::Agent) -> Result<usize, ApiError> {
     let mut conn = state.db.conn()?;
-    let claimed: Vec<Delivery> = conn.transaction(|conn| claim(conn))?;
+    let claimed: Vec<Delivery> = crate::db::write_transaction(&mut conn, claim)?;
     let mut attempts = 0;
     for delivery in claimed {
         attempt(state, &mut conn, agent, &delivery)?;

@@ -283,3 +283,28 @@ fn latest_version(backend: Backend) -> String {
         .max()
         .expect("at least one migration is embedded")
 }
+
+/// A transaction that will write, for work that reads before it writes. On SQLite its first
+/// statement takes the database's write lock (a write that changes nothing), so the
+/// transaction never holds a read snapshot that a concurrent writer makes stale, which
+/// SQLite refuses at once with "database is locked" instead of waiting. On PostgreSQL it is
+/// a plain transaction.
+///
+/// # Errors
+/// `f`'s errors and database errors.
+pub fn write_transaction<T, E>(
+    conn: &mut AnyConnection,
+    f: impl FnOnce(&mut AnyConnection) -> Result<T, E>,
+) -> Result<T, E>
+where
+    E: From<diesel::result::Error>,
+{
+    use diesel::Connection;
+    conn.transaction(|conn| {
+        if let AnyConnection::Sqlite(lite) = conn {
+            use diesel::RunQueryDsl;
+            diesel::sql_query("UPDATE server_settings SET key = key WHERE 0").execute(lite)?;
+        }
+        f(conn)
+    })
+}

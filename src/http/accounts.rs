@@ -360,7 +360,7 @@ pub async fn refresh(
     let outcome = state
         .db
         .run(move |conn| {
-            conn.transaction(|conn| {
+            db::write_transaction(conn, |conn| {
                 let now = db::now();
                 let invalid = |detail: &str| RefreshOutcome::Refused(ApiError::unauthorized("invalid_token", detail));
                 let Some(token) = users::refresh_by_hash(conn, &hash)? else {

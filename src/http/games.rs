@@ -478,6 +478,10 @@ pub async fn create_game(
             conn.transaction(|conn| {
                 use crate::db::schema::games as g;
                 use diesel::{ExpressionMethods, QueryDsl, RunQueryDsl};
+                // The creator's row lock first: it serializes this user's creations, so the
+                // count below stays true until the insert (and on SQLite it takes the write
+                // lock before any read).
+                crate::db::admin::lock_user(conn, &creator)?;
                 let waiting: i64 = g::table
                     .filter(g::created_by.eq(&creator))
                     .filter(g::status.eq("waiting"))

@@ -10,16 +10,23 @@
 //!   with one exact rejection test per batch (Lemire's method on the batch's product);
 //! - the deal also settles each hand's first pass proposal: the first 3 cards a hand gets
 //!   are a uniformly random 3-card subset of it (see [`Playout::deal`]);
-//! - during play, random numbers are drawn 16 bits at a time from 64-bit draws (Lemire's
-//!   method with rejection, so still exactly uniform), a quarter of the generator calls;
+//! - during play, each trick takes one 64-bit word from the generator and each of its (at
+//!   most four) draws a 16-bit chunk of it, by Lemire's method: exactly uniform, as a
+//!   biased chunk (at most 13 in 65536) is redrawn from fresh words on a cold path;
 //! - a uniformly random card of one suit is one lookup in a table indexed by the suit's
 //!   13-bit lane (count and positions packed in a word) instead of a popcount and a bit
 //!   select; a trick is one lead and three follows in straight-line code, with the led
-//!   suit's shift and the best rank so far in registers;
+//!   suit's shift and the best rank so far in registers; the last trick, where every seat
+//!   has one card, draws nothing;
 //! - points are counted once per seat at the end, from the cards each seat took.
 //!
+//! [`Game::playout_round`] runs on this simulator too: it emits the same events as the
+//! game's own moves and leaves the game in the same state (a property test replays its
+//! moves through the checked API and compares).
+//!
 //! The property tests replay every playout's moves through [`Game::apply`] and require each
-//! one to be accepted and the round points to match.
+//! one to be accepted and the round points to match; statistical tests hold the deal, the
+//! passes and the plays to uniformity.
 
 use std::hint::select_unpredictable;
 
@@ -202,7 +209,8 @@ fn draw_batch<R: Rng + ?Sized, const B: usize, const N: usize>(rng: &mut R) -> [
 #[derive(Debug)]
 pub struct Playout {
     hands: [u64; 4],
-    /// Passes committed before the playout (cards in transit), by seat.
+    /// Passes committed before the playout (cards in transit), by seat; once the passes
+    /// are exchanged, every seat's pass of the round.
     pending: [Option<u64>; 4],
     /// A first pass proposal per seat (3 cards), or 0: uniformly random 3-card subsets of
     /// the hands, drawn with the deal. Used once, and not cloned (see [`Clone`]).

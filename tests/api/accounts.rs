@@ -666,3 +666,41 @@ fn the_openapi_document_declares_bearer_on_every_protected_operation() {
         }
     }
 }
+
+/// Refreshes read the token before they write: under concurrency (SQLite's single writer
+/// especially) none may fail.
+#[actix_web::test]
+async fn concurrent_refreshes_and_game_creations_all_succeed() {
+    let db = TestDb::migrated();
+    let app = common::app(db.state()).await;
+    let mut sessions = Vec::new();
+    for i in 0..12 {
+        sessions.push(register(&app, &format!("busy_{i}")).await);
+    }
+    for _ in 0..3 {
+        let refreshes = sessions.iter().map(|s| {
+            send(
+                &app,
+                post_json("/api/v1/auth/refresh", json!({"refresh_token": s.refresh})),
+            )
+        });
+        let creations = sessions.iter().map(|s| {
+            send(
+                &app,
+                bearer(post_json("/api/v1/games", json!({})), &s.access),
+            )
+        });
+        let (refreshed, created) = futures_util::future::join(
+            futures_util::future::join_all(refreshes),
+            futures_util::future::join_all(creations),
+        )
+        .await;
+        for r in &created {
+            assert_eq!(r.status, 201, "{}", r.text);
+        }
+        for (s, r) in sessions.iter_mut().zip(&refreshed) {
+            assert_eq!(r.status, 200, "{}", r.text);
+            s.refresh = r.json["refresh_token"].as_str().unwrap().to_owned();
+        }
+    }
+}

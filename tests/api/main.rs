@@ -11,5 +11,6 @@ mod common;
 mod deadlines;
 mod foundation;
 mod games;
+mod load;
 mod metrics;
 mod shutdown;

@@ -1,0 +1,84 @@
+//! The load generator (`leekha loadtest`) against the real binary: it plays real games in
+//! both view modes without a single error, and `leekha verify` accepts what it played.
+
+use std::net::TcpListener;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use leekha::loadtest::{LoadConfig, ViewMode};
+
+use crate::common::{self, TestDb};
+
+/// The server, killed when the test ends.
+struct Server(Child);
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+#[test]
+fn the_load_generator_plays_real_games_without_errors_in_both_view_modes() {
+    let db = TestDb::migrated();
+    let port = TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let mut server = Server(
+        Command::new(env!("CARGO_BIN_EXE_leekha"))
+            .arg("serve")
+            .env("DATABASE_URL", db.url.expose())
+            .env("LEEKHA_BIND", format!("127.0.0.1:{port}"))
+            .env("LEEKHA_JWT_SECRET", common::TEST_SECRET)
+            .env("LEEKHA_AUTH_RATE_PER_MINUTE", "100000")
+            .env("RUST_LOG", "warn")
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    let url = format!("http://127.0.0.1:{port}");
+    let started = Instant::now();
+    while ureq::get(&format!("{url}/readyz")).call().is_err() {
+        assert!(server.0.try_wait().unwrap().is_none(), "the server exited");
+        assert!(started.elapsed() < Duration::from_secs(30), "never ready");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    for views in [ViewMode::Track, ViewMode::Fetch] {
+        let report = leekha::loadtest::run(&LoadConfig {
+            urls: vec![url.clone()],
+            clients: 2,
+            duration: Duration::from_secs(2),
+            ack_log: None,
+            timeout: Duration::from_secs(10),
+            idle_games: 0,
+            views,
+        });
+        assert!(report.errors.is_empty(), "{views:?}: {:?}", report.errors);
+        let actions = report.actions_ok as f64;
+        let requests = report.request_ms.len() as f64;
+        assert!(actions >= 20.0, "{views:?}: only {actions} actions");
+        match views {
+            // Views only at a round's start and after the exchange.
+            ViewMode::Track => assert!(requests < 1.3 * actions, "{requests} for {actions}"),
+            // One view before every action.
+            ViewMode::Fetch => assert!(requests >= 1.9 * actions, "{requests} for {actions}"),
+        }
+    }
+    drop(server);
+    let verify = Command::new(env!("CARGO_BIN_EXE_leekha"))
+        .arg("verify")
+        .env("DATABASE_URL", db.url.expose())
+        .env("LEEKHA_JWT_SECRET", common::TEST_SECRET)
+        .env("RUST_LOG", "warn")
+        .output()
+        .unwrap();
+    assert!(
+        verify.status.success(),
+        "{}",
+        String::from_utf8_lossy(&verify.stdout)
+    );
+}
