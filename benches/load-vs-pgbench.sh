@@ -2,7 +2,8 @@
 # Throughput against PostgreSQL's own limit, in one go on one throwaway PostgreSQL:
 #   1. pgbench on the equivalent transaction (lock the game row, insert the action, update
 #      the snapshot), with CLIENTS clients;
-#   2. the server under `leekha loadtest` with CLIENTS clients;
+#   2. the server under `leekha loadtest` with CLIENTS clients, in both view modes (track:
+#      views only when a client cannot know them; fetch: a view before every action);
 # then both rates and their ratio. Usage: benches/load-vs-pgbench.sh [CLIENTS] [SECONDS]
 source "$(dirname "$0")/common.sh"
 CLIENTS=${1:-32}
@@ -32,11 +33,15 @@ PGBENCH="$PG_BIN/pgbench"
 "$PGBENCH" -n -c "$CLIENTS" -j 2 -T "$SECONDS_RUN" -f "$WORK/tx.sql" "$PG_BASE_URL/bench" | tee "$WORK/pgbench.txt" | grep -E "tps|latency"
 PG_TPS=$(grep -Eo 'tps = [0-9.]+' "$WORK/pgbench.txt" | head -n1 | awk '{print $3}')
 
-echo "== server: leekha loadtest, $CLIENTS clients, $SECONDS_RUN s"
 PORT=$(free_port 18080)
 start_server "$PORT" "$PG_BASE_URL/leekha" "$WORK/server.log"
-"$LEEKHA" loadtest --url "http://127.0.0.1:$PORT" --clients "$CLIENTS" --duration "$SECONDS_RUN" --json > "$WORK/load.json"
-python3 - "$WORK/load.json" "$PG_TPS" <<'PY'
+# track: clients fetch a view only when they cannot know it (the action-for-action
+# comparison with pgbench); fetch: a view before every action (a phone opening the game).
+for VIEWS in track fetch; do
+  echo "== server: leekha loadtest --views $VIEWS, $CLIENTS clients, $SECONDS_RUN s"
+  "$LEEKHA" loadtest --url "http://127.0.0.1:$PORT" --clients "$CLIENTS" --duration "$SECONDS_RUN" \
+    --views "$VIEWS" --json > "$WORK/load-$VIEWS.json"
+  python3 - "$WORK/load-$VIEWS.json" "$PG_TPS" <<'PY'
 import json, sys
 r = json.load(open(sys.argv[1])); pg = float(sys.argv[2])
 l = r["latency_ms"]
@@ -45,3 +50,4 @@ print(f"action latency    p50 {l['p50']:.2f} ms  p95 {l['p95']:.2f} ms  p99 {l['
 print(f"pgbench tps       {pg:.1f}")
 print(f"ratio             {r['actions_per_sec'] / pg * 100:.1f} % of pgbench")
 PY
+done
