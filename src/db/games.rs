@@ -4,7 +4,7 @@ use chrono::NaiveDateTime;
 use diesel::prelude::*;
 
 use super::AnyConnection;
-use super::prepared::{Bind, Prepared};
+use super::prepared::{Bind, Prepared, Sql};
 use super::schema::{game_actions, game_events, game_seats, games, idempotency_keys, users};
 
 /// Multi-row INSERT: diesel offers it per backend only, not on the multi connection.
@@ -271,20 +271,20 @@ const CALLER_SQLITE: &str = "(SELECT json_object(\
 
 /// The game row, its seats (`seats_pg!`) and the caller (`caller_pg!`), kept prepared (see
 /// [`Prepared`]).
-const FIND_PG: &str = concat!(
+static FIND_PG: Sql = Sql::new(concat!(
     "SELECT games.*, ",
     seats_pg!(),
     " AS seats, ",
     caller_pg!(),
     " AS caller FROM games WHERE games.id = $2"
-);
-const FIND_PG_LOCKED: &str = concat!(
+));
+static FIND_PG_LOCKED: Sql = Sql::new(concat!(
     "SELECT games.*, ",
     seats_pg!(),
     " AS seats, ",
     caller_pg!(),
     " AS caller FROM games WHERE games.id = $2 FOR UPDATE"
-);
+));
 
 #[derive(QueryableByName)]
 struct GameWithSeats {
@@ -320,7 +320,11 @@ pub fn find_with_seats(
     use diesel::sql_types::{Nullable, Text};
     let found: Option<(GameRow, Option<String>, Option<String>)> = match conn {
         AnyConnection::Postgresql(pg) => {
-            let sql = if for_update { FIND_PG_LOCKED } else { FIND_PG };
+            let sql = if for_update {
+                &FIND_PG_LOCKED
+            } else {
+                &FIND_PG
+            };
             Prepared::new(sql, vec![Bind::OptText(caller), Bind::Text(id)])
                 .load::<GameWithSeats>(pg)?
                 .pop()
@@ -412,7 +416,8 @@ pub struct PgCommit<'a> {
 /// instead of four or more. The user's feed counter is incremented atomically, as
 /// [`crate::notifications::write`] does, so feeds stay contiguous. Placeholders in order,
 /// each once (see [`Prepared`]).
-const COMMIT_PG: &str = "WITH g AS (\
+static COMMIT_PG: Sql = Sql::new(
+    "WITH g AS (\
     UPDATE games SET status = $1, version = $2, seed = $3, state = $4, to_act = $5, \
     deadline = $6, open_seats = $7, action_count = $8, event_count = $9, result = $10, \
     abort_reason = $11, updated_at = $12, started_at = $13, finished_at = $14, \
@@ -438,7 +443,8 @@ const COMMIT_PG: &str = "WITH g AS (\
   i AS (INSERT INTO idempotency_keys (user_id, key, request_hash, status, body, created_at) \
     SELECT q.user_id, q.key, q.hash, 200, q.body, g.updated_at FROM g, q \
     WHERE q.key IS NOT NULL) \
-  SELECT count(*) AS updated FROM g";
+  SELECT count(*) AS updated FROM g",
+);
 
 #[derive(QueryableByName)]
 struct Updated {
@@ -456,7 +462,7 @@ pub fn commit_pg(pg: &mut diesel::PgConnection, c: &PgCommit<'_>) -> QueryResult
         None => (None, &[][..]),
     };
     let query = Prepared::new(
-        COMMIT_PG,
+        &COMMIT_PG,
         vec![
             Bind::Text(&row.status),
             Bind::BigInt(row.version),

@@ -35,38 +35,57 @@ pub enum Bind<'a> {
     IntArray(Vec<i32>),
 }
 
-/// A statement whose placeholders are `$1`, `$2`, … in order of appearance, each used once,
-/// with one [`Bind`] per placeholder.
+/// The text of a [`Prepared`] statement, split once at its placeholders (`$1`, `$2`, … in
+/// order of appearance, each used once).
+pub struct Sql {
+    text: &'static str,
+    pieces: std::sync::OnceLock<Vec<&'static str>>,
+}
+
+impl Sql {
+    /// A statement text, split on first use.
+    pub const fn new(text: &'static str) -> Self {
+        Self {
+            text,
+            pieces: std::sync::OnceLock::new(),
+        }
+    }
+
+    /// The SQL between the placeholders (one more piece than placeholders).
+    fn pieces(&self) -> &[&'static str] {
+        self.pieces.get_or_init(|| {
+            let text = self.text;
+            let bytes = text.as_bytes();
+            let mut pieces = Vec::new();
+            let (mut start, mut i) = (0, 0);
+            while i < bytes.len() {
+                if bytes[i] == b'$' && bytes.get(i + 1).is_some_and(u8::is_ascii_digit) {
+                    pieces.push(&text[start..i]);
+                    i += 1;
+                    while bytes.get(i).is_some_and(u8::is_ascii_digit) {
+                        i += 1;
+                    }
+                    start = i;
+                } else {
+                    i += 1;
+                }
+            }
+            pieces.push(&text[start..]);
+            pieces
+        })
+    }
+}
+
+/// A statement with one [`Bind`] per placeholder.
 pub struct Prepared<'a> {
-    sql: &'static str,
+    sql: &'static Sql,
     binds: Vec<Bind<'a>>,
 }
 
 impl<'a> Prepared<'a> {
     /// The statement `sql` with its values.
-    pub fn new(sql: &'static str, binds: Vec<Bind<'a>>) -> Self {
+    pub fn new(sql: &'static Sql, binds: Vec<Bind<'a>>) -> Self {
         Self { sql, binds }
-    }
-
-    /// The SQL between the placeholders (one more piece than placeholders).
-    fn pieces(&self) -> Vec<&'static str> {
-        let mut pieces = Vec::with_capacity(self.binds.len() + 1);
-        let bytes = self.sql.as_bytes();
-        let (mut start, mut i) = (0, 0);
-        while i < bytes.len() {
-            if bytes[i] == b'$' && bytes.get(i + 1).is_some_and(u8::is_ascii_digit) {
-                pieces.push(&self.sql[start..i]);
-                i += 1;
-                while bytes.get(i).is_some_and(u8::is_ascii_digit) {
-                    i += 1;
-                }
-                start = i;
-            } else {
-                i += 1;
-            }
-        }
-        pieces.push(&self.sql[start..]);
-        pieces
     }
 }
 
@@ -84,7 +103,7 @@ impl<Conn> RunQueryDsl<Conn> for Prepared<'_> {}
 
 impl QueryFragment<Pg> for Prepared<'_> {
     fn walk_ast<'b>(&'b self, mut out: AstPass<'_, 'b, Pg>) -> QueryResult<()> {
-        let pieces = self.pieces();
+        let pieces = self.sql.pieces();
         if pieces.len() != self.binds.len() + 1 {
             return Err(diesel::result::Error::QueryBuilderError(
                 format!(
@@ -121,12 +140,9 @@ mod tests {
 
     #[test]
     fn pieces_split_at_each_placeholder() {
-        let q = Prepared::new(
-            "SELECT $1, x FROM t WHERE a = $2 AND b = '$' AND c = $10",
-            vec![Bind::Int(1), Bind::Int(2), Bind::Int(3)],
-        );
+        static SQL: Sql = Sql::new("SELECT $1, x FROM t WHERE a = $2 AND b = '$' AND c = $10");
         assert_eq!(
-            q.pieces(),
+            SQL.pieces(),
             vec![
                 "SELECT ",
                 ", x FROM t WHERE a = ",
