@@ -3,79 +3,16 @@
 //! accounted for, the game ends only after a round, replay and serde are exact, and no view
 //! leaks another seat's cards.
 
+mod rules_common;
+
 use leekha::rules::{
-    Action, BySeat, Card, CardSet, DealerRotation, Discard, Event, ForcedLeekha, GUARDS, Game,
-    LegalActions, Mode, PassDirection, PassRestriction, Phase, Playout, RuleError, RuleOptions,
-    Seat, SoloTie, Talbees, TargetScore, TeamLoss, deal, replay,
+    Action, BySeat, Card, CardSet, Discard, Event, GUARDS, Game, LegalActions, Mode,
+    PassRestriction, Phase, Playout, RuleError, RuleOptions, Seat, TeamLoss, deal, replay,
 };
 use proptest::prelude::*;
-use proptest::test_runner::RngSeed;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
-
-/// Deterministic runs: a fixed seed, no regression files, modest shrinking.
-fn config(cases: u32) -> ProptestConfig {
-    ProptestConfig {
-        cases,
-        rng_seed: RngSeed::Fixed(0x1eec4a),
-        failure_persistence: None,
-        max_shrink_iters: 256,
-        ..ProptestConfig::default()
-    }
-}
-
-/// Every option of §8, with small targets mixed in so that many games end quickly.
-fn any_options() -> impl Strategy<Value = RuleOptions> {
-    (
-        prop_oneof![Just(Mode::Solo), Just(Mode::Partnership)],
-        prop::sample::select(vec![1i64, 13, 30, 51, 101]),
-        prop::sample::select(vec![
-            PassDirection::Right,
-            PassDirection::Left,
-            PassDirection::Alternate,
-            PassDirection::NoPassing,
-        ]),
-        prop_oneof![Just(PassRestriction::On), Just(PassRestriction::Off)],
-        prop::sample::select(vec![
-            ForcedLeekha::Both,
-            ForcedLeekha::QueenOnly,
-            ForcedLeekha::Off,
-        ]),
-        prop_oneof![Just(Talbees::Off), Just(Talbees::On)],
-        prop_oneof![
-            Just(DealerRotation::QueenOfSpadesTaker),
-            Just(DealerRotation::RotateRight)
-        ],
-        prop_oneof![Just(SoloTie::CoWinners), Just(SoloTie::SuddenDeath)],
-        prop_oneof![
-            Just(TeamLoss::BustedTeamLoses),
-            Just(TeamLoss::TeamSumReachesTarget)
-        ],
-    )
-        .prop_map(
-            |(
-                mode,
-                target,
-                pass_direction,
-                pass_restriction,
-                forced_leekha,
-                talbees,
-                dealer_rotation,
-                solo_tie,
-                team_loss,
-            )| RuleOptions {
-                mode,
-                target_score: TargetScore::new(target).expect("a valid target"),
-                pass_direction,
-                pass_restriction,
-                forced_leekha,
-                talbees,
-                dealer_rotation,
-                solo_tie,
-                team_loss,
-            },
-        )
-}
+use rules_common::{any_options, config};
 
 /// An independent, deliberately naive statement of the pass rule of §3.
 fn naive_pass_is_legal(hand: CardSet, pass: CardSet, options: &RuleOptions) -> bool {

@@ -271,20 +271,20 @@ const CALLER_SQLITE: &str = "(SELECT json_object(\
 
 /// The game row, its seats (`seats_pg!`) and the caller (`caller_pg!`), kept prepared (see
 /// [`Prepared`]).
-static FIND_PG: Sql = Sql::new(concat!(
-    "SELECT games.*, ",
-    seats_pg!(),
-    " AS seats, ",
-    caller_pg!(),
-    " AS caller FROM games WHERE games.id = $2"
-));
-static FIND_PG_LOCKED: Sql = Sql::new(concat!(
-    "SELECT games.*, ",
-    seats_pg!(),
-    " AS seats, ",
-    caller_pg!(),
-    " AS caller FROM games WHERE games.id = $2 FOR UPDATE"
-));
+macro_rules! find_pg {
+    ($tail:literal) => {
+        Sql::new(concat!(
+            "SELECT games.*, ",
+            seats_pg!(),
+            " AS seats, ",
+            caller_pg!(),
+            " AS caller FROM games WHERE games.id = $2",
+            $tail
+        ))
+    };
+}
+static FIND_PG: Sql = find_pg!("");
+static FIND_PG_LOCKED: Sql = find_pg!(" FOR UPDATE");
 
 #[derive(QueryableByName)]
 struct GameWithSeats {

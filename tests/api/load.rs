@@ -2,22 +2,12 @@
 //! both view modes without a single error, and `leekha verify` accepts what it played.
 
 use std::net::TcpListener;
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use leekha::loadtest::{LoadConfig, ViewMode};
 
-use crate::common::{self, TestDb};
-
-/// The server, killed when the test ends.
-struct Server(Child);
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
+use crate::common::{self, Server, TestDb};
 
 #[test]
 fn the_load_generator_plays_real_games_without_errors_in_both_view_modes() {

@@ -2,10 +2,10 @@
 
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::common::{self, TestDb};
+use crate::common::{self, Server, TestDb};
 
 fn free_port() -> u16 {
     TcpListener::bind("127.0.0.1:0")
@@ -66,16 +66,6 @@ fn call(
     body: Option<&str>,
 ) -> (u16, serde_json::Value) {
     read_response(send_request(port, method, path, token, body).unwrap()).unwrap()
-}
-
-/// The server, killed if the test fails before it exits on its own.
-struct Server(Child);
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
 }
 
 #[test]

@@ -336,3 +336,14 @@ where
 
 /// The password `register` uses.
 pub const PASSWORD: &str = "correct horse battery";
+
+/// A server process started by a test, killed when the test ends (or fails) unless it
+/// already exited.
+pub struct Server(pub std::process::Child);
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
