@@ -87,15 +87,18 @@ pub fn tick(state: &AppState, agent: &ureq::Agent) -> Result<TickReport, ApiErro
     let mut conn = state.db.conn()?;
     let now = db::now();
     let due: Vec<String> = games::table
-        .filter(games::status.eq("active"))
-        .filter(games::deadline.le(now))
-        .order(games::deadline.asc())
+        .filter(games::wake_at.le(now))
+        .order(games::wake_at.asc())
         .limit(100)
         .select(games::id)
         .load(&mut *conn)?;
     for id in due {
-        match conn.transaction(|conn| time_out(conn, &id)) {
-            Ok(Some((lag, notified, applied))) => {
+        match conn.transaction(|conn| wake(conn, &id)) {
+            Ok(Woken::TimedOut {
+                lag,
+                notified,
+                applied,
+            }) => {
                 report.timeouts += 1;
                 state.metrics.turn_timeout();
                 state.metrics.actions_applied(applied);
@@ -103,30 +106,69 @@ pub fn tick(state: &AppState, agent: &ureq::Agent) -> Result<TickReport, ApiErro
                 state.announce(&id, &notified);
                 tracing::info!(game.id = %id, lag_ms = lag, "turn timed out; the server acted");
             }
-            Ok(None) => {}
-            Err(e) => tracing::warn!(game.id = %id, error = %e, "timeout failed"),
-        }
-    }
-    let now = db::now();
-    let reminders: Vec<String> = games::table
-        .filter(games::status.eq("active"))
-        .filter(games::reminder_at.le(now))
-        .limit(100)
-        .select(games::id)
-        .load(&mut *conn)?;
-    for id in reminders {
-        match conn.transaction(|conn| remind(conn, &id)) {
-            Ok(Some(notified)) => {
+            Ok(Woken::Reminded(notified)) => {
                 report.reminders += 1;
                 state.announce(&id, &notified);
             }
-            Ok(None) => {}
-            Err(e) => tracing::warn!(game.id = %id, error = %e, "reminder failed"),
+            Ok(Woken::Early) => {}
+            Err(e) => tracing::warn!(game.id = %id, error = %e, "scheduled work failed"),
         }
     }
     drop(conn);
     report.webhook_attempts = crate::webhooks::deliver_due(state, agent)?;
     Ok(report)
+}
+
+/// What waking a game did.
+enum Woken {
+    /// A deadline passed: the server acted for the late seats.
+    TimedOut {
+        /// How late the action came after the deadline (ms).
+        lag: i64,
+        /// Users whose feeds were written.
+        notified: Vec<String>,
+        /// Actions applied.
+        applied: u64,
+    },
+    /// A reminder went out to these users.
+    Reminded(Vec<String>),
+    /// Nothing was due (another instance got there first, or actions moved the timers
+    /// since): only the wake time was corrected.
+    Early,
+}
+
+/// Claims a game whose wake time passed and does what is due: the timeout if the deadline
+/// passed, else the reminder if its time came; then stores the exact next wake time.
+fn wake(conn: &mut AnyConnection, id: &str) -> Result<Woken, ApiError> {
+    let now = db::now();
+    if !claim(conn, id, now)? {
+        return Ok(Woken::Early);
+    }
+    let mut table = Table::load(conn, id)?;
+    let active = table.status() == GameStatus::Active;
+    if let (Some(deadline), true) = (table.row.deadline, active)
+        && deadline <= now
+    {
+        match time_out(conn, table, deadline, now)? {
+            // The commit stored the new timers and their wake time.
+            Ok(woken) => return Ok(woken),
+            Err(untouched) => table = *untouched,
+        }
+    }
+    let mut woken = Woken::Early;
+    if let (Some(at), true) = (table.row.reminder_at, active)
+        && at <= now
+    {
+        woken = Woken::Reminded(remind(conn, &table, now)?);
+        table.row.reminder_at = None;
+    }
+    diesel::update(games::table.find(id))
+        .set((
+            games::reminder_at.eq(table.row.reminder_at),
+            games::wake_at.eq(table.row.next_wake(now)),
+        ))
+        .execute(conn)?;
+    Ok(woken)
 }
 
 #[derive(QueryableByName)]
@@ -136,19 +178,14 @@ struct IdRow {
     id: String,
 }
 
-/// Takes the game's lock if `column <= now` still holds, skipping a game another instance
-/// holds. On SQLite the write lock serializes everything, so a plain lock does.
-fn claim(
-    conn: &mut AnyConnection,
-    id: &str,
-    column: &str,
-    now: NaiveDateTime,
-) -> Result<bool, ApiError> {
+/// Takes the game's lock if its wake time has still passed, skipping a game another
+/// instance holds. On SQLite the write lock serializes everything, so a plain lock does.
+fn claim(conn: &mut AnyConnection, id: &str, now: NaiveDateTime) -> Result<bool, ApiError> {
     match conn {
         AnyConnection::Postgresql(pg) => {
-            let rows: Vec<IdRow> = diesel::sql_query(format!(
-                "SELECT id FROM games WHERE id = $1 AND status = 'active' AND {column} <= $2 FOR UPDATE SKIP LOCKED"
-            ))
+            let rows: Vec<IdRow> = diesel::sql_query(
+                "SELECT id FROM games WHERE id = $1 AND wake_at <= $2 FOR UPDATE SKIP LOCKED",
+            )
             .bind::<diesel::sql_types::Text, _>(id)
             .bind::<diesel::sql_types::Timestamp, _>(now)
             .load(pg)?;
@@ -158,20 +195,15 @@ fn claim(
     }
 }
 
-/// Acts for every late seat of one game; `None` if nothing was due any more.
+/// Acts for every late seat of a claimed game whose deadline passed and commits; gives the
+/// table back untouched if the game has no rules state to act on.
 fn time_out(
     conn: &mut AnyConnection,
-    id: &str,
-) -> Result<Option<(i64, Vec<String>, u64)>, ApiError> {
-    let now = db::now();
-    if !claim(conn, id, "deadline", now)? {
-        return Ok(None);
-    }
-    let table = Table::load(conn, id)?;
-    let deadline = match table.row.deadline {
-        Some(d) if d <= now && table.status() == GameStatus::Active => d,
-        _ => return Ok(None),
-    };
+    table: Table,
+    deadline: NaiveDateTime,
+    now: NaiveDateTime,
+) -> Result<Result<Woken, Box<Table>>, ApiError> {
+    let id = table.row.id.clone();
     let before = table.row.action_count;
     let mut change = Change::new(table)?;
     let Some(late) = change
@@ -179,7 +211,7 @@ fn time_out(
         .as_ref()
         .map(|g| g.to_act().iter().collect::<Vec<Seat>>())
     else {
-        return Ok(None);
+        return Ok(Err(Box::new(change.table)));
     };
     let mut rng = rand::rng();
     for seat in late {
@@ -226,26 +258,23 @@ fn time_out(
     change.run_bots()?;
     let table = change.commit(conn)?;
     let applied = (table.row.action_count - before).max(0) as u64;
-    let lag = (now - deadline).num_milliseconds();
-    Ok(Some((lag, table.notified_users, applied)))
+    Ok(Ok(Woken::TimedOut {
+        lag: (now - deadline).num_milliseconds(),
+        notified: table.notified_users,
+        applied,
+    }))
 }
 
-/// Sends `turn_reminder` to the humans who still must act; `None` if not due any more.
-fn remind(conn: &mut AnyConnection, id: &str) -> Result<Option<Vec<String>>, ApiError> {
-    let now = db::now();
-    if !claim(conn, id, "reminder_at", now)? {
-        return Ok(None);
-    }
-    let table = Table::load(conn, id)?;
-    match table.row.reminder_at {
-        Some(at) if at <= now && table.status() == GameStatus::Active => {}
-        _ => return Ok(None),
-    }
-    diesel::update(games::table.find(id))
-        .set(games::reminder_at.eq(None::<NaiveDateTime>))
-        .execute(conn)?;
+/// Sends `turn_reminder` to the humans of a claimed game who still must act; the caller
+/// clears the reminder.
+fn remind(
+    conn: &mut AnyConnection,
+    table: &Table,
+    now: NaiveDateTime,
+) -> Result<Vec<String>, ApiError> {
+    let id = table.row.id.as_str();
     let Some(game) = table.game()? else {
-        return Ok(None);
+        return Ok(Vec::new());
     };
     let pending: Vec<Pending> = game
         .to_act()
@@ -261,5 +290,5 @@ fn remind(conn: &mut AnyConnection, id: &str) -> Result<Option<Vec<String>>, Api
             })
         })
         .collect();
-    Ok(Some(notifications::write(conn, pending, now)?))
+    notifications::write(conn, pending, now)
 }

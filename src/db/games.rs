@@ -65,6 +65,26 @@ pub struct GameRow {
     pub reminder_at: Option<NaiveDateTime>,
     /// The current round's card plays, "<seat><card>,…".
     pub round_plays: String,
+    /// When the scheduler must look at the game next (see [`GameRow::next_wake`]).
+    pub wake_at: Option<NaiveDateTime>,
+}
+
+impl GameRow {
+    /// The wake time to store with this row's deadline and reminder, given the one stored so
+    /// far. A stored time still ahead of `now` and not after the new timers stays: an action
+    /// that only pushes the timers later then leaves every indexed column alone, which lets
+    /// PostgreSQL update the row in place. The scheduler, woken early, sets the exact time.
+    #[must_use]
+    pub fn next_wake(&self, now: NaiveDateTime) -> Option<NaiveDateTime> {
+        let due = match (self.deadline, self.reminder_at) {
+            (Some(d), Some(r)) => Some(d.min(r)),
+            (d, r) => d.or(r),
+        }?;
+        match self.wake_at {
+            Some(w) if w > now && w <= due => Some(w),
+            _ => Some(due),
+        }
+    }
 }
 
 /// A row of `game_seats`.
@@ -387,6 +407,7 @@ pub fn save(conn: &mut AnyConnection, game: &GameRow) -> QueryResult<()> {
             games::finished_at.eq(game.finished_at),
             games::reminder_at.eq(game.reminder_at),
             games::round_plays.eq(&game.round_plays),
+            games::wake_at.eq(game.wake_at),
         ))
         .execute(conn)?;
     Ok(())
@@ -409,6 +430,18 @@ pub struct PgCommit<'a> {
     pub idempotency: Option<(&'a str, &'a str, &'a str, &'a str)>,
     /// The change's time: `created_at` of every new row.
     pub now: NaiveDateTime,
+    /// Account facts the write must still find true (checked only outside the lock).
+    pub guard: AccountGuard<'a>,
+}
+
+/// Account facts a write made without the game's lock must still find true, since they
+/// may have changed after the load (or the game came from [`crate::games::HotTables`]).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct AccountGuard<'a> {
+    /// The acting user, who must be neither banned nor deleted.
+    pub caller: Option<&'a str>,
+    /// The notified user, who must still have no webhook (the write would skip it).
+    pub no_webhook: Option<&'a str>,
 }
 
 /// The game row, the new actions and events and one user's notifications in a single
@@ -421,25 +454,29 @@ static COMMIT_PG: Sql = Sql::new(
     UPDATE games SET status = $1, version = $2, seed = $3, state = $4, to_act = $5, \
     deadline = $6, open_seats = $7, action_count = $8, event_count = $9, result = $10, \
     abort_reason = $11, updated_at = $12, started_at = $13, finished_at = $14, \
-    reminder_at = $15, round_plays = $16 WHERE id = $17 AND version = $18 \
-    AND reminder_at IS NOT DISTINCT FROM $19 RETURNING id, updated_at), \
+    reminder_at = $15, round_plays = $16, wake_at = $17 WHERE id = $18 AND version = $19 \
+    AND reminder_at IS NOT DISTINCT FROM $20 \
+    AND ($21::text IS NULL OR EXISTS (SELECT 1 FROM users c WHERE c.id = $22 \
+      AND c.banned_at IS NULL AND c.deleted_at IS NULL)) \
+    AND NOT EXISTS (SELECT 1 FROM users w WHERE w.id = $23 AND w.webhook_url IS NOT NULL) \
+    RETURNING id, updated_at), \
   a AS (INSERT INTO game_actions (game_id, seq, seat, action, actor, user_id, created_at) \
     SELECT g.id, x.seq, x.seat, x.action, x.actor, x.user_id, g.updated_at FROM g, \
-    unnest($20::bigint[], $21::int[], $22::text[], $23::text[], $24::text[]) \
+    unnest($24::bigint[], $25::int[], $26::text[], $27::text[], $28::text[]) \
     AS x(seq, seat, action, actor, user_id)), \
   e AS (INSERT INTO game_events (game_id, seq, kind, data, created_at) \
     SELECT g.id, x.seq, x.kind, x.data, g.updated_at FROM g, \
-    unnest($25::bigint[], $26::text[], $27::text[]) AS x(seq, kind, data)), \
-  k AS (SELECT CAST($28 AS text) AS user_id, CAST($29 AS text[]) AS kinds, \
-    CAST($30 AS text[]) AS datas), \
+    unnest($29::bigint[], $30::text[], $31::text[]) AS x(seq, kind, data)), \
+  k AS (SELECT CAST($32 AS text) AS user_id, CAST($33 AS text[]) AS kinds, \
+    CAST($34 AS text[]) AS datas), \
   n AS (UPDATE users SET notification_count = users.notification_count + cardinality(k.kinds) \
     FROM k, g WHERE users.id = k.user_id AND cardinality(k.kinds) > 0 \
     RETURNING users.id, users.notification_count - cardinality(k.kinds) AS base), \
   m AS (INSERT INTO notifications (user_id, seq, kind, game_id, data, created_at) \
     SELECT n.id, n.base + x.ord, x.kind, g.id, x.data, g.updated_at FROM n, g, k, \
     unnest(k.kinds, k.datas) WITH ORDINALITY AS x(kind, data, ord)), \
-  q AS (SELECT CAST($31 AS text) AS user_id, CAST($32 AS text) AS key, \
-    CAST($33 AS text) AS hash, CAST($34 AS text) AS body), \
+  q AS (SELECT CAST($35 AS text) AS user_id, CAST($36 AS text) AS key, \
+    CAST($37 AS text) AS hash, CAST($38 AS text) AS body), \
   i AS (INSERT INTO idempotency_keys (user_id, key, request_hash, status, body, created_at) \
     SELECT q.user_id, q.key, q.hash, 200, q.body, g.updated_at FROM g, q \
     WHERE q.key IS NOT NULL) \
@@ -480,9 +517,13 @@ pub fn commit_pg(pg: &mut diesel::PgConnection, c: &PgCommit<'_>) -> QueryResult
             Bind::OptTimestamp(row.finished_at),
             Bind::OptTimestamp(row.reminder_at),
             Bind::Text(&row.round_plays),
+            Bind::OptTimestamp(row.wake_at),
             Bind::Text(&row.id),
             Bind::BigInt(c.loaded.0),
             Bind::OptTimestamp(c.loaded.1),
+            Bind::OptText(c.guard.caller),
+            Bind::OptText(c.guard.caller),
+            Bind::OptText(c.guard.no_webhook),
             Bind::BigIntArray(c.actions.iter().map(|a| a.seq).collect()),
             Bind::IntArray(c.actions.iter().map(|a| a.seat).collect()),
             Bind::TextArray(c.actions.iter().map(|a| a.action.as_str()).collect()),
@@ -683,4 +724,61 @@ pub fn store_idempotent(conn: &mut AnyConnection, row: &IdempotentRow) -> QueryR
 pub fn purge_idempotent(conn: &mut AnyConnection, before: NaiveDateTime) -> QueryResult<usize> {
     diesel::delete(idempotency_keys::table.filter(idempotency_keys::created_at.lt(before)))
         .execute(conn)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at(secs: i64) -> Option<NaiveDateTime> {
+        chrono::DateTime::from_timestamp(secs, 0).map(|t| t.naive_utc())
+    }
+
+    fn row(deadline: i64, reminder: Option<i64>, wake: Option<i64>) -> GameRow {
+        let now = at(0).unwrap();
+        GameRow {
+            id: "g".into(),
+            status: "active".into(),
+            visibility: "private".into(),
+            rules: "{}".into(),
+            version: 1,
+            created_by: "u".into(),
+            turn_timeout_seconds: 60,
+            seed: None,
+            state: None,
+            to_act: String::new(),
+            deadline: at(deadline),
+            open_seats: 0,
+            action_count: 0,
+            event_count: 0,
+            result: None,
+            abort_reason: None,
+            created_at: now,
+            updated_at: now,
+            started_at: None,
+            finished_at: None,
+            reminder_at: reminder.and_then(at),
+            round_plays: String::new(),
+            wake_at: wake.and_then(at),
+        }
+    }
+
+    #[test]
+    fn the_wake_time_is_never_after_a_timer_and_stays_while_it_is_ahead() {
+        let now = at(100).unwrap();
+        // No wake time yet: the first timer.
+        assert_eq!(row(200, Some(180), None).next_wake(now), at(180));
+        // A wake time ahead of now and before the timers stays (no index change).
+        assert_eq!(row(300, Some(280), Some(150)).next_wake(now), at(150));
+        // One after the new timers is pulled in.
+        assert_eq!(row(300, Some(280), Some(400)).next_wake(now), at(280));
+        // One already past is replaced by the exact time.
+        assert_eq!(row(300, Some(280), Some(90)).next_wake(now), at(280));
+        // Without a reminder, the deadline.
+        assert_eq!(row(300, None, None).next_wake(now), at(300));
+        // Without timers, nothing to wake for.
+        let mut done = row(0, None, Some(150));
+        done.deadline = None;
+        assert_eq!(done.next_wake(now), None);
+    }
 }

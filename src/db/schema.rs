@@ -121,6 +121,9 @@ diesel::table! {
         reminder_at -> Nullable<Timestamp>,
         /// The current round's card plays, "<seat><card>,…".
         round_plays -> Text,
+        /// When the scheduler must look at the game next: at or before the deadline and the
+        /// reminder.
+        wake_at -> Nullable<Timestamp>,
     }
 }
 

@@ -4,7 +4,10 @@
 //! events together.
 
 pub mod events;
+pub mod hot;
 pub mod verify;
+
+pub use hot::HotTables;
 
 use std::collections::HashMap;
 
@@ -474,8 +477,11 @@ impl Change {
     /// builds the response body from the committed game; with `idempotency`
     /// (user, key, request fingerprint) the same statement stores it for retries.
     ///
+    /// The statement also checks that `caller` is still neither banned nor deleted and that
+    /// the notified user still has no webhook, which the load may not have seen.
+    ///
     /// `Ok(None)` when it did not commit, with nothing written: the change does not fit,
-    /// or the game changed meanwhile, or the key was stored meanwhile. The caller then
+    /// or the game or an account changed meanwhile, or the key was stored meanwhile. The caller then
     /// runs the action again under the lock ([`Change::commit`]), which decides.
     ///
     /// # Errors
@@ -485,6 +491,7 @@ impl Change {
         conn: &mut AnyConnection,
         respond: impl FnOnce(&Table) -> Result<String, ApiError>,
         idempotency: Option<(&str, &str, &str)>,
+        caller: &str,
     ) -> Result<Option<(Table, String)>, ApiError> {
         let AnyConnection::Postgresql(pg) = conn else {
             return Ok(None);
@@ -502,6 +509,10 @@ impl Change {
             &self.pg_commit(
                 recipient.as_deref(),
                 idempotency.map(|(u, k, h)| (u, k, h, body.as_str())),
+                store::AccountGuard {
+                    caller: Some(caller),
+                    no_webhook: recipient.as_deref(),
+                },
             ),
         );
         match written {
@@ -523,6 +534,7 @@ impl Change {
         &'a self,
         recipient: Option<&'a str>,
         idempotency: Option<(&'a str, &'a str, &'a str, &'a str)>,
+        guard: store::AccountGuard<'a>,
     ) -> store::PgCommit<'a> {
         store::PgCommit {
             row: &self.table.row,
@@ -539,6 +551,7 @@ impl Change {
             }),
             idempotency,
             now: self.now,
+            guard,
         }
     }
 
@@ -601,6 +614,7 @@ impl Change {
             row.deadline = None;
             row.reminder_at = None;
         }
+        row.wake_at = row.next_wake(now);
         if let Some(result) = &newly_finished {
             let winners: Vec<u8> = result.winners.iter().map(|s| s.number()).collect();
             for (seat, user) in self.humans() {
@@ -623,8 +637,11 @@ impl Change {
         if let (AnyConnection::Postgresql(pg), Some(recipient)) =
             (&mut *conn, self.single_recipient_without_webhook())
         {
-            let written = store::commit_pg(pg, &self.pg_commit(recipient.as_deref(), None))
-                .map_err(conflict_on_duplicate)?;
+            let written = store::commit_pg(
+                pg,
+                &self.pg_commit(recipient.as_deref(), None, store::AccountGuard::default()),
+            )
+            .map_err(conflict_on_duplicate)?;
             if !written {
                 // Impossible under the lock: the row is as loaded.
                 return Err(ApiError::internal("the locked game changed"));

@@ -19,7 +19,7 @@ use crate::db::games::{self as store, GameRow, IdempotentRow, SeatRow};
 use crate::db::{self, AnyConnection};
 use crate::error::{ApiError, Problem};
 use crate::games::events::{ServerEvent, project};
-use crate::games::{Actor, Change, GameStatus, Table};
+use crate::games::{Actor, Change, GameStatus, HotTables, Table};
 use crate::http::AppState;
 use crate::http::extract::{AuthUser, Caller};
 use crate::http::game_views::{CardCode, GameView, PlayerRef, ResultView, RulesView, game_view};
@@ -561,6 +561,7 @@ pub async fn create_game(
                     finished_at: None,
                     reminder_at: None,
                     round_plays: String::new(),
+                    wake_at: None,
                 };
                 store::insert(conn, &row, &seat_rows)?;
                 let table = Table::load(conn, &id)?;
@@ -1061,6 +1062,7 @@ pub async fn act(
     // Judged after the account check, so a banned caller hears 403 whatever it sent.
     let request = ActRequest::parse(&id, body.into_inner(), &req);
     let gid = id.clone();
+    let hot = state.hot.clone();
     let outcome = state
         .db
         .run(move |conn| {
@@ -1069,22 +1071,35 @@ pub async fn act(
             // not fit or the game changed meanwhile, the action runs again under the lock,
             // and that run decides.
             if matches!(conn, AnyConnection::Postgresql(_)) {
+                // A game this instance just wrote needs no read: the write checks that the
+                // game and the caller's account are still as cached. Anything but a clean
+                // commit (an error included: it may come from a stale table) is judged
+                // again from the database.
+                if let Ok(request) = &request
+                    && let Some(table) = hot.take(&gid)
+                    && let Ok(Some(outcome)) =
+                        request.decide(table, user_id, conn, Mode::Cached, &hot)
+                {
+                    return Ok(outcome);
+                }
                 let table = caller.load_game(conn, &gid, false)?;
                 let request = request?;
-                if let Some(outcome) = request.decide(table, user_id, conn, false)? {
+                if let Some(outcome) = request.decide(table, user_id, conn, Mode::Unlocked, &hot)? {
                     return Ok(outcome);
                 }
                 return conn.transaction(|conn| {
                     let table = caller.load_game(conn, &gid, true)?;
-                    request.decide(table, user_id, conn, true)?.ok_or_else(|| {
-                        ApiError::internal("an action under the lock did not commit")
-                    })
+                    request
+                        .decide(table, user_id, conn, Mode::Locked, &hot)?
+                        .ok_or_else(|| {
+                            ApiError::internal("an action under the lock did not commit")
+                        })
                 });
             }
             conn.transaction(|conn| {
                 let table = caller.load_game(conn, &gid, true)?;
                 request?
-                    .decide(table, user_id, conn, true)?
+                    .decide(table, user_id, conn, Mode::Locked, &hot)?
                     .ok_or_else(|| ApiError::internal("an action under the lock did not commit"))
             })
         })
@@ -1106,6 +1121,17 @@ pub async fn act(
         .content_type("application/json")
         .body(body)),
     }
+}
+
+/// How [`ActRequest::decide`] may commit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    /// Inside a transaction holding the game's lock.
+    Locked,
+    /// Without the lock, against a table just read.
+    Unlocked,
+    /// Without the lock, against a table from [`HotTables`].
+    Cached,
 }
 
 /// A validated action request.
@@ -1188,8 +1214,8 @@ impl ActRequest {
         })
     }
 
-    /// Judges the action against `table` and commits it. `locked`: in a transaction that
-    /// holds the game's lock, where it always answers (`Some`); otherwise, outside any
+    /// Judges the action against `table` and commits it; a committed table goes to `hot`.
+    /// Under [`Mode::Locked`] it always answers (`Some`); otherwise, outside any
     /// transaction, it answers `None` when the lock is needed (see
     /// [`Change::commit_unlocked`]), having written nothing.
     fn decide(
@@ -1197,9 +1223,11 @@ impl ActRequest {
         table: Table,
         user_id: &str,
         conn: &mut AnyConnection,
-        locked: bool,
+        mode: Mode,
+        hot: &HotTables,
     ) -> Result<Option<ActOutcome>, ApiError> {
-        if let Some(key) = &self.key
+        // A cached attempt leaves stored keys to the write: storing the key again fails it.
+        if let (Some(key), false) = (&self.key, mode == Mode::Cached)
             && let Some(stored) = store::idempotent(conn, user_id, key)?
         {
             if stored.request_hash != self.fingerprint {
@@ -1267,7 +1295,7 @@ impl ActRequest {
         let respond = |table: &Table| -> Result<String, ApiError> {
             serde_json::to_string(&game_view(table, Some(seat))?).map_err(ApiError::internal)
         };
-        let (table, body) = if locked {
+        let (table, body) = if mode == Mode::Locked {
             let table = change.commit(conn)?;
             let body = respond(&table)?;
             if let Some(key) = &self.key {
@@ -1289,7 +1317,7 @@ impl ActRequest {
                 .key
                 .as_deref()
                 .map(|key| (user_id, key, self.fingerprint.as_str()));
-            match change.commit_unlocked(conn, respond, idempotency)? {
+            match change.commit_unlocked(conn, respond, idempotency, user_id)? {
                 Some(done) => done,
                 None => return Ok(None),
             }
@@ -1299,12 +1327,11 @@ impl ActRequest {
             store::purge_idempotent(conn, db::now() - chrono::Duration::hours(48))?;
         }
         let applied = (table.row.action_count - actions_before).max(0) as u64;
-        Ok(Some(ActOutcome::Fresh(
-            body,
-            table.row.version,
-            table.notified_users,
-            applied,
-        )))
+        let (version, notified) = (table.row.version, table.notified_users.clone());
+        if table.status() == GameStatus::Active {
+            hot.put(table);
+        }
+        Ok(Some(ActOutcome::Fresh(body, version, notified, applied)))
     }
 }
 

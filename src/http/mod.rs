@@ -48,6 +48,8 @@ pub struct AppState {
     pub notifier: Arc<notify::Notifier>,
     /// Prometheus metrics of this instance (`GET /metrics`).
     pub metrics: Arc<crate::metrics::Metrics>,
+    /// The games this instance wrote last (PostgreSQL's action path skips reading them).
+    pub hot: Arc<crate::games::HotTables>,
 }
 
 impl AppState {
@@ -86,6 +88,7 @@ impl AppState {
             limits: Arc::new(limits),
             notifier: Arc::default(),
             metrics: Arc::default(),
+            hot: Arc::default(),
             config: Arc::new(config),
         })
     }

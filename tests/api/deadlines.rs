@@ -17,12 +17,19 @@ use crate::common::{self, Session, TestDb, bearer, post_json, register, send};
 fn expire(state: &AppState, id: &str, column: &str) {
     let mut conn = state.db.conn().unwrap();
     let past = leekha::db::now() - chrono::Duration::seconds(1);
+    // As if the time had come: the scheduler's wake time is never after the timers.
     match column {
         "deadline" => diesel::update(games::table.find(id))
-            .set(games::deadline.eq(Some(past)))
+            .set((
+                games::deadline.eq(Some(past)),
+                games::wake_at.eq(Some(past)),
+            ))
             .execute(&mut *conn),
         _ => diesel::update(games::table.find(id))
-            .set(games::reminder_at.eq(Some(past)))
+            .set((
+                games::reminder_at.eq(Some(past)),
+                games::wake_at.eq(Some(past)),
+            ))
             .execute(&mut *conn),
     }
     .unwrap();
@@ -649,4 +656,42 @@ async fn webhook_urls_on_private_addresses_are_refused_unless_allowed() {
     )
     .await;
     assert_eq!(del.status, 204);
+}
+
+/// Actions leave the wake time alone while it is ahead of the timers (so the game row's
+/// indexed columns stay put); a scheduler woken before anything is due only sets the exact
+/// time, and sends nothing.
+#[actix_web::test]
+async fn an_early_wake_only_corrects_the_wake_time() {
+    let db = TestDb::migrated();
+    let state = db.state();
+    let app = common::app(state.clone()).await;
+    let (players, id) = four_humans(&app, 3600).await;
+    let timers = |state: &AppState| {
+        games::table
+            .find(&id)
+            .select((games::deadline, games::reminder_at, games::wake_at))
+            .first::<(
+                Option<chrono::NaiveDateTime>,
+                Option<chrono::NaiveDateTime>,
+                Option<chrono::NaiveDateTime>,
+            )>(&mut *state.db.conn().unwrap())
+            .unwrap()
+    };
+    let (deadline, reminder, wake) = timers(&state);
+    assert!(reminder.unwrap() < deadline.unwrap());
+    assert_eq!(wake, reminder, "the first thing due is the reminder");
+
+    // The scheduler comes by early (say, an earlier turn's wake time).
+    let early = leekha::db::now() - chrono::Duration::seconds(1);
+    diesel::update(games::table.find(&id))
+        .set(games::wake_at.eq(Some(early)))
+        .execute(&mut *state.db.conn().unwrap())
+        .unwrap();
+    let report = tick(&state);
+    assert_eq!((report.timeouts, report.reminders), (0, 0));
+    assert_eq!(timers(&state), (deadline, reminder, reminder));
+    for p in &players {
+        assert!(!kinds(&feed(&app, p).await).contains(&"turn_reminder".to_owned()));
+    }
 }

@@ -590,7 +590,7 @@ async fn concurrent_retries_with_one_idempotency_key_apply_once_and_answer_alike
 #[actix_web::test]
 async fn an_unlocked_commit_writes_nothing_when_the_game_changed_after_the_load() {
     use diesel::prelude::*;
-    use leekha::db::schema::games;
+    use leekha::db::schema::{games, users};
     use leekha::games::{Actor, Change, Table};
     use leekha::rules::{Action, Seat};
     let db = TestDb::migrated();
@@ -601,7 +601,7 @@ async fn an_unlocked_commit_writes_nothing_when_the_game_changed_after_the_load(
     let mut rng = rand::rngs::StdRng::seed_from_u64(8);
     let mut conn = state.db.conn().unwrap();
     let postgres = matches!(*conn, leekha::db::AnyConnection::Postgresql(_));
-    let mut attempt = |seat: usize, interfere: bool, conn: &mut leekha::db::AnyConnection| {
+    let mut attempt = |seat: usize, interfere: Interfere, conn: &mut leekha::db::AnyConnection| {
         let table = Table::load(conn, &id).unwrap();
         let before = table.row.version;
         let game = table.game().unwrap().unwrap();
@@ -621,27 +621,48 @@ async fn an_unlocked_commit_writes_nothing_when_the_game_changed_after_the_load(
                 Actor::Player(&user),
             )
             .unwrap();
-        if interfere {
+        match interfere {
+            Interfere::No => {}
             // What the scheduler's reminder does: clear it, version unchanged.
-            diesel::update(games::table.find(&id))
-                .set(games::reminder_at.eq(None::<chrono::NaiveDateTime>))
-                .execute(conn)
-                .unwrap();
+            Interfere::Reminder => {
+                diesel::update(games::table.find(&id))
+                    .set(games::reminder_at.eq(None::<chrono::NaiveDateTime>))
+                    .execute(conn)
+                    .unwrap();
+            }
+            Interfere::Ban => {
+                diesel::update(users::table.find(&user))
+                    .set(users::banned_at.eq(Some(chrono::Utc::now().naive_utc())))
+                    .execute(conn)
+                    .unwrap();
+            }
         }
         let committed = change
-            .commit_unlocked(conn, |_| Ok("{}".to_owned()), None)
+            .commit_unlocked(conn, |_| Ok("{}".to_owned()), None, &user)
             .unwrap()
             .is_some();
         let after = Table::load(conn, &id).unwrap().row.version;
         (committed, before, after)
     };
     // Undisturbed, it commits on PostgreSQL (elsewhere it always leaves it to the lock).
-    let (committed, before, after) = attempt(0, false, &mut conn);
+    let (committed, before, after) = attempt(0, Interfere::No, &mut conn);
     assert_eq!(committed, postgres);
     assert_eq!(after, before + i64::from(postgres));
-    let (committed, before, after) = attempt(1, true, &mut conn);
+    let (committed, before, after) = attempt(1, Interfere::Reminder, &mut conn);
     assert!(!committed);
     assert_eq!(after, before);
+    // The account is checked by the write too: a ban after the load stops it.
+    let (committed, before, after) = attempt(2, Interfere::Ban, &mut conn);
+    assert!(!committed);
+    assert_eq!(after, before);
+}
+
+/// What happens between the load and the unlocked commit.
+#[derive(Clone, Copy)]
+enum Interfere {
+    No,
+    Reminder,
+    Ban,
 }
 
 #[actix_web::test]
@@ -1329,5 +1350,93 @@ fn verify_passes_on_played_games_and_fails_on_a_tampered_snapshot() {
     assert!(
         stdout.contains("MISMATCH") && stdout.contains("1 mismatches"),
         "{stdout}"
+    );
+}
+
+/// Each instance keeps the games it just wrote and acts on them without reading them
+/// first; a write through the other instance makes that copy stale. Alternating instances
+/// at random, every action must still apply exactly once, and the game must replay.
+#[actix_web::test]
+async fn two_instances_taking_turns_on_one_game_apply_every_action_once() {
+    let db = TestDb::migrated();
+    let apps = [common::app(db.state()).await, common::app(db.state()).await];
+    let players = four_players(&apps[0]).await;
+    let id = start_game(&apps[0], &players, json!({})).await;
+    let mut rng = rand::rngs::StdRng::seed_from_u64(21);
+    let mut applied = 0;
+    let mut last_version = 0;
+    let finished = loop {
+        let app = &apps[rng.random_range(0..2)];
+        let view = view_of(app, &id, &players[0]).await;
+        if view["status"] != "active" {
+            break view;
+        }
+        let seat = view["turn"]["seats"][0].as_u64().unwrap() as usize;
+        // Each player reads through one instance and acts through either.
+        let mine = view_of(&apps[rng.random_range(0..2)], &id, &players[seat]).await;
+        let action = random_action(&mine, &mut rng).unwrap();
+        let reply = send(
+            &apps[rng.random_range(0..2)],
+            act_req(&id, &players[seat], action),
+        )
+        .await;
+        assert_eq!(reply.status, 200, "{}", reply.text);
+        let version = reply.json["version"].as_i64().unwrap();
+        assert!(version > last_version, "versions only grow");
+        last_version = version;
+        applied += 1;
+        assert!(applied < 5000, "the game did not end");
+    };
+    assert_eq!(finished["status"], "finished");
+    let state = db.state();
+    let mut conn = state.db.conn().unwrap();
+    let actions = leekha::db::games::actions(&mut conn, &id).unwrap();
+    assert_eq!(
+        actions.len(),
+        applied,
+        "one stored action per answered request"
+    );
+    assert!(
+        leekha::games::verify::verify_game(&mut conn, &id)
+            .unwrap()
+            .is_none()
+    );
+    check_against_rules(&apps[1], &id, &players[0], &finished).await;
+}
+
+/// A ban takes effect on the next action even when the instance acts on the game from its
+/// own copy (the write checks the account).
+#[actix_web::test]
+async fn a_ban_stops_the_next_action_on_a_game_the_instance_just_wrote() {
+    use diesel::prelude::*;
+    use leekha::db::schema::users;
+    let db = TestDb::migrated();
+    let state = db.state();
+    let app = common::app(state.clone()).await;
+    let players = four_players(&app).await;
+    let id = start_game(&app, &players, json!({})).await;
+    let mut rng = rand::rngs::StdRng::seed_from_u64(22);
+    // Everyone passes at once: after the first pass the instance holds the game.
+    let views = [
+        view_of(&app, &id, &players[0]).await,
+        view_of(&app, &id, &players[1]).await,
+    ];
+    let first = random_action(&views[0], &mut rng).unwrap();
+    let reply = send(&app, act_req(&id, &players[0], first)).await;
+    assert_eq!(reply.status, 200, "{}", reply.text);
+    let version = reply.json["version"].as_i64().unwrap();
+    diesel::update(users::table.find(&players[1].id))
+        .set(users::banned_at.eq(Some(chrono::Utc::now().naive_utc())))
+        .execute(&mut *state.db.conn().unwrap())
+        .unwrap();
+    let second = random_action(&views[1], &mut rng).unwrap();
+    let reply = send(&app, act_req(&id, &players[1], second)).await;
+    assert_eq!(reply.status, 403, "{}", reply.text);
+    assert_eq!(reply.json["code"], "banned");
+    let after = view_of(&app, &id, &players[0]).await;
+    assert_eq!(
+        after["version"].as_i64().unwrap(),
+        version,
+        "nothing written"
     );
 }
