@@ -118,6 +118,7 @@ mod tests {
             names: Default::default(),
             webhook_users: Vec::new(),
             notified_users: Vec::new(),
+            parsed: None,
         }
     }
 

@@ -85,6 +85,8 @@ pub struct Table {
     pub webhook_users: Vec<String>,
     /// Users whose notification feed the last commit wrote to (for waking long-polls).
     pub notified_users: Vec<String>,
+    /// `row.state` already parsed, when this table was just written (see [`HotTables`]).
+    parsed: Option<Game>,
 }
 
 impl Table {
@@ -147,6 +149,7 @@ impl Table {
             names,
             webhook_users,
             notified_users: Vec::new(),
+            parsed: None,
         };
         Ok(Some((table, found.caller)))
     }
@@ -164,6 +167,9 @@ impl Table {
 
     /// The rules state, once dealt.
     pub fn game(&self) -> Result<Option<Game>, ApiError> {
+        if let Some(game) = &self.parsed {
+            return Ok(Some(game.clone()));
+        }
         self.row
             .state
             .as_deref()
@@ -572,6 +578,7 @@ impl Change {
         let mut newly_finished = None;
         if let Some(game) = &self.game {
             row.state = Some(serde_json::to_string(game).map_err(ApiError::internal)?);
+            self.table.parsed = Some(game.clone());
             if row.status == GameStatus::Active.as_str() {
                 if let Some(result) = game.result() {
                     row.status = GameStatus::Finished.as_str().to_owned();
