@@ -726,18 +726,13 @@ pub fn purge_idempotent(conn: &mut AnyConnection, before: NaiveDateTime) -> Quer
         .execute(conn)
 }
 
+/// A running game's row with every optional column empty, for unit tests.
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn at(secs: i64) -> Option<NaiveDateTime> {
-        chrono::DateTime::from_timestamp(secs, 0).map(|t| t.naive_utc())
-    }
-
-    fn row(deadline: i64, reminder: Option<i64>, wake: Option<i64>) -> GameRow {
-        let now = at(0).unwrap();
-        GameRow {
-            id: "g".into(),
+impl GameRow {
+    pub(crate) fn sample(id: &str) -> Self {
+        let epoch = chrono::DateTime::UNIX_EPOCH.naive_utc();
+        Self {
+            id: id.to_owned(),
             status: "active".into(),
             visibility: "private".into(),
             rules: "{}".into(),
@@ -747,19 +742,37 @@ mod tests {
             seed: None,
             state: None,
             to_act: String::new(),
-            deadline: at(deadline),
+            deadline: None,
             open_seats: 0,
             action_count: 0,
             event_count: 0,
             result: None,
             abort_reason: None,
-            created_at: now,
-            updated_at: now,
+            created_at: epoch,
+            updated_at: epoch,
             started_at: None,
             finished_at: None,
-            reminder_at: reminder.and_then(at),
+            reminder_at: None,
             round_plays: String::new(),
+            wake_at: None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at(secs: i64) -> Option<NaiveDateTime> {
+        chrono::DateTime::from_timestamp(secs, 0).map(|t| t.naive_utc())
+    }
+
+    fn row(deadline: i64, reminder: Option<i64>, wake: Option<i64>) -> GameRow {
+        GameRow {
+            deadline: at(deadline),
+            reminder_at: reminder.and_then(at),
             wake_at: wake.and_then(at),
+            ..GameRow::sample("g")
         }
     }
 

@@ -87,32 +87,10 @@ mod tests {
     use crate::db::games::GameRow;
 
     fn table(id: &str, version: i64) -> Table {
-        let now = chrono::DateTime::UNIX_EPOCH.naive_utc();
         Table {
             row: GameRow {
-                id: id.to_owned(),
-                status: "active".into(),
-                visibility: "private".into(),
-                rules: "{}".into(),
                 version,
-                created_by: "u".into(),
-                turn_timeout_seconds: 60,
-                seed: None,
-                state: None,
-                to_act: String::new(),
-                deadline: None,
-                open_seats: 0,
-                action_count: 0,
-                event_count: 0,
-                result: None,
-                abort_reason: None,
-                created_at: now,
-                updated_at: now,
-                started_at: None,
-                finished_at: None,
-                reminder_at: None,
-                round_plays: String::new(),
-                wake_at: None,
+                ..GameRow::sample(id)
             },
             seats: Vec::new(),
             names: Default::default(),
