@@ -1224,6 +1224,21 @@ mod tests {
         x: u32,
     }
 
+    /// A client of `urls` and the event loop to run it on.
+    fn test_client(urls: &[&str], timeout: Duration) -> (Client, tokio::runtime::Runtime) {
+        let client = Client {
+            http: Http::new(urls.iter().map(|u| Target::parse(u)).collect()),
+            timeout,
+            report: LoadReport::default(),
+            rng: rand::SeedableRng::seed_from_u64(1),
+        };
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        (client, runtime)
+    }
+
     #[test]
     fn the_client_keeps_connections_and_reads_every_kind_of_body() {
         let (url, server) = canned_server(vec![
@@ -1250,16 +1265,7 @@ mod tests {
                 false,
             ),
         ]);
-        let mut client = Client {
-            http: Http::new(Arc::from(vec![Target::parse(&url)])),
-            timeout: Duration::from_secs(5),
-            report: LoadReport::default(),
-            rng: rand::SeedableRng::seed_from_u64(1),
-        };
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .unwrap();
+        let (mut client, runtime) = test_client(&[&url], Duration::from_secs(5));
         runtime.block_on(async {
             let body = json!({"a": 1});
             for want in 1..=3 {
@@ -1299,19 +1305,7 @@ mod tests {
             let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
             format!("http://{}", l.local_addr().unwrap())
         };
-        let mut client = Client {
-            http: Http::new(Arc::from(vec![
-                Target::parse(&silent),
-                Target::parse(&closed),
-            ])),
-            timeout: Duration::from_millis(200),
-            report: LoadReport::default(),
-            rng: rand::SeedableRng::seed_from_u64(1),
-        };
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .unwrap();
+        let (mut client, runtime) = test_client(&[&silent, &closed], Duration::from_millis(200));
         runtime.block_on(async {
             for _ in 0..8 {
                 if let Err(f) = client.call::<X>("GET", "/", None, None).await {
