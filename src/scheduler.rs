@@ -146,14 +146,11 @@ fn wake(conn: &mut AnyConnection, id: &str) -> Result<Woken, ApiError> {
     }
     let mut table = Table::load(conn, id)?;
     let active = table.status() == GameStatus::Active;
-    if let (Some(deadline), true) = (table.row.deadline, active)
+    if let (Some(deadline), true, true) = (table.row.deadline, active, table.row.state.is_some())
         && deadline <= now
     {
-        match time_out(conn, table, deadline, now)? {
-            // The commit stored the new timers and their wake time.
-            Ok(woken) => return Ok(woken),
-            Err(untouched) => table = *untouched,
-        }
+        // The commit stores the new timers and their wake time.
+        return time_out(conn, table, deadline, now);
     }
     let mut woken = Woken::Early;
     if let (Some(at), true) = (table.row.reminder_at, active)
@@ -195,14 +192,13 @@ fn claim(conn: &mut AnyConnection, id: &str, now: NaiveDateTime) -> Result<bool,
     }
 }
 
-/// Acts for every late seat of a claimed game whose deadline passed and commits; gives the
-/// table back untouched if the game has no rules state to act on.
+/// Acts for every late seat of a claimed, dealt game whose deadline passed, and commits.
 fn time_out(
     conn: &mut AnyConnection,
     table: Table,
     deadline: NaiveDateTime,
     now: NaiveDateTime,
-) -> Result<Result<Woken, Box<Table>>, ApiError> {
+) -> Result<Woken, ApiError> {
     let id = table.row.id.clone();
     let before = table.row.action_count;
     let mut change = Change::new(table)?;
@@ -211,7 +207,7 @@ fn time_out(
         .as_ref()
         .map(|g| g.to_act().iter().collect::<Vec<Seat>>())
     else {
-        return Ok(Err(Box::new(change.table)));
+        return Err(ApiError::internal("a dealt game without rules state"));
     };
     let mut rng = rand::rng();
     for seat in late {
@@ -258,11 +254,11 @@ fn time_out(
     change.run_bots()?;
     let table = change.commit(conn)?;
     let applied = (table.row.action_count - before).max(0) as u64;
-    Ok(Ok(Woken::TimedOut {
+    Ok(Woken::TimedOut {
         lag: (now - deadline).num_milliseconds(),
         notified: table.notified_users,
         applied,
-    }))
+    })
 }
 
 /// Sends `turn_reminder` to the humans of a claimed game who still must act; the caller

@@ -284,8 +284,12 @@ impl Change {
     ///
     /// # Errors
     /// 500 if the stored state does not parse.
-    pub fn new(table: Table) -> Result<Self, ApiError> {
-        let game = table.game()?;
+    pub fn new(mut table: Table) -> Result<Self, ApiError> {
+        // A just-written table hands over its parsed state rather than a copy.
+        let game = match table.parsed.take() {
+            Some(game) => Some(game),
+            None => table.game()?,
+        };
         let table_plays = table.row.round_plays.clone();
         let turn_key_before = game.as_ref().and_then(turn_key);
         Ok(Self {

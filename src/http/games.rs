@@ -1295,7 +1295,7 @@ impl ActRequest {
         let respond = |table: &Table| -> Result<String, ApiError> {
             serde_json::to_string(&game_view(table, Some(seat))?).map_err(ApiError::internal)
         };
-        let (table, body) = if mode == Mode::Locked {
+        let (mut table, body) = if mode == Mode::Locked {
             let table = change.commit(conn)?;
             let body = respond(&table)?;
             if let Some(key) = &self.key {
@@ -1327,7 +1327,7 @@ impl ActRequest {
             store::purge_idempotent(conn, db::now() - chrono::Duration::hours(48))?;
         }
         let applied = (table.row.action_count - actions_before).max(0) as u64;
-        let (version, notified) = (table.row.version, table.notified_users.clone());
+        let (version, notified) = (table.row.version, std::mem::take(&mut table.notified_users));
         if table.status() == GameStatus::Active {
             hot.put(table);
         }
