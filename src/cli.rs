@@ -4,9 +4,10 @@ use std::time::Instant;
 
 use clap::{Parser, Subcommand};
 
+use crate::app::AppState;
 use crate::config::Config;
 use crate::db::Db;
-use crate::http::{AppState, build_app, openapi};
+use crate::http::{build_app, openapi};
 
 /// The Leekha server.
 #[derive(Debug, Parser)]
@@ -268,7 +269,7 @@ fn create_admin(db: &Db, username: &str) -> Result<String, String> {
     use crate::db::schema::users as u;
     use diesel::prelude::*;
 
-    let username = Username::parse(username).map_err(|e| e.problem().detail)?;
+    let username = Username::parse(username).map_err(|e| e.detail().to_owned())?;
     let password = read_admin_password()?;
     let mut conn = db.conn().map_err(|e| e.to_string())?;
     let existing =
@@ -281,7 +282,7 @@ fn create_admin(db: &Db, username: &str) -> Result<String, String> {
             } else {
                 Some(
                     Password::parse(&password)
-                        .map_err(|e| e.problem().detail)?
+                        .map_err(|e| e.detail().to_owned())?
                         .hash()
                         .map_err(|e| e.to_string())?,
                 )
@@ -300,7 +301,7 @@ fn create_admin(db: &Db, username: &str) -> Result<String, String> {
         }
         None => {
             let hash = Password::parse(&password)
-                .map_err(|e| e.problem().detail)?
+                .map_err(|e| e.detail().to_owned())?
                 .hash()
                 .map_err(|e| e.to_string())?;
             let id = uuid::Uuid::new_v4().to_string();

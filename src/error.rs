@@ -1,115 +1,105 @@
-//! The one error type of the HTTP layer, rendered as RFC 9457 `application/problem+json`
-//! with a stable machine-readable `code`.
+//! The one error type below the HTTP layer: what went wrong, as a [`Kind`] (which the HTTP
+//! layer maps to a status, in `http::problem` only), a stable machine-readable `code` and a
+//! detail for a person.
 //!
-//! Database, pool, extractor and rules errors are all mapped here, in one place. A 500 never
-//! shows its cause to the client; the cause goes to the log with the request id.
+//! Database, pool and rules errors are mapped here, in one place. An [`Kind::Internal`]
+//! error keeps its cause for the log; clients never see it.
 
 use std::borrow::Cow;
 use std::fmt;
 
-use actix_web::http::StatusCode;
-use actix_web::http::header::{self, HeaderValue};
-use actix_web::{HttpResponse, ResponseError};
-use serde::Serialize;
-use utoipa::ToSchema;
+/// What kind of failure an [`Error`] is; each kind is one HTTP status at the edge.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// Malformed input, or input that breaks a stated limit (400).
+    BadRequest,
+    /// Missing, invalid or expired credentials (401).
+    Unauthorized,
+    /// Authenticated but not allowed (403).
+    Forbidden,
+    /// No such resource, or one the caller may not know of (404).
+    NotFound,
+    /// The state of the resource refuses the request (409).
+    Conflict,
+    /// A body larger than the limit (413).
+    PayloadTooLarge,
+    /// A body in another media type than JSON (415).
+    UnsupportedMediaType,
+    /// Well-formed but refused by the rules of the game (422).
+    Unprocessable,
+    /// Too many requests (429, with a retry delay).
+    RateLimited,
+    /// A dependency (the database) is not reachable now (503, with a retry delay).
+    Unavailable,
+    /// A bug or an unexpected failure (500); the cause is logged, never shown.
+    Internal,
+}
 
-/// The media type of every error body.
-pub const PROBLEM_JSON: &str = "application/problem+json";
-
-/// An error answered to a client.
+/// An error of the service, the database or the rules, as clients will hear of it.
 #[derive(Debug)]
-pub struct ApiError {
-    status: StatusCode,
+pub struct Error {
+    kind: Kind,
     code: Cow<'static, str>,
     detail: String,
     retry_after: Option<u64>,
-    allow: Option<String>,
-    /// The cause of a 5xx, logged and never sent.
+    /// The cause of an internal error, logged and never sent.
     source: Option<Box<dyn std::error::Error + Send + Sync>>,
 }
 
-/// The body of every error response (RFC 9457).
-#[derive(Debug, Serialize, serde::Deserialize, ToSchema)]
-pub struct Problem {
-    /// A URI naming the problem type; `about:blank` plus `code` in this API.
-    #[schema(example = "about:blank")]
-    pub r#type: String,
-    /// A short summary of the status.
-    #[schema(example = "Unprocessable Entity")]
-    pub title: String,
-    /// The HTTP status code.
-    #[schema(example = 422)]
-    pub status: u16,
-    /// What went wrong in this case, for a person.
-    #[schema(example = "you hold a diamond: you must follow suit")]
-    pub detail: String,
-    /// A stable machine-readable code, e.g. `not_your_turn`, `version_conflict`.
-    #[schema(example = "must_follow_suit")]
-    pub code: String,
-}
+/// A result with [`Error`].
+pub type Result<T, E = Error> = std::result::Result<T, E>;
 
-impl ApiError {
-    /// An error with any status, code and detail.
-    pub fn new(
-        status: StatusCode,
-        code: impl Into<Cow<'static, str>>,
-        detail: impl Into<String>,
-    ) -> Self {
+impl Error {
+    /// An error of any kind, code and detail.
+    pub fn new(kind: Kind, code: impl Into<Cow<'static, str>>, detail: impl Into<String>) -> Self {
         Self {
-            status,
+            kind,
             code: code.into(),
             detail: detail.into(),
             retry_after: None,
-            allow: None,
             source: None,
         }
     }
 
-    /// 400 `bad_request`, for malformed requests.
+    /// `bad_request`, for malformed requests.
     pub fn bad_request(detail: impl Into<String>) -> Self {
-        Self::new(StatusCode::BAD_REQUEST, "bad_request", detail)
+        Self::new(Kind::BadRequest, "bad_request", detail)
     }
 
-    /// 400 `validation_failed`, for well-formed input that breaks a stated limit.
+    /// `validation_failed`, for well-formed input that breaks a stated limit.
     pub fn validation(detail: impl Into<String>) -> Self {
-        Self::new(StatusCode::BAD_REQUEST, "validation_failed", detail)
+        Self::new(Kind::BadRequest, "validation_failed", detail)
     }
 
-    /// 401 with the given code (`missing_token`, `invalid_token`, `token_expired`…).
+    /// Unauthorized with the given code (`missing_token`, `invalid_token`, `token_expired`…).
     pub fn unauthorized(code: &'static str, detail: impl Into<String>) -> Self {
-        Self::new(StatusCode::UNAUTHORIZED, code, detail)
+        Self::new(Kind::Unauthorized, code, detail)
     }
 
-    /// 403 `forbidden`.
+    /// `forbidden`.
     pub fn forbidden(detail: impl Into<String>) -> Self {
-        Self::new(StatusCode::FORBIDDEN, "forbidden", detail)
+        Self::new(Kind::Forbidden, "forbidden", detail)
     }
 
-    /// 404 `not_found`.
+    /// `not_found`.
     pub fn not_found(detail: impl Into<String>) -> Self {
-        Self::new(StatusCode::NOT_FOUND, "not_found", detail)
+        Self::new(Kind::NotFound, "not_found", detail)
     }
 
-    /// 405 `method_not_allowed`, with the `Allow` header.
-    pub fn method_not_allowed(allow: Vec<String>) -> Self {
-        let mut e = Self::new(
-            StatusCode::METHOD_NOT_ALLOWED,
-            "method_not_allowed",
-            format!("this path accepts {}", allow.join(", ")),
-        );
-        e.allow = Some(allow.join(", "));
-        e
-    }
-
-    /// 409 with the given code.
+    /// A conflict with the given code.
     pub fn conflict(code: &'static str, detail: impl Into<String>) -> Self {
-        Self::new(StatusCode::CONFLICT, code, detail)
+        Self::new(Kind::Conflict, code, detail)
     }
 
-    /// 429 `rate_limited`, with `Retry-After` in seconds.
+    /// Refused by the rules, with the given code.
+    pub fn unprocessable(code: impl Into<Cow<'static, str>>, detail: impl Into<String>) -> Self {
+        Self::new(Kind::Unprocessable, code, detail)
+    }
+
+    /// `rate_limited`, to be retried after `retry_after_secs` (at least 1).
     pub fn rate_limited(retry_after_secs: u64) -> Self {
         let mut e = Self::new(
-            StatusCode::TOO_MANY_REQUESTS,
+            Kind::RateLimited,
             "rate_limited",
             format!("too many requests; retry in {retry_after_secs} s"),
         );
@@ -117,10 +107,10 @@ impl ApiError {
         e
     }
 
-    /// 503 `database_unavailable`.
+    /// `database_unavailable`, to be retried shortly.
     pub fn unavailable() -> Self {
         let mut e = Self::new(
-            StatusCode::SERVICE_UNAVAILABLE,
+            Kind::Unavailable,
             "database_unavailable",
             "the database is not reachable; retry shortly",
         );
@@ -128,37 +118,11 @@ impl ApiError {
         e
     }
 
-    /// 500 `internal`: the cause is logged, the client sees a generic message.
+    /// `internal`: the cause is logged, the client sees a generic message.
     pub fn internal(source: impl Into<Box<dyn std::error::Error + Send + Sync>>) -> Self {
-        let mut e = Self::new(
-            StatusCode::INTERNAL_SERVER_ERROR,
-            "internal",
-            "an internal error occurred",
-        );
+        let mut e = Self::new(Kind::Internal, "internal", "an internal error occurred");
         e.source = Some(source.into());
         e
-    }
-
-    /// An error carrying only a status: its code and detail come from the status. Used for
-    /// responses that some layer produced without a problem body.
-    pub fn from_status(status: StatusCode) -> Self {
-        let code = match status.as_u16() {
-            400 => "bad_request",
-            401 => "invalid_token",
-            403 => "forbidden",
-            404 => "not_found",
-            405 => "method_not_allowed",
-            408 => "request_timeout",
-            409 => "conflict",
-            413 => "payload_too_large",
-            415 => "unsupported_media_type",
-            429 => "rate_limited",
-            503 => "unavailable",
-            s if s >= 500 => "internal",
-            _ => "bad_request",
-        };
-        let detail = status.canonical_reason().unwrap_or("error").to_owned();
-        Self::new(status, code, detail)
     }
 
     /// The same error with another code.
@@ -167,15 +131,9 @@ impl ApiError {
         self
     }
 
-    /// The same error with another status.
-    pub fn with_status(mut self, status: u16) -> Self {
-        self.status = StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
-        self
-    }
-
-    /// The HTTP status.
-    pub fn status(&self) -> StatusCode {
-        self.status
+    /// The kind.
+    pub fn kind(&self) -> Kind {
+        self.kind
     }
 
     /// The stable code.
@@ -183,21 +141,26 @@ impl ApiError {
         &self.code
     }
 
-    /// The body sent to the client.
-    pub fn problem(&self) -> Problem {
-        Problem {
-            r#type: "about:blank".to_owned(),
-            title: self.status.canonical_reason().unwrap_or("Error").to_owned(),
-            status: self.status.as_u16(),
-            detail: self.detail.clone(),
-            code: self.code.to_string(),
-        }
+    /// What went wrong, for a person.
+    pub fn detail(&self) -> &str {
+        &self.detail
+    }
+
+    /// Seconds after which a retry may succeed, for rate limits and outages.
+    pub fn retry_after(&self) -> Option<u64> {
+        self.retry_after
+    }
+
+    /// Whether this is a unique-key conflict from the database: the row it would write was
+    /// written meanwhile.
+    pub fn is_duplicate(&self) -> bool {
+        self.kind == Kind::Conflict && self.code == "conflict"
     }
 }
 
-impl fmt::Display for ApiError {
+impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{} {}: {}", self.status.as_u16(), self.code, self.detail)?;
+        write!(f, "{:?} {}: {}", self.kind, self.code, self.detail)?;
         if let Some(source) = &self.source {
             write!(f, " (cause: {source})")?;
         }
@@ -205,33 +168,9 @@ impl fmt::Display for ApiError {
     }
 }
 
-impl std::error::Error for ApiError {}
+impl std::error::Error for Error {}
 
-impl ResponseError for ApiError {
-    fn status_code(&self) -> StatusCode {
-        self.status
-    }
-
-    fn error_response(&self) -> HttpResponse {
-        if self.status.is_server_error() {
-            tracing::error!(status = self.status.as_u16(), code = %self.code, error = %self, "request failed");
-        }
-        let mut builder = HttpResponse::build(self.status);
-        builder.insert_header((header::CONTENT_TYPE, HeaderValue::from_static(PROBLEM_JSON)));
-        if let Some(secs) = self.retry_after {
-            builder.insert_header((header::RETRY_AFTER, secs.to_string()));
-        }
-        if let Some(allow) = &self.allow
-            && let Ok(value) = HeaderValue::from_str(allow)
-        {
-            builder.insert_header((header::ALLOW, value));
-        }
-        let body = serde_json::to_vec(&self.problem()).unwrap_or_default();
-        builder.body(body)
-    }
-}
-
-impl From<diesel::result::Error> for ApiError {
+impl From<diesel::result::Error> for Error {
     fn from(e: diesel::result::Error) -> Self {
         use diesel::result::{DatabaseErrorKind as K, Error as E};
         match &e {
@@ -269,41 +208,39 @@ fn is_connection_message(message: &str) -> bool {
     SIGNS.iter().any(|s| message.contains(s))
 }
 
-impl From<crate::rules::RuleError> for ApiError {
+impl From<crate::rules::RuleError> for Error {
     fn from(e: crate::rules::RuleError) -> Self {
-        Self::new(StatusCode::UNPROCESSABLE_ENTITY, e.code(), e.to_string())
+        Self::unprocessable(e.code(), e.to_string())
     }
 }
 
-impl From<actix_web::error::BlockingError> for ApiError {
-    fn from(e: actix_web::error::BlockingError) -> Self {
-        Self::internal(e.to_string())
+impl From<serde_json::Error> for Error {
+    /// Only for data this server wrote itself: a stored document that does not parse is a
+    /// bug, never the client's fault.
+    fn from(e: serde_json::Error) -> Self {
+        Self::internal(e)
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use actix_web::body::MessageBody;
 
     #[test]
-    fn a_500_hides_its_cause_from_the_client() {
-        let e = ApiError::internal("password=hunter2 in a failing query");
-        let res = e.error_response();
-        assert_eq!(res.status(), 500);
-        let body = res.into_body().try_into_bytes().unwrap();
-        let text = String::from_utf8(body.to_vec()).unwrap();
-        assert!(!text.contains("hunter2"), "{text}");
-        assert!(text.contains("\"code\":\"internal\""), "{text}");
+    fn an_internal_error_keeps_its_cause_out_of_the_detail() {
+        let e = Error::internal("password=hunter2 in a failing query");
+        assert_eq!(e.kind(), Kind::Internal);
+        assert!(!e.detail().contains("hunter2"));
+        assert!(e.to_string().contains("hunter2"), "the log line keeps it");
     }
 
     #[test]
-    fn rate_limited_carries_retry_after() {
-        let res = ApiError::rate_limited(7).error_response();
-        assert_eq!(res.headers().get(header::RETRY_AFTER).unwrap(), "7");
-        assert_eq!(
-            res.headers().get(header::CONTENT_TYPE).unwrap(),
-            PROBLEM_JSON
-        );
+    fn a_unique_violation_is_a_duplicate() {
+        let e = Error::from(diesel::result::Error::DatabaseError(
+            diesel::result::DatabaseErrorKind::UniqueViolation,
+            Box::new(String::from("dup")),
+        ));
+        assert!(e.is_duplicate());
+        assert!(!Error::conflict("version_conflict", "x").is_duplicate());
     }
 }

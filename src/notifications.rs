@@ -8,7 +8,7 @@ use serde_json::Value;
 
 use crate::db::AnyConnection;
 use crate::db::schema::{notifications, users, webhook_deliveries};
-use crate::error::ApiError;
+use crate::error::Error;
 
 /// What a notification is about.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
@@ -125,7 +125,7 @@ pub fn write(
     conn: &mut AnyConnection,
     mut pending: Vec<Pending>,
     now: NaiveDateTime,
-) -> Result<Vec<String>, ApiError> {
+) -> Result<Vec<String>, Error> {
     pending.sort_by(|a, b| a.user_id.cmp(&b.user_id));
     let mut notified: Vec<String> = Vec::new();
     for p in pending {
@@ -150,7 +150,7 @@ pub fn write(
             .first(conn)?;
         if let Some(url) = hook {
             let body =
-                serde_json::to_string(&NotificationView::from(&row)).map_err(ApiError::internal)?;
+                serde_json::to_string(&NotificationView::from(&row)).map_err(Error::internal)?;
             let id = uuid::Uuid::new_v4().to_string();
             diesel::insert_into(webhook_deliveries::table)
                 .values(&NewDelivery {

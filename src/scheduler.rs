@@ -12,12 +12,12 @@ use std::thread::JoinHandle;
 use chrono::NaiveDateTime;
 use diesel::prelude::*;
 
+use crate::app::AppState;
 use crate::bots::{self, BotLevel};
 use crate::db::schema::games;
 use crate::db::{self, AnyConnection, games as store};
-use crate::error::ApiError;
+use crate::error::Error;
 use crate::games::{Actor, Change, GameStatus, ServerEvent, Table};
-use crate::http::AppState;
 use crate::notifications::{self, Kind, Pending};
 use crate::rules::Seat;
 
@@ -82,7 +82,7 @@ impl Drop for Scheduler {
 ///
 /// # Errors
 /// Database errors (the next tick tries again).
-pub fn tick(state: &AppState, agent: &ureq::Agent) -> Result<TickReport, ApiError> {
+pub fn tick(state: &AppState, agent: &ureq::Agent) -> Result<TickReport, Error> {
     let mut report = TickReport::default();
     let mut conn = state.db.conn()?;
     let now = db::now();
@@ -139,7 +139,7 @@ enum Woken {
 
 /// Claims a game whose wake time passed and does what is due: the timeout if the deadline
 /// passed, else the reminder if its time came; then stores the exact next wake time.
-fn wake(conn: &mut AnyConnection, id: &str) -> Result<Woken, ApiError> {
+fn wake(conn: &mut AnyConnection, id: &str) -> Result<Woken, Error> {
     let now = db::now();
     if !claim(conn, id, now)? {
         return Ok(Woken::Early);
@@ -177,7 +177,7 @@ struct IdRow {
 
 /// Takes the game's lock if its wake time has still passed, skipping a game another
 /// instance holds. On SQLite the write lock serializes everything, so a plain lock does.
-fn claim(conn: &mut AnyConnection, id: &str, now: NaiveDateTime) -> Result<bool, ApiError> {
+fn claim(conn: &mut AnyConnection, id: &str, now: NaiveDateTime) -> Result<bool, Error> {
     match conn {
         AnyConnection::Postgresql(pg) => {
             let rows: Vec<IdRow> = diesel::sql_query(
@@ -198,7 +198,7 @@ fn time_out(
     table: Table,
     deadline: NaiveDateTime,
     now: NaiveDateTime,
-) -> Result<Woken, ApiError> {
+) -> Result<Woken, Error> {
     let id = table.row.id.clone();
     let before = table.row.action_count;
     let mut change = Change::new(table)?;
@@ -207,7 +207,7 @@ fn time_out(
         .as_ref()
         .map(|g| g.to_act().iter().collect::<Vec<Seat>>())
     else {
-        return Err(ApiError::internal("a dealt game without rules state"));
+        return Err(Error::internal("a dealt game without rules state"));
     };
     let mut rng = rand::rng();
     for seat in late {
@@ -223,7 +223,7 @@ fn time_out(
             deadline: deadline.and_utc(),
         });
         let action = bots::choose(BotLevel::takeover(), &view, change.plays(), &mut rng)
-            .ok_or_else(|| ApiError::internal(format!("no action for late seat {seat}")))?;
+            .ok_or_else(|| Error::internal(format!("no action for late seat {seat}")))?;
         change.apply(&action, Actor::Timeout)?;
         let row = change.seat_mut(seat);
         row.timeouts_in_row += 1;
@@ -267,7 +267,7 @@ fn remind(
     conn: &mut AnyConnection,
     table: &Table,
     now: NaiveDateTime,
-) -> Result<Vec<String>, ApiError> {
+) -> Result<Vec<String>, Error> {
     let id = table.row.id.as_str();
     let Some(game) = table.game()? else {
         return Ok(Vec::new());

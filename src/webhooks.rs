@@ -10,10 +10,10 @@ use diesel::prelude::*;
 use hmac::{Hmac, Mac};
 use sha2::Sha256;
 
+use crate::app::AppState;
 use crate::db::schema::{users, webhook_attempts, webhook_deliveries};
 use crate::db::{self, AnyConnection};
-use crate::error::ApiError;
-use crate::http::AppState;
+use crate::error::Error;
 
 /// The signature header.
 pub const SIGNATURE_HEADER: &str = "X-Leekha-Signature";
@@ -129,7 +129,7 @@ const LEASE: Duration = Duration::from_secs(60);
 ///
 /// # Errors
 /// Database errors.
-pub fn deliver_due(state: &AppState, agent: &ureq::Agent) -> Result<usize, ApiError> {
+pub fn deliver_due(state: &AppState, agent: &ureq::Agent) -> Result<usize, Error> {
     let mut conn = state.db.conn()?;
     let claimed: Vec<Delivery> = crate::db::write_transaction(&mut conn, claim)?;
     let mut attempts = 0;
@@ -140,7 +140,7 @@ pub fn deliver_due(state: &AppState, agent: &ureq::Agent) -> Result<usize, ApiEr
     Ok(attempts)
 }
 
-fn claim(conn: &mut AnyConnection) -> Result<Vec<Delivery>, ApiError> {
+fn claim(conn: &mut AnyConnection) -> Result<Vec<Delivery>, Error> {
     let now = db::now();
     let ids: Vec<String> = match conn {
         AnyConnection::Postgresql(pg) => diesel::sql_query(
@@ -179,7 +179,7 @@ fn attempt(
     conn: &mut AnyConnection,
     agent: &ureq::Agent,
     d: &Delivery,
-) -> Result<(), ApiError> {
+) -> Result<(), Error> {
     let secret: Option<Option<String>> = users::table
         .find(&d.user_id)
         .select(users::webhook_secret)
@@ -244,7 +244,7 @@ fn attempt(
                 .set((base, webhook_deliveries::next_attempt_at.eq(now + backoff)))
                 .execute(conn)?;
         }
-        Ok::<_, ApiError>(())
+        Ok::<_, Error>(())
     })?;
     state.metrics.webhook_delivery(if delivered {
         "delivered"

@@ -9,7 +9,7 @@ use std::fmt;
 use argon2::Argon2;
 use argon2::password_hash::{PasswordHasher, PasswordVerifier};
 
-use crate::error::ApiError;
+use crate::error::Error;
 
 /// A secret string (signing key, password) whose `Debug` never shows it.
 #[derive(Clone, PartialEq, Eq)]
@@ -74,10 +74,10 @@ impl Username {
     ///
     /// # Errors
     /// 400 `validation_failed` saying which rule is broken.
-    pub fn parse(raw: &str) -> Result<Self, ApiError> {
+    pub fn parse(raw: &str) -> Result<Self, Error> {
         let n = raw.chars().count();
         if !(3..=32).contains(&n) {
-            return Err(ApiError::validation(format!(
+            return Err(Error::validation(format!(
                 "username must be 3–32 characters, got {n}"
             )));
         }
@@ -85,7 +85,7 @@ impl Username {
             .chars()
             .find(|c| !(c.is_ascii_alphanumeric() || *c == '_'))
         {
-            return Err(ApiError::validation(format!(
+            return Err(Error::validation(format!(
                 "username may contain only letters a–z, digits and '_', not {c:?}"
             )));
         }
@@ -112,10 +112,10 @@ impl Password {
     ///
     /// # Errors
     /// 400 `validation_failed`.
-    pub fn parse(raw: &str) -> Result<Self, ApiError> {
+    pub fn parse(raw: &str) -> Result<Self, Error> {
         let n = raw.chars().count();
         if !(8..=128).contains(&n) {
-            return Err(ApiError::validation(format!(
+            return Err(Error::validation(format!(
                 "password must be 8–128 characters, got {n}"
             )));
         }
@@ -126,11 +126,11 @@ impl Password {
     ///
     /// # Errors
     /// 500 if the hasher fails (it does not for valid lengths).
-    pub fn hash(&self) -> Result<String, ApiError> {
+    pub fn hash(&self) -> Result<String, Error> {
         let _permit = HashingGate::enter();
         let hash = Argon2::default()
             .hash_password(self.0.expose().as_bytes())
-            .map_err(|e| ApiError::internal(format!("argon2: {e}")))?;
+            .map_err(|e| Error::internal(format!("argon2: {e}")))?;
         Ok(hash.to_string())
     }
 }

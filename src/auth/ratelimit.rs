@@ -6,7 +6,7 @@ use std::num::NonZeroU32;
 use governor::clock::{Clock, DefaultClock};
 use governor::{Quota, RateLimiter, state::keyed::DefaultKeyedStateStore};
 
-use crate::error::ApiError;
+use crate::error::Error;
 
 /// Keyed limiters for the account endpoints.
 pub struct AuthLimits {
@@ -34,14 +34,14 @@ impl AuthLimits {
     ///
     /// # Errors
     /// 429 `rate_limited` with the wait until the next attempt is allowed.
-    pub fn check(&self, keys: &[String]) -> Result<(), ApiError> {
+    pub fn check(&self, keys: &[String]) -> Result<(), Error> {
         if self.limiter.len() > 100_000 {
             self.limiter.retain_recent();
         }
         for key in keys {
             if let Err(not_until) = self.limiter.check_key(key) {
                 let wait = not_until.wait_time_from(self.clock.now());
-                return Err(ApiError::rate_limited(wait.as_secs() + 1));
+                return Err(Error::rate_limited(wait.as_secs() + 1));
             }
         }
         Ok(())

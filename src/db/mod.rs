@@ -19,7 +19,7 @@ use diesel::r2d2::{Pool, PooledConnection, R2D2Connection};
 use diesel_migrations::{EmbeddedMigrations, MigrationHarness, embed_migrations};
 
 use crate::config::{Backend, Config, DatabaseUrl};
-use crate::error::ApiError;
+use crate::error::Error;
 
 const PG_MIGRATIONS: EmbeddedMigrations = embed_migrations!("migrations/postgres");
 const SQLITE_MIGRATIONS: EmbeddedMigrations = embed_migrations!("migrations/sqlite");
@@ -156,22 +156,22 @@ impl Db {
     /// A connection from the pool, waiting at most the configured timeout.
     ///
     /// # Errors
-    /// [`ApiError::unavailable`] when the database does not answer in time.
-    pub fn conn(&self) -> Result<Conn, ApiError> {
+    /// [`Error::unavailable`] when the database does not answer in time.
+    pub fn conn(&self) -> Result<Conn, Error> {
         self.pool.get().map_err(|e| {
             tracing::warn!(error = %e, "database connection unavailable");
-            ApiError::unavailable()
+            Error::unavailable()
         })
     }
 
     /// A connection from the pool, waiting at most `timeout`.
     ///
     /// # Errors
-    /// [`ApiError::unavailable`] when the database does not answer in time.
-    pub fn conn_within(&self, timeout: Duration) -> Result<Conn, ApiError> {
+    /// [`Error::unavailable`] when the database does not answer in time.
+    pub fn conn_within(&self, timeout: Duration) -> Result<Conn, Error> {
         self.pool.get_timeout(timeout).map_err(|e| {
             tracing::warn!(error = %e, "database connection unavailable");
-            ApiError::unavailable()
+            Error::unavailable()
         })
     }
 
@@ -180,19 +180,21 @@ impl Db {
     ///
     /// # Errors
     /// Whatever `f` returns, or 503 when no connection could be had.
-    pub async fn run<T, F>(&self, f: F) -> Result<T, ApiError>
+    pub async fn run<T, F>(&self, f: F) -> Result<T, Error>
     where
-        F: FnOnce(&mut AnyConnection) -> Result<T, ApiError> + Send + 'static,
+        F: FnOnce(&mut AnyConnection) -> Result<T, Error> + Send + 'static,
         T: Send + 'static,
     {
         let db = self.clone();
         let span = tracing::Span::current();
-        actix_web::web::block(move || {
+        // actix-web's blocking pool is tokio's: the same bounded threads as `web::block`.
+        tokio::task::spawn_blocking(move || {
             let _entered = span.enter();
             let mut conn = db.conn()?;
             f(&mut conn)
         })
-        .await?
+        .await
+        .map_err(|e| Error::internal(format!("blocking database work: {e}")))?
     }
 
     /// Applies every pending migration. On PostgreSQL an advisory lock makes instances that
@@ -224,7 +226,7 @@ impl Db {
     ///
     /// # Errors
     /// 503 when it does not answer; `Ok(false)` when it answers but is not migrated.
-    pub fn is_migrated(&self, conn: &mut AnyConnection) -> Result<bool, ApiError> {
+    pub fn is_migrated(&self, conn: &mut AnyConnection) -> Result<bool, Error> {
         #[derive(QueryableByName)]
         struct Count {
             #[diesel(sql_type = diesel::sql_types::BigInt)]
@@ -251,7 +253,7 @@ impl Db {
             {
                 Ok(false)
             }
-            Err(e) => Err(ApiError::from(e)),
+            Err(e) => Err(Error::from(e)),
         }
     }
 }

@@ -17,7 +17,7 @@ use serde::{Deserialize, Serialize};
 use crate::bots::{self, BotLevel};
 use crate::db::games::{self as store, ActionRow, EventRow, GameRow, SeatRow};
 use crate::db::{self, AnyConnection};
-use crate::error::ApiError;
+use crate::error::Error;
 use crate::notifications::{self, Kind, Pending};
 use crate::rules::{Action, Card, Game, Phase, RuleOptions, Seat, SeatSet};
 
@@ -94,7 +94,7 @@ impl Table {
     ///
     /// # Errors
     /// 404 when there is no such game.
-    pub fn load(conn: &mut AnyConnection, id: &str) -> Result<Self, ApiError> {
+    pub fn load(conn: &mut AnyConnection, id: &str) -> Result<Self, Error> {
         Self::read(conn, id, false)
     }
 
@@ -104,14 +104,14 @@ impl Table {
     ///
     /// # Errors
     /// 404 when there is no such game.
-    pub fn load_locked(conn: &mut AnyConnection, id: &str) -> Result<Self, ApiError> {
+    pub fn load_locked(conn: &mut AnyConnection, id: &str) -> Result<Self, Error> {
         Self::read(conn, id, true)
     }
 
-    fn read(conn: &mut AnyConnection, id: &str, for_update: bool) -> Result<Self, ApiError> {
+    fn read(conn: &mut AnyConnection, id: &str, for_update: bool) -> Result<Self, Error> {
         Self::read_with_caller(conn, id, for_update, None)?
             .map(|(table, _)| table)
-            .ok_or_else(|| ApiError::not_found("no such game"))
+            .ok_or_else(|| Error::not_found("no such game"))
     }
 
     /// Loads a game (locked with `for_update`, as [`Table::load_locked`]) and, in the same
@@ -124,7 +124,7 @@ impl Table {
         id: &str,
         for_update: bool,
         caller: Option<&str>,
-    ) -> Result<Option<(Self, Option<store::CallerState>)>, ApiError> {
+    ) -> Result<Option<(Self, Option<store::CallerState>)>, Error> {
         let Some(found) = store::find_with_seats(conn, id, for_update, caller)? else {
             return Ok(None);
         };
@@ -160,13 +160,13 @@ impl Table {
     }
 
     /// The resolved rule set.
-    pub fn rules(&self) -> Result<RuleOptions, ApiError> {
+    pub fn rules(&self) -> Result<RuleOptions, Error> {
         serde_json::from_str(&self.row.rules)
-            .map_err(|e| ApiError::internal(format!("stored rules: {e}")))
+            .map_err(|e| Error::internal(format!("stored rules: {e}")))
     }
 
     /// The rules state, once dealt.
-    pub fn game(&self) -> Result<Option<Game>, ApiError> {
+    pub fn game(&self) -> Result<Option<Game>, Error> {
         if let Some(game) = &self.parsed {
             return Ok(Some(game.clone()));
         }
@@ -174,8 +174,7 @@ impl Table {
             .state
             .as_deref()
             .map(|s| {
-                serde_json::from_str(s)
-                    .map_err(|e| ApiError::internal(format!("stored state: {e}")))
+                serde_json::from_str(s).map_err(|e| Error::internal(format!("stored state: {e}")))
             })
             .transpose()
     }
@@ -284,7 +283,7 @@ impl Change {
     ///
     /// # Errors
     /// 500 if the stored state does not parse.
-    pub fn new(mut table: Table) -> Result<Self, ApiError> {
+    pub fn new(mut table: Table) -> Result<Self, Error> {
         // A just-written table hands over its parsed state rather than a copy.
         let game = match table.parsed.take() {
             Some(game) => Some(game),
@@ -377,7 +376,7 @@ impl Change {
     }
 
     /// Deals the first round: called when the fourth seat is taken.
-    pub fn start(&mut self) -> Result<(), ApiError> {
+    pub fn start(&mut self) -> Result<(), Error> {
         let rules = self.table.rules()?;
         let seed: [u8; 32] = rand::random();
         let (game, events) = Game::with_events(rules, seed);
@@ -416,10 +415,11 @@ impl Change {
     ///
     /// # Errors
     /// 422 with the rule's code when the action is illegal; nothing is changed then.
-    pub fn apply(&mut self, action: &Action, actor: Actor<'_>) -> Result<(), ApiError> {
-        let game = self.game.as_mut().ok_or_else(|| {
-            ApiError::conflict("game_not_active", "the game has not started").with_status(409)
-        })?;
+    pub fn apply(&mut self, action: &Action, actor: Actor<'_>) -> Result<(), Error> {
+        let game = self
+            .game
+            .as_mut()
+            .ok_or_else(|| Error::conflict("game_not_active", "the game has not started"))?;
         let events = game.apply(action)?;
         let seq = self.table.row.action_count + 1;
         self.table.row.action_count = seq;
@@ -432,7 +432,7 @@ impl Change {
             game_id: self.table.row.id.clone(),
             seq,
             seat: i32::from(action.seat().number()),
-            action: serde_json::to_string(action).map_err(ApiError::internal)?,
+            action: serde_json::to_string(action).map_err(Error::internal)?,
             actor: actor_name.to_owned(),
             user_id,
             created_at: self.now,
@@ -443,7 +443,7 @@ impl Change {
 
     /// Lets every bot-controlled seat that must act do so, until a human must act or the
     /// game ends. Bots see only their seat's view.
-    pub fn run_bots(&mut self) -> Result<(), ApiError> {
+    pub fn run_bots(&mut self) -> Result<(), Error> {
         let mut rng = rand::rng();
         // A round has at most 4 passes and 52 plays; the bound only guards against a bug.
         for _ in 0..10_000 {
@@ -461,12 +461,11 @@ impl Change {
                 return Ok(());
             };
             let view = game.view(seat);
-            let action = bots::choose(level, &view, &self.plays, &mut rng).ok_or_else(|| {
-                ApiError::internal(format!("bot found no action for seat {seat}"))
-            })?;
+            let action = bots::choose(level, &view, &self.plays, &mut rng)
+                .ok_or_else(|| Error::internal(format!("bot found no action for seat {seat}")))?;
             self.apply(&action, Actor::Bot)?;
         }
-        Err(ApiError::internal("bots did not stop"))
+        Err(Error::internal("bots did not stop"))
     }
 
     /// Writes everything: the state, the game row (version + 1), changed seats, actions,
@@ -475,7 +474,7 @@ impl Change {
     ///
     /// # Errors
     /// Database errors; a duplicate `(game_id, seq)` is a conflict.
-    pub fn commit(mut self, conn: &mut AnyConnection) -> Result<Table, ApiError> {
+    pub fn commit(mut self, conn: &mut AnyConnection) -> Result<Table, Error> {
         self.seal()?;
         self.write(conn)
     }
@@ -499,10 +498,10 @@ impl Change {
     pub fn commit_unlocked(
         mut self,
         conn: &mut AnyConnection,
-        respond: impl FnOnce(&Table) -> Result<String, ApiError>,
+        respond: impl FnOnce(&Table) -> Result<String, Error>,
         idempotency: Option<(&str, &str, &str)>,
         caller: &str,
-    ) -> Result<Option<(Table, String)>, ApiError> {
+    ) -> Result<Option<(Table, String)>, Error> {
         let AnyConnection::Postgresql(pg) = conn else {
             return Ok(None);
         };
@@ -567,7 +566,7 @@ impl Change {
 
     /// Computes the new row (version + 1, state, turn, deadline, result) and the
     /// notifications it causes; nothing is written yet.
-    fn seal(&mut self) -> Result<(), ApiError> {
+    fn seal(&mut self) -> Result<(), Error> {
         let now = self.now;
         self.table.row.round_plays = encode_plays(&self.plays);
         let row = &mut self.table.row;
@@ -581,13 +580,13 @@ impl Change {
             .count() as i32;
         let mut newly_finished = None;
         if let Some(game) = &self.game {
-            row.state = Some(serde_json::to_string(game).map_err(ApiError::internal)?);
+            row.state = Some(serde_json::to_string(game).map_err(Error::internal)?);
             self.table.parsed = Some(game.clone());
             if row.status == GameStatus::Active.as_str() {
                 if let Some(result) = game.result() {
                     row.status = GameStatus::Finished.as_str().to_owned();
                     row.finished_at = Some(now);
-                    row.result = Some(serde_json::to_string(result).map_err(ApiError::internal)?);
+                    row.result = Some(serde_json::to_string(result).map_err(Error::internal)?);
                     row.to_act = String::new();
                     row.deadline = None;
                     newly_finished = Some(result.clone());
@@ -641,7 +640,7 @@ impl Change {
     }
 
     /// Writes what [`Change::seal`] computed, under the game's lock.
-    fn write(mut self, conn: &mut AnyConnection) -> Result<Table, ApiError> {
+    fn write(mut self, conn: &mut AnyConnection) -> Result<Table, Error> {
         let now = self.now;
         let newly_finished = self.finished.take();
         let mut fast = None;
@@ -655,7 +654,7 @@ impl Change {
             .map_err(conflict_on_duplicate)?;
             if !written {
                 // Impossible under the lock: the row is as loaded.
-                return Err(ApiError::internal("the locked game changed"));
+                return Err(Error::internal("the locked game changed"));
             }
             fast = Some(recipient);
         } else {
@@ -700,12 +699,12 @@ impl Change {
     }
 }
 
-fn conflict_on_duplicate(e: diesel::result::Error) -> ApiError {
+fn conflict_on_duplicate(e: diesel::result::Error) -> Error {
     match e {
         diesel::result::Error::DatabaseError(
             diesel::result::DatabaseErrorKind::UniqueViolation,
             _,
-        ) => ApiError::conflict(
+        ) => Error::conflict(
             "version_conflict",
             "a concurrent action won; reload and retry",
         ),
@@ -732,7 +731,7 @@ fn record_statistics(
     conn: &mut AnyConnection,
     table: &Table,
     result: &crate::rules::GameResult,
-) -> Result<(), ApiError> {
+) -> Result<(), Error> {
     use crate::db::schema::users;
     use diesel::prelude::*;
     for seat in &table.seats {

@@ -3,7 +3,7 @@
 
 use crate::db::AnyConnection;
 use crate::db::games as store;
-use crate::error::ApiError;
+use crate::error::Error;
 use crate::rules::{Action, Game, RuleOptions, Seed, replay};
 
 /// A game whose stored state disagrees with its log.
@@ -19,7 +19,7 @@ pub struct Mismatch {
 ///
 /// # Errors
 /// Database errors.
-pub fn verify_game(conn: &mut AnyConnection, id: &str) -> Result<Option<String>, ApiError> {
+pub fn verify_game(conn: &mut AnyConnection, id: &str) -> Result<Option<String>, Error> {
     let Some(row) = store::find(conn, id)? else {
         return Ok(Some("game vanished".into()));
     };
@@ -103,7 +103,7 @@ pub fn verify_game(conn: &mut AnyConnection, id: &str) -> Result<Option<String>,
 ///
 /// # Errors
 /// Database errors.
-pub fn verify_all(conn: &mut AnyConnection) -> Result<(usize, Vec<Mismatch>), ApiError> {
+pub fn verify_all(conn: &mut AnyConnection) -> Result<(usize, Vec<Mismatch>), Error> {
     let ids = store::started_ids(conn)?;
     let mut mismatches = Vec::new();
     for id in &ids {

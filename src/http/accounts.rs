@@ -1,20 +1,20 @@
 //! Accounts and authentication: register, login, guests, rotating refresh tokens, the
 //! caller's profile.
 
-use actix_web::http::StatusCode;
 use actix_web::{HttpRequest, HttpResponse, delete, get, patch, post, web};
 use chrono::{DateTime, Utc};
 use diesel::Connection;
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
+use crate::app::AppState;
 use crate::auth::tokens::{hash_refresh_token, new_refresh_token};
 use crate::auth::{Password, Role, Username, verify_password};
 use crate::db::users::{self, NewRefreshToken, NewUser, UserRow};
 use crate::db::{self, AnyConnection};
-use crate::error::{ApiError, Problem};
-use crate::http::AppState;
+use crate::error::Error;
 use crate::http::extract::{AuthUser, client_ip};
+use crate::http::problem::{ApiError, Problem};
 
 /// Registers the routes of this module.
 pub fn routes(cfg: &mut utoipa_actix_web::service_config::ServiceConfig) {
@@ -126,7 +126,7 @@ fn new_session(
     state: &AppState,
     user: &UserRow,
     family: Option<&str>,
-) -> Result<TokenResponse, ApiError> {
+) -> Result<TokenResponse, Error> {
     let now = db::now();
     let refresh_token = new_refresh_token();
     let id = uuid::Uuid::new_v4().to_string();
@@ -152,12 +152,12 @@ fn new_session(
     })
 }
 
-fn username_taken(e: diesel::result::Error) -> ApiError {
+fn username_taken(e: diesel::result::Error) -> Error {
     match e {
         diesel::result::Error::DatabaseError(
             diesel::result::DatabaseErrorKind::UniqueViolation,
             _,
-        ) => ApiError::conflict("username_taken", "this username is taken"),
+        ) => Error::conflict("username_taken", "this username is taken"),
         other => other.into(),
     }
 }
@@ -167,7 +167,7 @@ fn check_rate(
     req: &HttpRequest,
     action: &str,
     username: Option<&str>,
-) -> Result<(), ApiError> {
+) -> Result<(), Error> {
     let ip = client_ip(req, state.config.trust_proxy);
     let mut keys = vec![format!("{action}:ip:{ip}")];
     if let Some(name) = username {
@@ -219,7 +219,7 @@ pub async fn register(
                 )
                 .map_err(username_taken)?;
                 let user =
-                    users::by_id(conn, &id)?.ok_or_else(|| ApiError::internal("user vanished"))?;
+                    users::by_id(conn, &id)?.ok_or_else(|| Error::internal("user vanished"))?;
                 new_session(conn, &st, &user, None)
             })
         })
@@ -255,15 +255,15 @@ pub async fn login(
             let user = users::by_username(conn, &username.to_ascii_lowercase())?;
             let hash = user.as_ref().and_then(|u| u.password_hash.as_deref());
             if !verify_password(&password, hash) {
-                return Err(ApiError::unauthorized(
+                return Err(Error::unauthorized(
                     "invalid_credentials",
                     "wrong username or password",
                 ));
             }
-            let user = user.ok_or_else(|| ApiError::internal("verified without a user"))?;
+            let user = user.ok_or_else(|| Error::internal("verified without a user"))?;
             if user.banned_at.is_some() {
-                return Err(ApiError::new(
-                    StatusCode::FORBIDDEN,
+                return Err(Error::new(
+                    crate::error::Kind::Forbidden,
                     "banned",
                     "this account is banned",
                 ));
@@ -315,8 +315,8 @@ pub async fn guest(state: web::Data<AppState>, req: HttpRequest) -> Result<HttpR
                         },
                     )
                     .map_err(username_taken)?;
-                    let user = users::by_id(conn, &id)?
-                        .ok_or_else(|| ApiError::internal("user vanished"))?;
+                    let user =
+                        users::by_id(conn, &id)?.ok_or_else(|| Error::internal("user vanished"))?;
                     new_session(conn, &st, &user, None)
                 });
                 match result {
@@ -324,7 +324,7 @@ pub async fn guest(state: web::Data<AppState>, req: HttpRequest) -> Result<HttpR
                     other => return other,
                 }
             }
-            Err(ApiError::internal("could not pick a free guest name"))
+            Err(Error::internal("could not pick a free guest name"))
         })
         .await?;
     Ok(HttpResponse::Created().json(session))
@@ -332,7 +332,7 @@ pub async fn guest(state: web::Data<AppState>, req: HttpRequest) -> Result<HttpR
 
 enum RefreshOutcome {
     Session(Box<TokenResponse>),
-    Refused(ApiError),
+    Refused(Error),
 }
 
 /// Spends a refresh token for a new pair (rotation). Presenting a token that was already
@@ -362,7 +362,7 @@ pub async fn refresh(
         .run(move |conn| {
             db::write_transaction(conn, |conn| {
                 let now = db::now();
-                let invalid = |detail: &str| RefreshOutcome::Refused(ApiError::unauthorized("invalid_token", detail));
+                let invalid = |detail: &str| RefreshOutcome::Refused(Error::unauthorized("invalid_token", detail));
                 let Some(token) = users::refresh_by_hash(conn, &hash)? else {
                     return Ok(invalid("unknown refresh token"));
                 };
@@ -381,10 +381,9 @@ pub async fn refresh(
                 }
                 let user = users::by_id(conn, &token.user_id)?
                     .filter(|u| u.deleted_at.is_none())
-                    .ok_or_else(|| ApiError::unauthorized("invalid_token", "the account no longer exists"))?;
+                    .ok_or_else(|| Error::unauthorized("invalid_token", "the account no longer exists"))?;
                 if user.banned_at.is_some() {
-                    return Ok(RefreshOutcome::Refused(ApiError::new(
-                        StatusCode::FORBIDDEN,
+                    return Ok(RefreshOutcome::Refused(Error::new(crate::error::Kind::Forbidden,
                         "banned",
                         "this account is banned",
                     )));
@@ -395,7 +394,7 @@ pub async fn refresh(
         .await?;
     match outcome {
         RefreshOutcome::Session(s) => Ok(HttpResponse::Ok().json(s)),
-        RefreshOutcome::Refused(e) => Err(e),
+        RefreshOutcome::Refused(e) => Err(e.into()),
     }
 }
 
@@ -471,9 +470,7 @@ pub async fn update_me(
         current_password,
     } = body.into_inner();
     if username.is_none() && password.is_none() {
-        return Err(ApiError::validation(
-            "nothing to change: give username and/or password",
-        ));
+        return Err(Error::validation("nothing to change: give username and/or password").into());
     }
     let username = username.as_deref().map(Username::parse).transpose()?;
     let password = password.as_deref().map(Password::parse).transpose()?;
@@ -486,12 +483,10 @@ pub async fn update_me(
                 Some(p) => {
                     if let Some(old) = row.password_hash.as_deref() {
                         let current = current_password.as_deref().ok_or_else(|| {
-                            ApiError::validation(
-                                "current_password is required to change the password",
-                            )
+                            Error::validation("current_password is required to change the password")
                         })?;
                         if !verify_password(current, Some(old)) {
-                            return Err(ApiError::forbidden("the current password is wrong")
+                            return Err(Error::forbidden("the current password is wrong")
                                 .with_code("invalid_credentials"));
                         }
                     }
@@ -519,7 +514,7 @@ pub async fn update_me(
                         ))
                         .execute(conn)?;
                 }
-                users::by_id(conn, &row.id)?.ok_or_else(|| ApiError::internal("user vanished"))
+                users::by_id(conn, &row.id)?.ok_or_else(|| Error::internal("user vanished"))
             })
         })
         .await?;

@@ -12,16 +12,16 @@ use serde::{Deserialize, Serialize};
 use serde_json::json;
 use utoipa::{IntoParams, ToSchema};
 
+use crate::app::AppState;
 use crate::auth::Role;
 use crate::bots::BotLevel;
 use crate::db::admin::{self as store, AuditRow, Keyset};
 use crate::db::games::{self as games_store, GameRow};
 use crate::db::users::{self, UserRow};
 use crate::db::{self, AnyConnection};
-use crate::error::{ApiError, Problem};
+use crate::error::Error;
 use crate::games::events::ServerEvent;
 use crate::games::{Change, GameStatus, Table};
-use crate::http::AppState;
 use crate::http::accounts::UserStats;
 use crate::http::extract::AdminUser;
 use crate::http::game_views::{CardCode, GameView, LegalActionsView, PlayerRef, codes, game_view};
@@ -29,6 +29,7 @@ use crate::http::games::{
     ReplayAction, ReplayRound, ReplayView, SeatBrief, build_replay, decode_cursor, encode_cursor,
     limit, locked_table, parse_body,
 };
+use crate::http::problem::{ApiError, Problem};
 use crate::rules::Seat;
 
 /// Registers the routes of this module.
@@ -352,18 +353,18 @@ pub struct AuditPage {
 // ----- helpers -----------------------------------------------------------------------------
 
 /// A reason of 1–500 characters, trimmed.
-fn reason(raw: &str) -> Result<String, ApiError> {
+fn reason(raw: &str) -> Result<String, Error> {
     let trimmed = raw.trim();
     let n = trimmed.chars().count();
     if n == 0 || n > MAX_REASON_CHARS {
-        return Err(ApiError::validation(format!(
+        return Err(Error::validation(format!(
             "reason must be 1..={MAX_REASON_CHARS} characters, got {n}"
         )));
     }
     Ok(trimmed.to_owned())
 }
 
-fn optional_reason(raw: Option<&str>) -> Result<Option<String>, ApiError> {
+fn optional_reason(raw: Option<&str>) -> Result<Option<String>, Error> {
     raw.map(reason).transpose()
 }
 
@@ -371,16 +372,16 @@ fn keyset_cursor(at: NaiveDateTime, id: &str) -> String {
     encode_cursor(&format!("{}|{id}", at.format("%Y-%m-%dT%H:%M:%S%.f")))
 }
 
-fn parse_keyset(cursor: Option<&str>) -> Result<Option<Keyset>, ApiError> {
+fn parse_keyset(cursor: Option<&str>) -> Result<Option<Keyset>, Error> {
     let Some(cursor) = cursor else {
         return Ok(None);
     };
     let raw = decode_cursor(cursor)?;
     let (at, id) = raw
         .split_once('|')
-        .ok_or_else(|| ApiError::validation("cursor is not valid"))?;
+        .ok_or_else(|| Error::validation("cursor is not valid"))?;
     let at = NaiveDateTime::parse_from_str(at, "%Y-%m-%dT%H:%M:%S%.f")
-        .map_err(|_| ApiError::validation("cursor is not valid"))?;
+        .map_err(|_| Error::validation("cursor is not valid"))?;
     Ok(Some((at, id.to_owned())))
 }
 
@@ -413,7 +414,7 @@ struct Audit<'a> {
 }
 
 /// Appends the audit entry of `admin`'s action; call it inside the action's transaction.
-fn audit(conn: &mut AnyConnection, admin: &str, entry: Audit<'_>) -> Result<(), ApiError> {
+fn audit(conn: &mut AnyConnection, admin: &str, entry: Audit<'_>) -> Result<(), Error> {
     store::insert_audit(
         conn,
         &AuditRow {
@@ -441,26 +442,26 @@ fn audit(conn: &mut AnyConnection, admin: &str, entry: Audit<'_>) -> Result<(), 
 fn user_locked<T>(
     conn: &mut AnyConnection,
     id: &str,
-    f: impl FnOnce(&mut AnyConnection) -> Result<T, ApiError>,
-) -> Result<T, ApiError> {
+    f: impl FnOnce(&mut AnyConnection) -> Result<T, Error>,
+) -> Result<T, Error> {
     conn.transaction(|conn| {
         if !store::lock_user(conn, id)? {
-            return Err(ApiError::not_found("no such user"));
+            return Err(Error::not_found("no such user"));
         }
         f(conn)
     })
 }
 
 /// The live account `id`, or 404.
-fn live_user(conn: &mut AnyConnection, id: &str) -> Result<UserRow, ApiError> {
+fn live_user(conn: &mut AnyConnection, id: &str) -> Result<UserRow, Error> {
     users::by_id(conn, id)?
         .filter(|u| u.deleted_at.is_none())
-        .ok_or_else(|| ApiError::not_found("no such user"))
+        .ok_or_else(|| Error::not_found("no such user"))
 }
 
-fn not_yourself(admin: &AdminUser, target: &str, what: &str) -> Result<(), ApiError> {
+fn not_yourself(admin: &AdminUser, target: &str, what: &str) -> Result<(), Error> {
     if admin.id() == target {
-        return Err(ApiError::conflict(
+        return Err(Error::conflict(
             "own_account",
             format!("administrators cannot {what} their own account; ask another administrator"),
         ));
@@ -500,7 +501,7 @@ fn summary(table: &Table) -> AdminGameSummary {
 
 /// The full state of a game: the spectators' view, each seat's own view's hidden parts, and
 /// the replay record so far.
-fn full_state(conn: &mut AnyConnection, table: &Table) -> Result<AdminGameView, ApiError> {
+fn full_state(conn: &mut AnyConnection, table: &Table) -> Result<AdminGameView, Error> {
     let game = game_view(table, None)?;
     let rules_state = table.game()?;
     let mut seats_private = Vec::new();
@@ -560,7 +561,7 @@ pub async fn list_users(
 ) -> Result<HttpResponse, ApiError> {
     let needle = query.query.as_deref().map(str::trim).unwrap_or("");
     if needle.chars().count() > 32 {
-        return Err(ApiError::validation("query must be at most 32 characters"));
+        return Err(Error::validation("query must be at most 32 characters").into());
     }
     let needle = (!needle.is_empty()).then(|| needle.to_owned());
     let limit = limit(query.limit, 50, 200)?;
@@ -614,7 +615,7 @@ pub async fn ban_user(
                 live_user(conn, &target)?;
                 let now = db::now();
                 if !store::ban(conn, &target, &why, now)? {
-                    return Err(ApiError::conflict(
+                    return Err(Error::conflict(
                         "already_banned",
                         "this account is already banned",
                     ));
@@ -671,10 +672,7 @@ pub async fn unban_user(
             user_locked(conn, &target, |conn| {
                 let before = live_user(conn, &target)?;
                 if !store::unban(conn, &target, db::now())? {
-                    return Err(ApiError::conflict(
-                        "not_banned",
-                        "this account is not banned",
-                    ));
+                    return Err(Error::conflict("not_banned", "this account is not banned"));
                 }
                 audit(
                     conn,
@@ -719,7 +717,7 @@ pub async fn set_role(
     let request: RoleRequest = parse_body(&body)?;
     let role = request
         .role
-        .ok_or_else(|| ApiError::validation("role is required: player or admin"))?;
+        .ok_or_else(|| Error::validation("role is required: player or admin"))?;
     let why = optional_reason(request.reason.as_deref())?;
     let target = path.into_inner().to_string();
     not_yourself(&admin, &target, "change the role of")?;
@@ -776,7 +774,7 @@ pub async fn list_games(
                 GameStatus::parse(s.trim())
                     .map(GameStatus::as_str)
                     .ok_or_else(|| {
-                        ApiError::validation(format!(
+                        Error::validation(format!(
                             "status must be waiting, active, finished or aborted, not {s:?}"
                         ))
                     })
@@ -904,7 +902,7 @@ pub async fn abort_game(
             locked_table(conn, &gid, |conn, table| {
                 let before = table.status();
                 if !matches!(before, GameStatus::Waiting | GameStatus::Active) {
-                    return Err(ApiError::conflict(
+                    return Err(Error::conflict(
                         "game_over",
                         format!("the game is already {}", before.as_str()),
                     ));
@@ -972,7 +970,7 @@ pub async fn seat_to_bot(
     let why = optional_reason(request.reason.as_deref())?;
     let (id, seat) = path.into_inner();
     let seat = Seat::new(seat)
-        .ok_or_else(|| ApiError::validation(format!("seat must be 0..=3, got {seat}")))?;
+        .ok_or_else(|| Error::validation(format!("seat must be 0..=3, got {seat}")))?;
     let id = id.to_string();
     let admin_id = admin.id().to_owned();
     let gid = id.clone();
@@ -981,13 +979,13 @@ pub async fn seat_to_bot(
         .run(move |conn| {
             locked_table(conn, &gid, |conn, table| {
                 if table.status() != GameStatus::Active {
-                    return Err(ApiError::conflict(
+                    return Err(Error::conflict(
                         "game_not_active",
                         "only a running game's seats can be handed to a bot",
                     ));
                 }
                 if table.bot_of(seat).is_some() {
-                    return Err(ApiError::conflict(
+                    return Err(Error::conflict(
                         "seat_controlled_by_bot",
                         "a bot already plays this seat",
                     ));

@@ -6,13 +6,14 @@ use std::pin::Pin;
 use actix_web::http::header;
 use actix_web::{FromRequest, HttpRequest, dev::Payload, web};
 
+use crate::app::AppState;
 use crate::auth::Role;
 use crate::auth::tokens::TokenError;
 use crate::db::games::CallerState;
 use crate::db::users::UserRow;
-use crate::error::ApiError;
+use crate::error::Error;
 use crate::games::Table;
-use crate::http::AppState;
+use crate::http::problem::ApiError;
 
 /// The caller, authenticated by a bearer access token and re-checked against the database on
 /// every request, so a ban, a deletion or a role change takes effect at once.
@@ -39,9 +40,9 @@ impl FromRequest for AuthUser {
         let state = req.app_data::<web::Data<AppState>>().cloned();
         let caller = Caller::from_request(req, payload);
         Box::pin(async move {
-            let state = state.ok_or_else(|| ApiError::internal("AppState missing"))?;
+            let state = state.ok_or_else(|| Error::internal("AppState missing"))?;
             let caller = caller.await?;
-            state.db.run(move |conn| caller.check(conn)).await
+            Ok(state.db.run(move |conn| caller.check(conn)).await?)
         })
     }
 }
@@ -62,14 +63,14 @@ impl Caller {
     ///
     /// # Errors
     /// As described, and database errors.
-    pub fn check(&self, conn: &mut crate::db::AnyConnection) -> Result<AuthUser, ApiError> {
+    pub fn check(&self, conn: &mut crate::db::AnyConnection) -> Result<AuthUser, Error> {
         let user = crate::db::users::by_id(conn, &self.user_id)?;
         let role = Self::judge(user.as_ref().map(|u| CallerState {
             deleted: u.deleted_at.is_some(),
             banned: u.banned_at.is_some(),
             role: u.role.clone(),
         }))?;
-        let user = user.ok_or_else(|| ApiError::internal("judged a missing account"))?;
+        let user = user.ok_or_else(|| Error::internal("judged a missing account"))?;
         Ok(AuthUser { user, role })
     }
 
@@ -78,18 +79,18 @@ impl Caller {
     ///
     /// # Errors
     /// 401 when it no longer exists, 403 `banned`.
-    pub fn judge(state: Option<CallerState>) -> Result<Role, ApiError> {
-        let state = state.filter(|s| !s.deleted).ok_or_else(|| {
-            ApiError::unauthorized("invalid_token", "the account no longer exists")
-        })?;
+    pub fn judge(state: Option<CallerState>) -> Result<Role, Error> {
+        let state = state
+            .filter(|s| !s.deleted)
+            .ok_or_else(|| Error::unauthorized("invalid_token", "the account no longer exists"))?;
         if state.banned {
-            return Err(ApiError::new(
-                actix_web::http::StatusCode::FORBIDDEN,
+            return Err(Error::new(
+                crate::error::Kind::Forbidden,
                 "banned",
                 "this account is banned",
             ));
         }
-        Role::parse(&state.role).ok_or_else(|| ApiError::internal("unknown role in database"))
+        Role::parse(&state.role).ok_or_else(|| Error::internal("unknown role in database"))
     }
 
     /// Loads a game and checks the caller's account in the same query (one round trip):
@@ -103,7 +104,7 @@ impl Caller {
         conn: &mut crate::db::AnyConnection,
         id: &str,
         for_update: bool,
-    ) -> Result<Table, ApiError> {
+    ) -> Result<Table, Error> {
         match Table::read_with_caller(conn, id, for_update, Some(&self.user_id))? {
             Some((table, state)) => {
                 Self::judge(state)?;
@@ -111,7 +112,7 @@ impl Caller {
             }
             None => {
                 self.check(conn)?;
-                Err(ApiError::not_found("no such game"))
+                Err(Error::not_found("no such game"))
             }
         }
     }
@@ -125,15 +126,14 @@ impl FromRequest for Caller {
         let verify = || {
             let state = req
                 .app_data::<web::Data<AppState>>()
-                .ok_or_else(|| ApiError::internal("AppState missing"))?;
+                .ok_or_else(|| Error::internal("AppState missing"))?;
             let token = bearer(req)?;
             let claims = state.keys.verify(&token).map_err(|e| match e {
-                TokenError::Expired => ApiError::unauthorized(
-                    "invalid_token",
-                    "the access token has expired; refresh it",
-                ),
+                TokenError::Expired => {
+                    Error::unauthorized("invalid_token", "the access token has expired; refresh it")
+                }
                 TokenError::Invalid => {
-                    ApiError::unauthorized("invalid_token", "the access token is not valid")
+                    Error::unauthorized("invalid_token", "the access token is not valid")
                 }
             })?;
             Ok(Caller {
@@ -144,21 +144,21 @@ impl FromRequest for Caller {
     }
 }
 
-fn bearer(req: &HttpRequest) -> Result<String, ApiError> {
+fn bearer(req: &HttpRequest) -> Result<String, Error> {
     let value = req.headers().get(header::AUTHORIZATION).ok_or_else(|| {
-        ApiError::unauthorized("missing_token", "send Authorization: Bearer <access token>")
+        Error::unauthorized("missing_token", "send Authorization: Bearer <access token>")
     })?;
     let value = value.to_str().map_err(|_| {
-        ApiError::unauthorized("invalid_token", "the Authorization header is not ASCII")
+        Error::unauthorized("invalid_token", "the Authorization header is not ASCII")
     })?;
     let (scheme, token) = value.split_once(' ').ok_or_else(|| {
-        ApiError::unauthorized(
+        Error::unauthorized(
             "invalid_token",
             "expected Authorization: Bearer <access token>",
         )
     })?;
     if !scheme.eq_ignore_ascii_case("bearer") || token.trim().is_empty() {
-        return Err(ApiError::unauthorized(
+        return Err(Error::unauthorized(
             "invalid_token",
             "expected Authorization: Bearer <access token>",
         ));
@@ -199,7 +199,7 @@ impl FromRequest for AdminUser {
         Box::pin(async move {
             let user = user.await?;
             if user.role != Role::Admin {
-                return Err(ApiError::forbidden("this operation is for administrators"));
+                return Err(Error::forbidden("this operation is for administrators").into());
             }
             Ok(AdminUser(user))
         })

@@ -4,7 +4,8 @@
 use actix_web::{HttpRequest, HttpResponse, web};
 use utoipa::openapi::OpenApi;
 
-use crate::error::ApiError;
+use crate::error::Error;
+use crate::http::problem::ApiError;
 
 /// The documented paths and their methods, taken from the OpenAPI document.
 #[derive(Debug, Default)]
@@ -75,6 +76,6 @@ pub async fn unmatched(
 ) -> Result<HttpResponse, ApiError> {
     Err(match table.methods_for(req.path()) {
         Some(methods) if !methods.is_empty() => ApiError::method_not_allowed(methods.to_vec()),
-        _ => ApiError::not_found(format!("no route for {} {}", req.method(), req.path())),
+        _ => Error::not_found(format!("no route for {} {}", req.method(), req.path())).into(),
     })
 }

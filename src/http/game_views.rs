@@ -8,7 +8,7 @@ use utoipa::openapi::schema::{ObjectBuilder, Schema, Type};
 use utoipa::{PartialSchema, ToSchema};
 
 use crate::bots::BotLevel;
-use crate::error::ApiError;
+use crate::error::Error;
 use crate::games::{GameStatus, Table};
 use crate::rules::{CARD_CODES, CardSet, GameResult, LegalActions, Phase, Seat, SeatView};
 
@@ -277,12 +277,12 @@ fn player_ref(table: &Table, user_id: Option<&str>) -> Option<PlayerRef> {
 ///
 /// # Errors
 /// 500 when stored data does not parse.
-pub fn game_view(table: &Table, viewer: Option<Seat>) -> Result<GameView, ApiError> {
+pub fn game_view(table: &Table, viewer: Option<Seat>) -> Result<GameView, Error> {
     let row = &table.row;
     let rules = table.rules()?;
     let rules_view: RulesView =
-        serde_json::from_value(serde_json::to_value(rules).map_err(ApiError::internal)?)
-            .map_err(ApiError::internal)?;
+        serde_json::from_value(serde_json::to_value(rules).map_err(Error::internal)?)
+            .map_err(Error::internal)?;
     let game = table.game()?;
     let seat_view: Option<SeatView> = game.as_ref().map(|g| match viewer {
         Some(seat) => g.view(seat),
@@ -392,7 +392,7 @@ pub fn game_view(table: &Table, viewer: Option<Seat>) -> Result<GameView, ApiErr
     let result = match &row.result {
         Some(raw) => Some(ResultView::from(
             &serde_json::from_str::<GameResult>(raw)
-                .map_err(|e| ApiError::internal(format!("stored result: {e}")))?,
+                .map_err(|e| Error::internal(format!("stored result: {e}")))?,
         )),
         None => None,
     };

@@ -14,15 +14,16 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use utoipa::{IntoParams, ToSchema};
 
+use crate::app::AppState;
 use crate::bots::BotLevel;
 use crate::db::games::{self as store, GameRow, IdempotentRow, SeatRow};
 use crate::db::{self, AnyConnection};
-use crate::error::{ApiError, Problem};
+use crate::error::Error;
 use crate::games::events::{ServerEvent, project};
 use crate::games::{Actor, Change, GameStatus, HotTables, Table};
-use crate::http::AppState;
 use crate::http::extract::{AuthUser, Caller};
 use crate::http::game_views::{CardCode, GameView, PlayerRef, ResultView, RulesView, game_view};
+use crate::http::problem::{ApiError, Problem};
 use crate::notifications::Kind;
 use crate::rules::{Action, Card, RuleOverrides, Seat};
 
@@ -288,21 +289,21 @@ pub struct ReplayView {
 
 // ----- helpers -----------------------------------------------------------------------------
 
-fn parse_card(code: &CardCode) -> Result<Card, ApiError> {
+fn parse_card(code: &CardCode) -> Result<Card, Error> {
     code.0.parse::<Card>().map_err(|e| {
-        ApiError::new(
-            actix_web::http::StatusCode::BAD_REQUEST,
+        Error::new(
+            crate::error::Kind::BadRequest,
             "invalid_card",
             e.to_string(),
         )
     })
 }
 
-pub(crate) fn limit(raw: Option<i64>, default: i64, max: i64) -> Result<i64, ApiError> {
+pub(crate) fn limit(raw: Option<i64>, default: i64, max: i64) -> Result<i64, Error> {
     match raw {
         None => Ok(default),
         Some(n) if (1..=max).contains(&n) => Ok(n),
-        Some(n) => Err(ApiError::validation(format!(
+        Some(n) => Err(Error::validation(format!(
             "limit must be 1..={max}, got {n}"
         ))),
     }
@@ -312,12 +313,12 @@ pub(crate) fn encode_cursor(raw: &str) -> String {
     base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(raw)
 }
 
-pub(crate) fn decode_cursor(cursor: &str) -> Result<String, ApiError> {
+pub(crate) fn decode_cursor(cursor: &str) -> Result<String, Error> {
     base64::engine::general_purpose::URL_SAFE_NO_PAD
         .decode(cursor)
         .ok()
         .and_then(|b| String::from_utf8(b).ok())
-        .ok_or_else(|| ApiError::validation("cursor is not valid"))
+        .ok_or_else(|| Error::validation("cursor is not valid"))
 }
 
 fn etag(version: i64) -> String {
@@ -325,7 +326,7 @@ fn etag(version: i64) -> String {
 }
 
 /// Parses `If-Match` (`"12"`, `W/"12"` or `12`).
-fn if_match(req: &HttpRequest) -> Result<Option<i64>, ApiError> {
+fn if_match(req: &HttpRequest) -> Result<Option<i64>, Error> {
     let Some(value) = req.headers().get(header::IF_MATCH) else {
         return Ok(None);
     };
@@ -333,12 +334,12 @@ fn if_match(req: &HttpRequest) -> Result<Option<i64>, ApiError> {
     let raw = raw.strip_prefix("W/").unwrap_or(raw).trim_matches('"');
     raw.parse()
         .map(Some)
-        .map_err(|_| ApiError::bad_request("If-Match must be a game version, e.g. \"12\""))
+        .map_err(|_| Error::bad_request("If-Match must be a game version, e.g. \"12\""))
 }
 
-fn viewer_of(table: &Table, user_id: &str) -> Result<Option<Seat>, ApiError> {
+fn viewer_of(table: &Table, user_id: &str) -> Result<Option<Seat>, Error> {
     if !table.visible_to(user_id) {
-        return Err(ApiError::not_found("no such game"));
+        return Err(Error::not_found("no such game"));
     }
     Ok(table.seat_of(user_id))
 }
@@ -354,8 +355,8 @@ fn json_with_etag(view: &GameView) -> HttpResponse {
 pub(crate) fn locked_table<T>(
     conn: &mut AnyConnection,
     id: &str,
-    f: impl FnOnce(&mut AnyConnection, Table) -> Result<T, ApiError>,
-) -> Result<T, ApiError> {
+    f: impl FnOnce(&mut AnyConnection, Table) -> Result<T, Error>,
+) -> Result<T, Error> {
     conn.transaction(|conn| {
         let table = Table::load_locked(conn, id)?;
         f(conn, table)
@@ -364,15 +365,15 @@ pub(crate) fn locked_table<T>(
 
 pub(crate) fn parse_body<T: for<'de> Deserialize<'de> + Default>(
     body: &web::Bytes,
-) -> Result<T, ApiError> {
+) -> Result<T, Error> {
     if body.iter().all(u8::is_ascii_whitespace) {
         return Ok(T::default());
     }
     serde_json::from_slice(body).map_err(|e| {
         if e.is_data() {
-            ApiError::validation(e.to_string())
+            Error::validation(e.to_string())
         } else {
-            ApiError::bad_request(format!("malformed JSON: {e}"))
+            Error::bad_request(format!("malformed JSON: {e}"))
         }
     })
 }
@@ -401,26 +402,28 @@ pub async fn create_game(
 ) -> Result<HttpResponse, ApiError> {
     let req: CreateGame = parse_body(&body)?;
     let rules_json =
-        serde_json::to_value(req.rules.unwrap_or_default()).map_err(ApiError::internal)?;
+        serde_json::to_value(req.rules.unwrap_or_default()).map_err(Error::internal)?;
     let overrides: RuleOverrides = serde_json::from_value(strip_nulls(rules_json))
-        .map_err(|e| ApiError::validation(format!("rules: {e}")))?;
+        .map_err(|e| Error::validation(format!("rules: {e}")))?;
     let rules = overrides
         .resolve()
-        .map_err(|e| ApiError::validation(e.to_string()).with_code("invalid_rules"))?;
+        .map_err(|e| Error::validation(e.to_string()).with_code("invalid_rules"))?;
     let visibility = match req.visibility.as_deref() {
         None | Some("public") => "public",
         Some("private") => "private",
         Some(other) => {
-            return Err(ApiError::validation(format!(
+            return Err(Error::validation(format!(
                 "visibility must be public or private, not {other:?}"
-            )));
+            ))
+            .into());
         }
     };
     let timeout = req.turn_timeout_seconds.unwrap_or(86_400);
     if !(5..=2_592_000).contains(&timeout) {
-        return Err(ApiError::validation(format!(
+        return Err(Error::validation(format!(
             "turn_timeout_seconds must be 5..=2592000, got {timeout}"
-        )));
+        ))
+        .into());
     }
     let seats = req.seats.unwrap_or_else(|| {
         let open = SeatRequest {
@@ -440,36 +443,36 @@ pub async fn create_game(
         ]
     });
     if seats.len() != 4 {
-        return Err(ApiError::validation(format!(
+        return Err(Error::validation(format!(
             "seats must list exactly 4 seats, got {}",
             seats.len()
-        )));
+        ))
+        .into());
     }
     if seats.iter().filter(|s| s.kind == "me").count() != 1 {
-        return Err(ApiError::validation(
-            "exactly one seat must be of kind \"me\"",
-        ));
+        return Err(Error::validation("exactly one seat must be of kind \"me\"").into());
     }
     for s in &seats {
         match s.kind.as_str() {
             "me" | "open" | "bot" | "invite" => {}
             other => {
-                return Err(ApiError::validation(format!(
+                return Err(Error::validation(format!(
                     "seat kind must be me, open, invite or bot, not {other:?}"
-                )));
+                ))
+                .into());
             }
         }
         if s.kind == "invite" && s.username.is_none() {
-            return Err(ApiError::validation("an invite seat needs a username"));
+            return Err(Error::validation("an invite seat needs a username").into());
         }
         if s.kind != "invite" && s.username.is_some() {
-            return Err(ApiError::validation("only an invite seat takes a username"));
+            return Err(Error::validation("only an invite seat takes a username").into());
         }
         if s.kind != "bot" && s.level.is_some() {
-            return Err(ApiError::validation("only a bot seat takes a level"));
+            return Err(Error::validation("only a bot seat takes a level").into());
         }
     }
-    let rules_text = serde_json::to_string(&rules).map_err(ApiError::internal)?;
+    let rules_text = serde_json::to_string(&rules).map_err(Error::internal)?;
     let creator = user.id().to_owned();
     let st = state.clone();
     let view = state
@@ -488,7 +491,7 @@ pub async fn create_game(
                     .count()
                     .get_result(conn)?;
                 if waiting >= MAX_WAITING_GAMES_PER_USER {
-                    return Err(ApiError::conflict(
+                    return Err(Error::conflict(
                         "too_many_games",
                         format!("you already have {waiting} games waiting for players"),
                     ));
@@ -519,15 +522,15 @@ pub async fn create_game(
                             let target =
                                 crate::db::users::by_username(conn, &name.to_ascii_lowercase())?
                                     .ok_or_else(|| {
-                                        ApiError::validation(format!(
+                                        Error::validation(format!(
                                             "no user named {name:?} to invite"
                                         ))
                                     })?;
                             if target.id == creator {
-                                return Err(ApiError::validation("you cannot invite yourself"));
+                                return Err(Error::validation("you cannot invite yourself"));
                             }
                             if invited.contains(&target.id) {
-                                return Err(ApiError::validation(format!(
+                                return Err(Error::validation(format!(
                                     "{name:?} is invited twice"
                                 )));
                             }
@@ -632,9 +635,7 @@ pub async fn lobby(
     if let Some(status) = query.status.as_deref()
         && status != "waiting"
     {
-        return Err(ApiError::validation(
-            "the lobby lists waiting games only: status=waiting",
-        ));
+        return Err(Error::validation("the lobby lists waiting games only: status=waiting").into());
     }
     let limit = limit(query.limit, 50, 200)?;
     let after = match query.cursor.as_deref() {
@@ -643,9 +644,9 @@ pub async fn lobby(
             let raw = decode_cursor(c)?;
             let (at, id) = raw
                 .split_once('|')
-                .ok_or_else(|| ApiError::validation("cursor is not valid"))?;
+                .ok_or_else(|| Error::validation("cursor is not valid"))?;
             let at = NaiveDateTime::parse_from_str(at, "%Y-%m-%dT%H:%M:%S%.f")
-                .map_err(|_| ApiError::validation("cursor is not valid"))?;
+                .map_err(|_| Error::validation("cursor is not valid"))?;
             Some((at, id.to_owned()))
         }
     };
@@ -705,7 +706,7 @@ pub async fn my_games(
                 GameStatus::parse(s.trim())
                     .map(GameStatus::as_str)
                     .ok_or_else(|| {
-                        ApiError::validation(format!(
+                        Error::validation(format!(
                             "status must be active, waiting, finished or aborted, not {s:?}"
                         ))
                     })
@@ -719,7 +720,7 @@ pub async fn my_games(
             .strip_prefix("o:")
             .and_then(|n| n.parse::<i64>().ok())
             .filter(|n| *n >= 0)
-            .ok_or_else(|| ApiError::validation("cursor is not valid"))?,
+            .ok_or_else(|| Error::validation("cursor is not valid"))?,
     };
     let user_id = user.id().to_owned();
     let page = state
@@ -855,16 +856,16 @@ pub async fn join(
         .run(move |conn| {
             locked_table(conn, &gid, |conn, table| {
                 if !table.visible_to(&user_id) {
-                    return Err(ApiError::not_found("no such game"));
+                    return Err(Error::not_found("no such game"));
                 }
                 if table.status() != GameStatus::Waiting {
-                    return Err(ApiError::conflict(
+                    return Err(Error::conflict(
                         "game_not_waiting",
                         "the game is no longer waiting for players",
                     ));
                 }
                 if table.seat_of(&user_id).is_some() {
-                    return Err(ApiError::conflict(
+                    return Err(Error::conflict(
                         "already_seated",
                         "you already have a seat in this game",
                     ));
@@ -876,11 +877,11 @@ pub async fn join(
                 let seat = match request.seat {
                     Some(n) => {
                         let seat = Seat::new(n).ok_or_else(|| {
-                            ApiError::validation(format!("seat must be 0..=3, got {n}"))
+                            Error::validation(format!("seat must be 0..=3, got {n}"))
                         })?;
                         let row = &table.seats[seat.index()];
                         if !(is_open(row) || reserved == Some(seat)) {
-                            return Err(ApiError::conflict(
+                            return Err(Error::conflict(
                                 "seat_taken",
                                 format!("seat {n} is not open"),
                             ));
@@ -894,7 +895,7 @@ pub async fn join(
                             .iter()
                             .find(|s| is_open(s))
                             .and_then(|s| Seat::new(s.seat as u8))
-                            .ok_or_else(|| ApiError::conflict("game_full", "no seat is open"))?,
+                            .ok_or_else(|| Error::conflict("game_full", "no seat is open"))?,
                     },
                 };
                 let mut change = Change::new(table)?;
@@ -967,19 +968,19 @@ pub async fn leave(
         .run(move |conn| {
             locked_table(conn, &gid, |conn, table| {
                 if !table.visible_to(&user_id) {
-                    return Err(ApiError::not_found("no such game"));
+                    return Err(Error::not_found("no such game"));
                 }
                 let (seat, reason) = match (table.seat_of(&user_id), table.invitation_of(&user_id))
                 {
                     (Some(seat), _) => (seat, "left"),
                     (None, Some(seat)) => (seat, "invite_declined"),
                     (None, None) => {
-                        return Err(ApiError::forbidden("you have no seat in this game")
+                        return Err(Error::forbidden("you have no seat in this game")
                             .with_code("not_seated"));
                     }
                 };
                 if table.status() != GameStatus::Waiting {
-                    return Err(ApiError::conflict(
+                    return Err(Error::conflict(
                         "game_not_waiting",
                         "the game has started: resign instead",
                     ));
@@ -1091,16 +1092,14 @@ pub async fn act(
                     let table = caller.load_game(conn, &gid, true)?;
                     request
                         .decide(table, user_id, conn, Mode::Locked, &hot)?
-                        .ok_or_else(|| {
-                            ApiError::internal("an action under the lock did not commit")
-                        })
+                        .ok_or_else(|| Error::internal("an action under the lock did not commit"))
                 });
             }
             conn.transaction(|conn| {
                 let table = caller.load_game(conn, &gid, true)?;
                 request?
                     .decide(table, user_id, conn, Mode::Locked, &hot)?
-                    .ok_or_else(|| ApiError::internal("an action under the lock did not commit"))
+                    .ok_or_else(|| Error::internal("an action under the lock did not commit"))
             })
         })
         .await?;
@@ -1148,13 +1147,13 @@ enum Wanted {
 }
 
 impl ActRequest {
-    fn parse(id: &str, body: ActionRequest, req: &HttpRequest) -> Result<Self, ApiError> {
+    fn parse(id: &str, body: ActionRequest, req: &HttpRequest) -> Result<Self, Error> {
         let key = match req.headers().get("idempotency-key") {
             None => None,
             Some(v) => {
                 let k = v.to_str().unwrap_or("");
                 if k.is_empty() || k.len() > 255 || !k.bytes().all(|b| b.is_ascii_graphic()) {
-                    return Err(ApiError::bad_request(
+                    return Err(Error::bad_request(
                         "Idempotency-Key must be 1–255 visible ASCII characters",
                     ));
                 }
@@ -1164,38 +1163,36 @@ impl ActRequest {
         let header_version = if_match(req)?;
         let expected = match (body.expected_version, header_version) {
             (Some(a), Some(b)) if a != b => {
-                return Err(ApiError::bad_request(
-                    "expected_version and If-Match disagree",
-                ));
+                return Err(Error::bad_request("expected_version and If-Match disagree"));
             }
             (a, b) => a.or(b),
         };
         let wanted = match body.kind.as_str() {
             "pass" => {
                 if body.card.is_some() {
-                    return Err(ApiError::validation("a pass takes `cards`, not `card`"));
+                    return Err(Error::validation("a pass takes `cards`, not `card`"));
                 }
                 let cards = body
                     .cards
                     .as_ref()
-                    .ok_or_else(|| ApiError::validation("a pass needs `cards`"))?;
+                    .ok_or_else(|| Error::validation("a pass needs `cards`"))?;
                 if cards.len() > 52 {
-                    return Err(ApiError::validation("too many cards"));
+                    return Err(Error::validation("too many cards"));
                 }
                 Wanted::Pass(cards.iter().map(parse_card).collect::<Result<_, _>>()?)
             }
             "play" => {
                 if body.cards.is_some() {
-                    return Err(ApiError::validation("a play takes `card`, not `cards`"));
+                    return Err(Error::validation("a play takes `card`, not `cards`"));
                 }
                 Wanted::Play(parse_card(
                     body.card
                         .as_ref()
-                        .ok_or_else(|| ApiError::validation("a play needs `card`"))?,
+                        .ok_or_else(|| Error::validation("a play needs `card`"))?,
                 )?)
             }
             other => {
-                return Err(ApiError::validation(format!(
+                return Err(Error::validation(format!(
                     "type must be pass or play, not {other:?}"
                 )));
             }
@@ -1225,14 +1222,14 @@ impl ActRequest {
         conn: &mut AnyConnection,
         mode: Mode,
         hot: &HotTables,
-    ) -> Result<Option<ActOutcome>, ApiError> {
+    ) -> Result<Option<ActOutcome>, Error> {
         // A cached attempt leaves stored keys to the write: storing the key again fails it.
         if let (Some(key), false) = (&self.key, mode == Mode::Cached)
             && let Some(stored) = store::idempotent(conn, user_id, key)?
         {
             if stored.request_hash != self.fingerprint {
-                return Err(ApiError::new(
-                    actix_web::http::StatusCode::UNPROCESSABLE_ENTITY,
+                return Err(Error::new(
+                    crate::error::Kind::Unprocessable,
                     "idempotency_key_reused",
                     "this Idempotency-Key was used for another request",
                 ));
@@ -1240,31 +1237,28 @@ impl ActRequest {
             return Ok(Some(ActOutcome::Replayed(stored.status, stored.body)));
         }
         if !table.visible_to(user_id) {
-            return Err(ApiError::not_found("no such game"));
+            return Err(Error::not_found("no such game"));
         }
         let seat = table.seat_of(user_id).ok_or_else(|| {
-            ApiError::forbidden("you have no seat in this game").with_code("not_seated")
+            Error::forbidden("you have no seat in this game").with_code("not_seated")
         })?;
         match table.status() {
             GameStatus::Active => {}
             GameStatus::Finished => return Err(crate::rules::RuleError::GameOver.into()),
             GameStatus::Waiting => {
-                return Err(ApiError::conflict(
+                return Err(Error::conflict(
                     "game_not_active",
                     "the game has not started yet",
                 ));
             }
             GameStatus::Aborted => {
-                return Err(ApiError::conflict(
-                    "game_not_active",
-                    "the game was aborted",
-                ));
+                return Err(Error::conflict("game_not_active", "the game was aborted"));
             }
         }
         if let Some(v) = self.expected
             && v != table.row.version
         {
-            return Err(ApiError::conflict(
+            return Err(Error::conflict(
                 "version_conflict",
                 format!(
                     "the game is at version {}, not {v}; reload it",
@@ -1273,7 +1267,7 @@ impl ActRequest {
             ));
         }
         if table.bot_of(seat).is_some() {
-            return Err(ApiError::conflict(
+            return Err(Error::conflict(
                 "seat_controlled_by_bot",
                 "a bot plays this seat now",
             ));
@@ -1292,8 +1286,8 @@ impl ActRequest {
             change.seat_mut(seat).timeouts_in_row = 0;
         }
         change.run_bots()?;
-        let respond = |table: &Table| -> Result<String, ApiError> {
-            serde_json::to_string(&game_view(table, Some(seat))?).map_err(ApiError::internal)
+        let respond = |table: &Table| -> Result<String, Error> {
+            serde_json::to_string(&game_view(table, Some(seat))?).map_err(Error::internal)
         };
         let (mut table, body) = if mode == Mode::Locked {
             let table = change.commit(conn)?;
@@ -1362,11 +1356,11 @@ pub async fn events(
     let id = path.into_inner().to_string();
     let after = query.after.unwrap_or(0);
     if after < 0 {
-        return Err(ApiError::validation("after must be ≥ 0"));
+        return Err(Error::validation("after must be ≥ 0").into());
     }
     let wait = query.wait.unwrap_or(0);
     if wait > 30 {
-        return Err(ApiError::validation("wait must be 0..=30 seconds"));
+        return Err(Error::validation("wait must be 0..=30 seconds").into());
     }
     let limit = limit(query.limit, 200, 500)?;
     let gid = id.clone();
@@ -1435,19 +1429,19 @@ pub async fn resign(
         .run(move |conn| {
             locked_table(conn, &gid, |conn, table| {
                 if !table.visible_to(&user_id) {
-                    return Err(ApiError::not_found("no such game"));
+                    return Err(Error::not_found("no such game"));
                 }
                 let seat = table.seat_of(&user_id).ok_or_else(|| {
-                    ApiError::forbidden("you have no seat in this game").with_code("not_seated")
+                    Error::forbidden("you have no seat in this game").with_code("not_seated")
                 })?;
                 if table.status() != GameStatus::Active {
-                    return Err(ApiError::conflict(
+                    return Err(Error::conflict(
                         "game_not_active",
                         "only a running game can be resigned; leave a waiting one",
                     ));
                 }
                 if table.seats[seat.index()].bot_reason.as_deref() == Some("resigned") {
-                    return Err(ApiError::conflict(
+                    return Err(Error::conflict(
                         "already_resigned",
                         "you already resigned this game",
                     ));
@@ -1502,19 +1496,19 @@ pub async fn reclaim(
         .run(move |conn| {
             locked_table(conn, &gid, |conn, table| {
                 if !table.visible_to(&user_id) {
-                    return Err(ApiError::not_found("no such game"));
+                    return Err(Error::not_found("no such game"));
                 }
                 let seat = table.seat_of(&user_id).ok_or_else(|| {
-                    ApiError::forbidden("you have no seat in this game").with_code("not_seated")
+                    Error::forbidden("you have no seat in this game").with_code("not_seated")
                 })?;
                 if table.status() != GameStatus::Active {
-                    return Err(ApiError::conflict(
+                    return Err(Error::conflict(
                         "game_not_active",
                         "the game is not running",
                     ));
                 }
                 if table.seats[seat.index()].bot_reason.as_deref() != Some("timeout") {
-                    return Err(ApiError::conflict(
+                    return Err(Error::conflict(
                         "nothing_to_reclaim",
                         "no bot holds your seat for timeouts",
                     ));
@@ -1583,20 +1577,17 @@ pub async fn hint(
     let user_id = user.id().to_owned();
     let table = state.db.run(move |conn| Table::load(conn, &id)).await?;
     if !table.visible_to(&user_id) {
-        return Err(ApiError::not_found("no such game"));
+        return Err(Error::not_found("no such game").into());
     }
-    let seat = table.seat_of(&user_id).ok_or_else(|| {
-        ApiError::forbidden("you have no seat in this game").with_code("not_seated")
-    })?;
+    let seat = table
+        .seat_of(&user_id)
+        .ok_or_else(|| Error::forbidden("you have no seat in this game").with_code("not_seated"))?;
     if table.status() != GameStatus::Active {
-        return Err(ApiError::conflict(
-            "game_not_active",
-            "the game is not running",
-        ));
+        return Err(Error::conflict("game_not_active", "the game is not running").into());
     }
     let game = table
         .game()?
-        .ok_or_else(|| ApiError::conflict("game_not_active", "the game is not running"))?;
+        .ok_or_else(|| Error::conflict("game_not_active", "the game is not running"))?;
     let view = game.view(seat);
     let plays = crate::games::decode_plays(&table.row.round_plays);
     let version = table.row.version;
@@ -1615,9 +1606,7 @@ pub async fn hint(
         crate::bots::choose(level, &view, &plays, &mut rng)
     })
     .await?
-    .ok_or_else(|| {
-        ApiError::conflict("nothing_to_do", "you have nothing to do in this game now")
-    })?;
+    .ok_or_else(|| Error::conflict("nothing_to_do", "you have nothing to do in this game now"))?;
     let hint = match action {
         Action::Pass { cards, .. } => HintView {
             kind: "pass".into(),
@@ -1663,16 +1652,16 @@ pub async fn replay(
         .run(move |conn| {
             let table = Table::load(conn, &id)?;
             if !table.visible_to(&user_id) {
-                return Err(ApiError::not_found("no such game"));
+                return Err(Error::not_found("no such game"));
             }
             if table.seat_of(&user_id).is_none() {
                 return Err(
-                    ApiError::forbidden("only the game's players can see its replay")
+                    Error::forbidden("only the game's players can see its replay")
                         .with_code("not_seated"),
                 );
             }
             if !matches!(table.status(), GameStatus::Finished | GameStatus::Aborted) {
-                return Err(ApiError::conflict(
+                return Err(Error::conflict(
                     "game_not_finished",
                     "the replay opens when the game is over",
                 ));
@@ -1684,11 +1673,11 @@ pub async fn replay(
 }
 
 /// The full record of a game (also used by administrators).
-pub fn build_replay(conn: &mut AnyConnection, table: &Table) -> Result<ReplayView, ApiError> {
+pub fn build_replay(conn: &mut AnyConnection, table: &Table) -> Result<ReplayView, Error> {
     let rules = table.rules()?;
     let rules: RulesView =
-        serde_json::from_value(serde_json::to_value(rules).map_err(ApiError::internal)?)
-            .map_err(ApiError::internal)?;
+        serde_json::from_value(serde_json::to_value(rules).map_err(Error::internal)?)
+            .map_err(Error::internal)?;
     let mut rounds = Vec::new();
     for e in store::all_events(conn, &table.row.id)? {
         if e.kind == "round_dealt" {
@@ -1698,7 +1687,7 @@ pub fn build_replay(conn: &mut AnyConnection, table: &Table) -> Result<ReplayVie
                 dealer: u8,
                 hands: Vec<Vec<String>>,
             }
-            let d: Dealt = serde_json::from_str(&e.data).map_err(ApiError::internal)?;
+            let d: Dealt = serde_json::from_str(&e.data).map_err(Error::internal)?;
             rounds.push(ReplayRound {
                 round: d.round,
                 dealer: d.dealer,
@@ -1713,7 +1702,7 @@ pub fn build_replay(conn: &mut AnyConnection, table: &Table) -> Result<ReplayVie
     let actions = store::actions(conn, &table.row.id)?
         .into_iter()
         .map(|a| {
-            let action: Action = serde_json::from_str(&a.action).map_err(ApiError::internal)?;
+            let action: Action = serde_json::from_str(&a.action).map_err(Error::internal)?;
             Ok(match action {
                 Action::Pass { seat, cards } => ReplayAction {
                     seq: a.seq,
@@ -1735,10 +1724,10 @@ pub fn build_replay(conn: &mut AnyConnection, table: &Table) -> Result<ReplayVie
                 },
             })
         })
-        .collect::<Result<Vec<_>, ApiError>>()?;
+        .collect::<Result<Vec<_>, Error>>()?;
     let result = match &table.row.result {
         Some(raw) => Some(ResultView::from(
-            &serde_json::from_str(raw).map_err(ApiError::internal)?,
+            &serde_json::from_str(raw).map_err(Error::internal)?,
         )),
         None => None,
     };

@@ -6,8 +6,9 @@ use actix_web::{HttpResponse, get, web};
 use serde::Serialize;
 use utoipa::ToSchema;
 
-use crate::error::ApiError;
-use crate::http::AppState;
+use crate::app::AppState;
+use crate::error::Error;
+use crate::http::problem::ApiError;
 
 /// The answer of a probe.
 #[derive(Debug, Serialize, serde::Deserialize, ToSchema)]
@@ -44,7 +45,7 @@ const READY_TIMEOUT: Duration = Duration::from_secs(2);
     responses(
         (status = 200, description = "Ready to serve", body = HealthView),
         (status = 503, description = "The database is unreachable or not migrated",
-         body = crate::error::Problem, content_type = "application/problem+json"),
+         body = crate::http::problem::Problem, content_type = "application/problem+json"),
     )
 )]
 #[get("/readyz")]
@@ -56,11 +57,12 @@ pub async fn readyz(state: web::Data<AppState>) -> Result<HttpResponse, ApiError
     })
     .await??;
     if !migrated {
-        return Err(ApiError::new(
-            actix_web::http::StatusCode::SERVICE_UNAVAILABLE,
+        return Err(Error::new(
+            crate::error::Kind::Unavailable,
             "not_migrated",
             "the database is reachable but not migrated; run `leekha migrate`",
-        ));
+        )
+        .into());
     }
     Ok(HttpResponse::Ok().json(HealthView {
         status: "ready".into(),

@@ -8,8 +8,9 @@ use actix_web::http::header;
 use actix_web::{HttpResponse, get, web};
 use futures_util::FutureExt;
 
-use crate::error::ApiError;
-use crate::http::AppState;
+use crate::app::AppState;
+use crate::error::Error;
+use crate::http::problem::ApiError;
 use crate::metrics::{CONTENT_TYPE, UNMATCHED_ROUTE};
 
 /// How long a scrape waits for a database connection to count the active games: a scrape
@@ -35,10 +36,10 @@ pub async fn metrics(state: web::Data<AppState>) -> HttpResponse {
     let db = state.db.clone();
     let active = web::block(move || {
         let mut conn = db.conn_within(SCRAPE_DB_TIMEOUT)?;
-        Ok::<_, ApiError>(crate::db::admin::active_games(&mut conn)?)
+        Ok::<_, Error>(crate::db::admin::active_games(&mut conn)?)
     })
     .await
-    .map_err(ApiError::from)
+    .map_err(|e| Error::internal(e.to_string()))
     .and_then(|r| r);
     if let Err(e) = &active {
         tracing::warn!(error = %e, "metrics: cannot count active games");

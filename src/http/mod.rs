@@ -10,9 +10,7 @@ pub mod games;
 pub mod health;
 pub mod metrics;
 pub mod notifications;
-pub mod notify;
-
-use std::sync::Arc;
+pub mod problem;
 
 use actix_web::body::MessageBody;
 use actix_web::dev::{ServiceFactory, ServiceRequest, ServiceResponse};
@@ -26,84 +24,9 @@ use utoipa::OpenApi;
 use utoipa_actix_web::AppExt;
 use utoipa_swagger_ui::SwaggerUi;
 
-use crate::auth::Secret;
-use crate::auth::ratelimit::AuthLimits;
-use crate::auth::tokens::TokenKeys;
-use crate::config::{Backend, Config};
-use crate::db::Db;
-use crate::error::{ApiError, PROBLEM_JSON};
-
-/// What every handler can reach: cheap to clone, shared by all workers.
-#[derive(Clone, Debug)]
-pub struct AppState {
-    /// The database pool.
-    pub db: Db,
-    /// The configuration the server started with.
-    pub config: Arc<Config>,
-    /// Access-token keys.
-    pub keys: Arc<TokenKeys>,
-    /// Rate limits of the account endpoints.
-    pub limits: Arc<AuthLimits>,
-    /// Wakes long-polls of this instance.
-    pub notifier: Arc<notify::Notifier>,
-    /// Prometheus metrics of this instance (`GET /metrics`).
-    pub metrics: Arc<crate::metrics::Metrics>,
-    /// The games this instance wrote last (PostgreSQL's action path skips reading them).
-    pub hot: Arc<crate::games::HotTables>,
-}
-
-impl AppState {
-    /// State for the given configuration and database. Resolves the signing secret, which
-    /// on SQLite may mean reading or creating it in the database (blocking).
-    ///
-    /// # Errors
-    /// PostgreSQL without `LEEKHA_JWT_SECRET`, or a database that cannot be read.
-    pub fn init(config: Config, db: Db) -> Result<Self, String> {
-        let secret = match (&config.jwt_secret, db.backend()) {
-            (Some(secret), _) => secret.clone(),
-            (None, Backend::Postgres) => {
-                return Err("LEEKHA_JWT_SECRET is required on PostgreSQL: set it to at least 32 random bytes \
-                            (e.g. `openssl rand -hex 32`), the same on every instance"
-                    .to_owned());
-            }
-            (None, Backend::Sqlite) => {
-                let mut conn = db.conn().map_err(|e| e.to_string())?;
-                let fresh = hex::encode(rand::random::<[u8; 32]>());
-                let stored = crate::db::settings::get_or_insert(&mut conn, "jwt_secret", &fresh)
-                    .map_err(|e| {
-                        format!("cannot read the signing secret from the database: {e}")
-                    })?;
-                Secret::new(stored)
-            }
-        };
-        let keys = TokenKeys::new(
-            &secret,
-            config.jwt_previous_secret.as_ref(),
-            config.access_ttl_secs,
-        );
-        let limits = AuthLimits::new(config.auth_rate_per_minute);
-        Ok(Self {
-            db,
-            keys: Arc::new(keys),
-            limits: Arc::new(limits),
-            notifier: Arc::default(),
-            metrics: Arc::default(),
-            hot: Arc::default(),
-            config: Arc::new(config),
-        })
-    }
-}
-
-impl AppState {
-    /// Wakes the long-polls of this instance that wait on the game or on the feeds of the
-    /// notified users (other instances find the change by polling the database).
-    pub fn announce(&self, game_id: &str, notified_users: &[String]) {
-        self.notifier.notify(game_id);
-        for user in notified_users {
-            self.notifier.notify(&format!("user:{user}"));
-        }
-    }
-}
+use crate::app::AppState;
+use crate::error::Error;
+use problem::{ApiError, PROBLEM_JSON};
 
 /// The OpenAPI document's fixed parts; paths are collected from the registered handlers.
 #[derive(OpenApi)]
@@ -114,7 +37,7 @@ impl AppState {
                        Errors are `application/problem+json` with a stable `code`.",
         license(name = "MIT")
     ),
-    components(schemas(crate::error::Problem)),
+    components(schemas(crate::http::problem::Problem)),
     modifiers(&BearerAuth),
     tags(
         (name = "notifications", description = "The caller's notification feed and webhook"),
@@ -160,7 +83,7 @@ impl utoipa::Modify for CommonResponses {
             ResponseBuilder::new()
                 .description(description)
                 .content(
-                    crate::error::PROBLEM_JSON,
+                    crate::http::problem::PROBLEM_JSON,
                     ContentBuilder::new()
                         .schema(Some(Ref::from_schema_name("Problem")))
                         .build(),
@@ -313,34 +236,34 @@ pub fn build_app(
 
 fn json_error(err: JsonPayloadError, _req: &HttpRequest) -> actix_web::Error {
     let api = match &err {
-        JsonPayloadError::OverflowKnownLength { length, limit } => ApiError::new(
-            actix_web::http::StatusCode::PAYLOAD_TOO_LARGE,
+        JsonPayloadError::OverflowKnownLength { length, limit } => Error::new(
+            crate::error::Kind::PayloadTooLarge,
             "payload_too_large",
             format!("the body has {length} bytes; the limit is {limit}"),
         ),
-        JsonPayloadError::Overflow { limit } => ApiError::new(
-            actix_web::http::StatusCode::PAYLOAD_TOO_LARGE,
+        JsonPayloadError::Overflow { limit } => Error::new(
+            crate::error::Kind::PayloadTooLarge,
             "payload_too_large",
             format!("the body is larger than the limit of {limit} bytes"),
         ),
-        JsonPayloadError::ContentType => ApiError::new(
-            actix_web::http::StatusCode::UNSUPPORTED_MEDIA_TYPE,
+        JsonPayloadError::ContentType => Error::new(
+            crate::error::Kind::UnsupportedMediaType,
             "unsupported_media_type",
             "send the body as Content-Type: application/json",
         ),
-        JsonPayloadError::Deserialize(e) if e.is_data() => ApiError::validation(e.to_string()),
-        JsonPayloadError::Deserialize(e) => ApiError::bad_request(format!("malformed JSON: {e}")),
-        other => ApiError::bad_request(other.to_string()),
+        JsonPayloadError::Deserialize(e) if e.is_data() => Error::validation(e.to_string()),
+        JsonPayloadError::Deserialize(e) => Error::bad_request(format!("malformed JSON: {e}")),
+        other => Error::bad_request(other.to_string()),
     };
-    api.into()
+    ApiError::from(api).into()
 }
 
 fn path_error(err: PathError, _req: &HttpRequest) -> actix_web::Error {
-    ApiError::bad_request(format!("invalid path parameter: {err}")).into()
+    ApiError::from(Error::bad_request(format!("invalid path parameter: {err}"))).into()
 }
 
 fn query_error(err: QueryPayloadError, _req: &HttpRequest) -> actix_web::Error {
-    ApiError::validation(format!("invalid query string: {err}")).into()
+    ApiError::from(Error::validation(format!("invalid query string: {err}"))).into()
 }
 
 /// Any error response that some layer produced without a problem body (actix internals,

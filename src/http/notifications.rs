@@ -8,10 +8,11 @@ use diesel::prelude::*;
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 
+use crate::app::AppState;
 use crate::db::schema::{users, webhook_deliveries};
-use crate::error::{ApiError, Problem};
-use crate::http::AppState;
+use crate::error::Error;
 use crate::http::extract::AuthUser;
+use crate::http::problem::{ApiError, Problem};
 use crate::notifications::{self, NotificationView};
 
 /// Registers the routes of this module.
@@ -103,19 +104,17 @@ pub async fn feed(
 ) -> Result<HttpResponse, ApiError> {
     let after = query.after.unwrap_or(0);
     if after < 0 {
-        return Err(ApiError::validation("after must be ≥ 0"));
+        return Err(Error::validation("after must be ≥ 0").into());
     }
     let wait = query.wait.unwrap_or(0);
     if wait > 30 {
-        return Err(ApiError::validation("wait must be 0..=30 seconds"));
+        return Err(Error::validation("wait must be 0..=30 seconds").into());
     }
     let limit = match query.limit {
         None => 100,
         Some(n) if (1..=500).contains(&n) => n,
         Some(n) => {
-            return Err(ApiError::validation(format!(
-                "limit must be 1..=500, got {n}"
-            )));
+            return Err(Error::validation(format!("limit must be 1..=500, got {n}")).into());
         }
     };
     let user_id = user.id().to_owned();
@@ -173,14 +172,12 @@ pub async fn put_webhook(
     let WebhookRequest { url, secret } = body.into_inner();
     let n = secret.chars().count();
     if !(16..=256).contains(&n) {
-        return Err(ApiError::validation(format!(
-            "secret must be 16–256 characters, got {n}"
-        )));
+        return Err(Error::validation(format!("secret must be 16–256 characters, got {n}")).into());
     }
     let allow_private = state.config.webhook_allow_private;
     let checked = web::block(move || crate::webhooks::check_url(&url, allow_private)).await?;
     let url = checked
-        .map_err(|e| ApiError::validation(e).with_code("webhook_url_not_allowed"))?
+        .map_err(|e| Error::validation(e).with_code("webhook_url_not_allowed"))?
         .to_string();
     let user_id = user.id().to_owned();
     let view = state
@@ -253,10 +250,7 @@ pub async fn delete_webhook(
     Ok(HttpResponse::NoContent().finish())
 }
 
-fn webhook_view(
-    conn: &mut crate::db::AnyConnection,
-    user_id: &str,
-) -> Result<WebhookView, ApiError> {
+fn webhook_view(conn: &mut crate::db::AnyConnection, user_id: &str) -> Result<WebhookView, Error> {
     let url: Option<String> = users::table
         .find(user_id)
         .select(users::webhook_url)

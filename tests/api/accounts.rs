@@ -574,16 +574,16 @@ async fn without_a_secret_sqlite_keeps_a_generated_one_and_postgres_refuses_to_s
     let db_handle = leekha::db::Db::open(&config);
     match db.url.backend() {
         leekha::config::Backend::Postgres => {
-            let err = leekha::http::AppState::init(config, db_handle).unwrap_err();
+            let err = leekha::app::AppState::init(config, db_handle).unwrap_err();
             assert!(err.contains("LEEKHA_JWT_SECRET"), "{err}");
         }
         leekha::config::Backend::Sqlite => {
             let first =
-                common::app(leekha::http::AppState::init(config.clone(), db_handle).unwrap()).await;
+                common::app(leekha::app::AppState::init(config.clone(), db_handle).unwrap()).await;
             let s = register(&first, "persistent").await;
             // A restart: new state, same database.
-            let again = leekha::http::AppState::init(config.clone(), leekha::db::Db::open(&config))
-                .unwrap();
+            let again =
+                leekha::app::AppState::init(config.clone(), leekha::db::Db::open(&config)).unwrap();
             let second = common::app(again).await;
             assert_eq!(
                 send(

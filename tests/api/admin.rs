@@ -4,7 +4,7 @@
 use actix_web::dev::{Service, ServiceResponse};
 use actix_web::test::TestRequest;
 use diesel::prelude::*;
-use leekha::http::AppState;
+use leekha::app::AppState;
 use leekha::rules::{Card, CardSet};
 use serde_json::{Value, json};
 

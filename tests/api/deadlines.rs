@@ -7,8 +7,8 @@ use std::time::{Duration, Instant};
 
 use actix_web::test::TestRequest;
 use diesel::prelude::*;
+use leekha::app::AppState;
 use leekha::db::schema::games;
-use leekha::http::AppState;
 use leekha::scheduler::{self, Scheduler};
 use serde_json::{Value, json};
 

@@ -14,9 +14,10 @@ use actix_web::http::header::HeaderMap;
 use actix_web::test;
 use diesel::connection::SimpleConnection;
 use diesel::{Connection, PgConnection, RunQueryDsl};
+use leekha::app::AppState;
 use leekha::config::{Config, DatabaseUrl};
 use leekha::db::Db;
-use leekha::http::{AppState, build_app};
+use leekha::http::build_app;
 
 /// The PostgreSQL server URL to create test databases on, if tests run on PostgreSQL.
 pub fn pg_base_url() -> Option<String> {

@@ -1,0 +1,87 @@
+//! Application state and wiring: what the HTTP handlers and the background workers (the
+//! scheduler, webhook delivery) share. It sits below `http`, so workers never import the
+//! HTTP layer.
+
+pub mod notifier;
+
+use std::sync::Arc;
+
+use crate::auth::Secret;
+use crate::auth::ratelimit::AuthLimits;
+use crate::auth::tokens::TokenKeys;
+use crate::config::{Backend, Config};
+use crate::db::Db;
+
+pub use notifier::Notifier;
+
+/// What every handler can reach: cheap to clone, shared by all workers.
+#[derive(Clone, Debug)]
+pub struct AppState {
+    /// The database pool.
+    pub db: Db,
+    /// The configuration the server started with.
+    pub config: Arc<Config>,
+    /// Access-token keys.
+    pub keys: Arc<TokenKeys>,
+    /// Rate limits of the account endpoints.
+    pub limits: Arc<AuthLimits>,
+    /// Wakes long-polls of this instance.
+    pub notifier: Arc<Notifier>,
+    /// Prometheus metrics of this instance (`GET /metrics`).
+    pub metrics: Arc<crate::metrics::Metrics>,
+    /// The games this instance wrote last (PostgreSQL's action path skips reading them).
+    pub hot: Arc<crate::games::HotTables>,
+}
+
+impl AppState {
+    /// State for the given configuration and database. Resolves the signing secret, which
+    /// on SQLite may mean reading or creating it in the database (blocking).
+    ///
+    /// # Errors
+    /// PostgreSQL without `LEEKHA_JWT_SECRET`, or a database that cannot be read.
+    pub fn init(config: Config, db: Db) -> Result<Self, String> {
+        let secret = match (&config.jwt_secret, db.backend()) {
+            (Some(secret), _) => secret.clone(),
+            (None, Backend::Postgres) => {
+                return Err("LEEKHA_JWT_SECRET is required on PostgreSQL: set it to at least 32 random bytes \
+                            (e.g. `openssl rand -hex 32`), the same on every instance"
+                    .to_owned());
+            }
+            (None, Backend::Sqlite) => {
+                let mut conn = db.conn().map_err(|e| e.to_string())?;
+                let fresh = hex::encode(rand::random::<[u8; 32]>());
+                let stored = crate::db::settings::get_or_insert(&mut conn, "jwt_secret", &fresh)
+                    .map_err(|e| {
+                        format!("cannot read the signing secret from the database: {e}")
+                    })?;
+                Secret::new(stored)
+            }
+        };
+        let keys = TokenKeys::new(
+            &secret,
+            config.jwt_previous_secret.as_ref(),
+            config.access_ttl_secs,
+        );
+        let limits = AuthLimits::new(config.auth_rate_per_minute);
+        Ok(Self {
+            db,
+            keys: Arc::new(keys),
+            limits: Arc::new(limits),
+            notifier: Arc::default(),
+            metrics: Arc::default(),
+            hot: Arc::default(),
+            config: Arc::new(config),
+        })
+    }
+}
+
+impl AppState {
+    /// Wakes the long-polls of this instance that wait on the game or on the feeds of the
+    /// notified users (other instances find the change by polling the database).
+    pub fn announce(&self, game_id: &str, notified_users: &[String]) {
+        self.notifier.notify(game_id);
+        for user in notified_users {
+            self.notifier.notify(&format!("user:{user}"));
+        }
+    }
+}

@@ -1,0 +1,226 @@
+//! The HTTP face of [`crate::error::Error`]: RFC 9457 `application/problem+json` with a stable
+//! `code`. This is the one place where error kinds become statuses.
+//!
+//! A 500 never shows its cause to the client; the cause goes to the log with the request id.
+
+use actix_web::http::StatusCode;
+use actix_web::http::header::{self, HeaderValue};
+use actix_web::{HttpResponse, ResponseError};
+use serde::Serialize;
+use utoipa::ToSchema;
+
+use crate::error::{Error, Kind};
+
+/// The media type of every error body.
+pub const PROBLEM_JSON: &str = "application/problem+json";
+
+/// An error answered to a client: a service error, plus what only HTTP knows (`Allow`).
+#[derive(Debug)]
+pub struct ApiError {
+    error: Error,
+    status: StatusCode,
+    allow: Option<String>,
+}
+
+/// The body of every error response (RFC 9457).
+#[derive(Debug, Serialize, serde::Deserialize, ToSchema)]
+pub struct Problem {
+    /// A URI naming the problem type; `about:blank` plus `code` in this API.
+    #[schema(example = "about:blank")]
+    pub r#type: String,
+    /// A short summary of the status.
+    #[schema(example = "Unprocessable Entity")]
+    pub title: String,
+    /// The HTTP status code.
+    #[schema(example = 422)]
+    pub status: u16,
+    /// What went wrong in this case, for a person.
+    #[schema(example = "you hold a diamond: you must follow suit")]
+    pub detail: String,
+    /// A stable machine-readable code, e.g. `not_your_turn`, `version_conflict`.
+    #[schema(example = "must_follow_suit")]
+    pub code: String,
+}
+
+/// The status of each kind of error.
+fn status_of(kind: Kind) -> StatusCode {
+    match kind {
+        Kind::BadRequest => StatusCode::BAD_REQUEST,
+        Kind::Unauthorized => StatusCode::UNAUTHORIZED,
+        Kind::Forbidden => StatusCode::FORBIDDEN,
+        Kind::NotFound => StatusCode::NOT_FOUND,
+        Kind::Conflict => StatusCode::CONFLICT,
+        Kind::PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
+        Kind::UnsupportedMediaType => StatusCode::UNSUPPORTED_MEDIA_TYPE,
+        Kind::Unprocessable => StatusCode::UNPROCESSABLE_ENTITY,
+        Kind::RateLimited => StatusCode::TOO_MANY_REQUESTS,
+        Kind::Unavailable => StatusCode::SERVICE_UNAVAILABLE,
+        Kind::Internal => StatusCode::INTERNAL_SERVER_ERROR,
+    }
+}
+
+impl From<Error> for ApiError {
+    fn from(error: Error) -> Self {
+        Self {
+            status: status_of(error.kind()),
+            error,
+            allow: None,
+        }
+    }
+}
+
+impl From<diesel::result::Error> for ApiError {
+    fn from(e: diesel::result::Error) -> Self {
+        Error::from(e).into()
+    }
+}
+
+impl From<actix_web::error::BlockingError> for ApiError {
+    fn from(e: actix_web::error::BlockingError) -> Self {
+        Error::internal(e.to_string()).into()
+    }
+}
+
+impl ApiError {
+    /// 405 `method_not_allowed`, with the `Allow` header.
+    pub fn method_not_allowed(allow: Vec<String>) -> Self {
+        let allow = allow.join(", ");
+        Self {
+            error: Error::new(
+                Kind::BadRequest,
+                "method_not_allowed",
+                format!("this path accepts {allow}"),
+            ),
+            status: StatusCode::METHOD_NOT_ALLOWED,
+            allow: Some(allow),
+        }
+    }
+
+    /// An error carrying only a status: its code and detail come from the status. Used for
+    /// responses that some layer produced without a problem body.
+    pub fn from_status(status: StatusCode) -> Self {
+        let code = match status.as_u16() {
+            400 => "bad_request",
+            401 => "invalid_token",
+            403 => "forbidden",
+            404 => "not_found",
+            405 => "method_not_allowed",
+            408 => "request_timeout",
+            409 => "conflict",
+            413 => "payload_too_large",
+            415 => "unsupported_media_type",
+            429 => "rate_limited",
+            503 => "unavailable",
+            s if s >= 500 => "internal",
+            _ => "bad_request",
+        };
+        let detail = status.canonical_reason().unwrap_or("error").to_owned();
+        let kind = if status.is_server_error() {
+            Kind::Unavailable
+        } else {
+            Kind::BadRequest
+        };
+        Self {
+            error: Error::new(kind, code, detail),
+            status,
+            allow: None,
+        }
+    }
+
+    /// The HTTP status.
+    pub fn status(&self) -> StatusCode {
+        self.status
+    }
+
+    /// The stable code.
+    pub fn code(&self) -> &str {
+        self.error.code()
+    }
+
+    /// The body sent to the client.
+    pub fn problem(&self) -> Problem {
+        Problem {
+            r#type: "about:blank".to_owned(),
+            title: self.status.canonical_reason().unwrap_or("Error").to_owned(),
+            status: self.status.as_u16(),
+            detail: self.error.detail().to_owned(),
+            code: self.error.code().to_owned(),
+        }
+    }
+}
+
+impl std::fmt::Display for ApiError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} {}", self.status.as_u16(), self.error)
+    }
+}
+
+impl ResponseError for ApiError {
+    fn status_code(&self) -> StatusCode {
+        self.status
+    }
+
+    fn error_response(&self) -> HttpResponse {
+        if self.status.is_server_error() {
+            tracing::error!(status = self.status.as_u16(), code = %self.error.code(), error = %self.error, "request failed");
+        }
+        let mut builder = HttpResponse::build(self.status);
+        builder.insert_header((header::CONTENT_TYPE, HeaderValue::from_static(PROBLEM_JSON)));
+        if let Some(secs) = self.error.retry_after() {
+            builder.insert_header((header::RETRY_AFTER, secs.to_string()));
+        }
+        if let Some(allow) = &self.allow
+            && let Ok(value) = HeaderValue::from_str(allow)
+        {
+            builder.insert_header((header::ALLOW, value));
+        }
+        let body = serde_json::to_vec(&self.problem()).unwrap_or_default();
+        builder.body(body)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use actix_web::body::MessageBody;
+
+    #[test]
+    fn a_500_hides_its_cause_from_the_client() {
+        let e = ApiError::from(Error::internal("password=hunter2 in a failing query"));
+        let res = e.error_response();
+        assert_eq!(res.status(), 500);
+        let body = res.into_body().try_into_bytes().unwrap();
+        let text = String::from_utf8(body.to_vec()).unwrap();
+        assert!(!text.contains("hunter2"), "{text}");
+        assert!(text.contains("\"code\":\"internal\""), "{text}");
+    }
+
+    #[test]
+    fn rate_limited_carries_retry_after() {
+        let res = ApiError::from(Error::rate_limited(7)).error_response();
+        assert_eq!(res.headers().get(header::RETRY_AFTER).unwrap(), "7");
+        assert_eq!(
+            res.headers().get(header::CONTENT_TYPE).unwrap(),
+            PROBLEM_JSON
+        );
+    }
+
+    #[test]
+    fn every_kind_has_its_status() {
+        for (kind, status) in [
+            (Kind::BadRequest, 400),
+            (Kind::Unauthorized, 401),
+            (Kind::Forbidden, 403),
+            (Kind::NotFound, 404),
+            (Kind::Conflict, 409),
+            (Kind::PayloadTooLarge, 413),
+            (Kind::UnsupportedMediaType, 415),
+            (Kind::Unprocessable, 422),
+            (Kind::RateLimited, 429),
+            (Kind::Unavailable, 503),
+            (Kind::Internal, 500),
+        ] {
+            assert_eq!(status_of(kind).as_u16(), status, "{kind:?}");
+        }
+    }
+}
