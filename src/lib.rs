@@ -11,7 +11,9 @@
 //! Beside them, [`metrics`] holds the instance's Prometheus counters (served by [`http`]).
 #![forbid(unsafe_code)]
 
+pub mod admin;
 pub mod app;
+pub mod audit;
 pub mod auth;
 pub mod bots;
 pub mod cli;

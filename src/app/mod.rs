@@ -76,6 +76,12 @@ impl AppState {
 }
 
 impl AppState {
+    /// After a use case committed: wakes the long-polls it concerns and counts its actions.
+    pub fn published(&self, done: &crate::games::Committed) {
+        self.announce(&done.table.row.id, &done.table.notified_users);
+        self.metrics.actions_applied(done.applied);
+    }
+
     /// Wakes the long-polls of this instance that wait on the game or on the feeds of the
     /// notified users (other instances find the change by polling the database).
     pub fn announce(&self, game_id: &str, notified_users: &[String]) {

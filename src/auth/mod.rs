@@ -228,3 +228,40 @@ mod tests {
         assert!(!format!("{p:?}").contains("horse"));
     }
 }
+
+/// The rules every authenticated request applies to the caller's account as stored now
+/// (`None`: it does not exist), so a ban, a deletion or a role change takes effect at once.
+///
+/// # Errors
+/// `invalid_token` (401) when it no longer exists, `banned` (403).
+pub fn judge(state: Option<crate::db::games::CallerState>) -> Result<Role, Error> {
+    let state = state
+        .filter(|s| !s.deleted)
+        .ok_or_else(|| Error::unauthorized("invalid_token", "the account no longer exists"))?;
+    if state.banned {
+        return Err(Error::new(
+            crate::error::Kind::Forbidden,
+            "banned",
+            "this account is banned",
+        ));
+    }
+    Role::parse(&state.role).ok_or_else(|| Error::internal("unknown role in database"))
+}
+
+/// Loads the account `user_id` and applies [`judge`].
+///
+/// # Errors
+/// As [`judge`], and database errors.
+pub fn check_account(
+    conn: &mut crate::db::AnyConnection,
+    user_id: &str,
+) -> Result<(crate::db::users::UserRow, Role), Error> {
+    let user = crate::db::users::by_id(conn, user_id)?;
+    let role = judge(user.as_ref().map(|u| crate::db::games::CallerState {
+        deleted: u.deleted_at.is_some(),
+        banned: u.banned_at.is_some(),
+        role: u.role.clone(),
+    }))?;
+    let user = user.ok_or_else(|| Error::internal("judged a missing account"))?;
+    Ok((user, role))
+}

@@ -182,7 +182,8 @@ pub fn search_games(
     player: Option<&str>,
     before: Option<Keyset>,
     limit: i64,
-) -> QueryResult<Vec<GameRow>> {
+) -> QueryResult<Vec<super::games::Found>> {
+    let seats = super::games::seats_column(conn);
     let mut query = games::table.into_boxed();
     if !statuses.is_empty() {
         query = query.filter(games::status.eq_any(statuses.to_vec()));
@@ -203,8 +204,9 @@ pub fn search_games(
     query
         .order((games::created_at.desc(), games::id.desc()))
         .limit(limit)
-        .select(GameRow::as_select())
+        .select((GameRow::as_select(), seats))
         .load(conn)
+        .and_then(super::games::found_all)
 }
 
 /// Counts for the statistics page.

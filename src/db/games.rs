@@ -154,6 +154,65 @@ pub fn lock(conn: &mut AnyConnection, id: &str) -> QueryResult<bool> {
     Ok(n == 1)
 }
 
+/// Ids of games whose wake time is at or before `now`, most overdue first.
+pub fn due(conn: &mut AnyConnection, now: NaiveDateTime, limit: i64) -> QueryResult<Vec<String>> {
+    games::table
+        .filter(games::wake_at.le(now))
+        .order(games::wake_at.asc())
+        .limit(limit)
+        .select(games::id)
+        .load(conn)
+}
+
+#[derive(QueryableByName)]
+struct IdRow {
+    #[diesel(sql_type = diesel::sql_types::Text)]
+    #[allow(dead_code, reason = "only the row count matters")]
+    id: String,
+}
+
+/// Takes the game's lock if its wake time has still passed, skipping a game another
+/// instance holds. On SQLite the write lock serializes everything, so a plain lock does.
+pub fn claim_due(conn: &mut AnyConnection, id: &str, now: NaiveDateTime) -> QueryResult<bool> {
+    match conn {
+        AnyConnection::Postgresql(pg) => {
+            let rows: Vec<IdRow> = diesel::sql_query(
+                "SELECT id FROM games WHERE id = $1 AND wake_at <= $2 FOR UPDATE SKIP LOCKED",
+            )
+            .bind::<diesel::sql_types::Text, _>(id)
+            .bind::<diesel::sql_types::Timestamp, _>(now)
+            .load(pg)?;
+            Ok(rows.len() == 1)
+        }
+        AnyConnection::Sqlite(_) => lock(conn, id),
+    }
+}
+
+/// Stores a game's reminder time and next wake time, and nothing else.
+pub fn set_timers(
+    conn: &mut AnyConnection,
+    id: &str,
+    reminder_at: Option<NaiveDateTime>,
+    wake_at: Option<NaiveDateTime>,
+) -> QueryResult<()> {
+    diesel::update(games::table.find(id))
+        .set((
+            games::reminder_at.eq(reminder_at),
+            games::wake_at.eq(wake_at),
+        ))
+        .execute(conn)?;
+    Ok(())
+}
+
+/// How many games `user_id` created that still wait for players.
+pub fn waiting_created_by(conn: &mut AnyConnection, user_id: &str) -> QueryResult<i64> {
+    games::table
+        .filter(games::created_by.eq(user_id))
+        .filter(games::status.eq("waiting"))
+        .count()
+        .get_result(conn)
+}
+
 /// The game row.
 pub fn find(conn: &mut AnyConnection, id: &str) -> QueryResult<Option<GameRow>> {
     games::table
@@ -213,6 +272,30 @@ const SEATS_SQLITE: &str = "(SELECT json_group_array(json(x)) FROM (SELECT json_
     i.username, CASE WHEN u.webhook_url IS NULL THEN json('false') ELSE json('true') END) AS x \
     FROM game_seats s LEFT JOIN users u ON u.id = s.user_id \
     LEFT JOIN users i ON i.id = s.invited_user_id WHERE s.game_id = games.id ORDER BY s.seat))";
+
+/// The seats column of a list query (see [`Found`]), in the engine's dialect.
+pub(super) fn seats_column(
+    conn: &AnyConnection,
+) -> diesel::expression::SqlLiteral<diesel::sql_types::Nullable<diesel::sql_types::Text>> {
+    diesel::dsl::sql(match conn {
+        AnyConnection::Postgresql(_) => seats_pg!(),
+        AnyConnection::Sqlite(_) => SEATS_SQLITE,
+    })
+}
+
+/// Rows of a list query, each with its seats column, as [`Found`] games.
+pub(super) fn found_all(rows: Vec<(GameRow, Option<String>)>) -> QueryResult<Vec<Found>> {
+    rows.into_iter()
+        .map(|(row, seats)| {
+            let seats = parse_seats(&row.id, seats)?;
+            Ok(Found {
+                row,
+                seats,
+                caller: None,
+            })
+        })
+        .collect()
+}
 
 type SeatTuple = (
     i32,
@@ -621,7 +704,8 @@ pub fn lobby(
     conn: &mut AnyConnection,
     after: Option<(NaiveDateTime, String)>,
     limit: i64,
-) -> QueryResult<Vec<GameRow>> {
+) -> QueryResult<Vec<Found>> {
+    let seats = seats_column(conn);
     let mut query = games::table
         .filter(games::status.eq("waiting"))
         .filter(games::visibility.eq("public"))
@@ -637,8 +721,9 @@ pub fn lobby(
     query
         .order((games::created_at.asc(), games::id.asc()))
         .limit(limit)
-        .select(GameRow::as_select())
+        .select((GameRow::as_select(), seats))
         .load(conn)
+        .and_then(found_all)
 }
 
 /// The user's games (seated or invited) with the given statuses, most urgent first: the
@@ -649,10 +734,11 @@ pub fn for_user(
     statuses: &[&str],
     offset: i64,
     limit: i64,
-) -> QueryResult<Vec<(GameRow, i32)>> {
+) -> QueryResult<Vec<(Found, i32)>> {
     use diesel::dsl::sql;
     use diesel::sql_types::Integer;
-    games::table
+    let seats = seats_column(conn);
+    let rows: Vec<(GameRow, Option<String>, i32)> = games::table
         .inner_join(game_seats::table)
         .filter(game_seats::user_id.eq(user_id).or(game_seats::invited_user_id.eq(user_id)))
         .filter(games::status.eq_any(statuses))
@@ -668,8 +754,21 @@ pub fn for_user(
         ))
         .offset(offset)
         .limit(limit)
-        .select((GameRow::as_select(), game_seats::seat))
-        .load(conn)
+        .select((GameRow::as_select(), seats, game_seats::seat))
+        .load(conn)?;
+    rows.into_iter()
+        .map(|(row, seats, seat)| {
+            let seats = parse_seats(&row.id, seats)?;
+            Ok((
+                Found {
+                    row,
+                    seats,
+                    caller: None,
+                },
+                seat,
+            ))
+        })
+        .collect()
 }
 
 /// Every game id with a seed, for `leekha verify`.

@@ -1,27 +1,41 @@
-//! The game service: what happens to a stored game when players create, join, leave, act
-//! and resign. Each function runs inside the caller's transaction, after the game's lock:
-//! it loads the rows, asks the rules module, and writes the new state, the actions and the
-//! events together.
+//! The game service: one function per use case (create, join, leave, act, resign, reclaim,
+//! time out, hand a seat to a bot, abort), each taking a typed command, owning its
+//! transaction and its concurrency strategy, and returning the committed game. Handlers in
+//! `http` parse requests into commands and render views after the commit; the scheduler
+//! calls the same functions.
+//!
+//! May import: `db`, `rules`, `bots`, `notifications`, `error`. Never `http` or `app`.
 
+pub mod act;
+mod change;
+pub mod create;
 pub mod events;
+pub mod hint;
 pub mod hot;
+mod lifecycle;
+pub mod lists;
+pub mod record;
+mod seats;
+mod table;
+mod timeouts;
 pub mod verify;
 
+pub use act::{Act, Acted, act};
+pub use change::Change;
+pub use create::{NewGame, SeatPlan, create};
+pub use events::ServerEvent;
 pub use hot::HotTables;
+pub use lifecycle::{abort, inspect};
+pub use record::{Record, replay};
+pub use seats::{join, leave, reclaim, resign, seat_to_bot};
+pub use table::{Table, decode_plays, encode_plays, encode_to_act};
+pub use timeouts::{Woken, due, wake};
 
-use std::collections::HashMap;
-
-use chrono::NaiveDateTime;
 use serde::{Deserialize, Serialize};
 
-use crate::bots::{self, BotLevel};
-use crate::db::games::{self as store, ActionRow, EventRow, GameRow, SeatRow};
-use crate::db::{self, AnyConnection};
+use crate::db::AnyConnection;
 use crate::error::Error;
-use crate::notifications::{self, Kind, Pending};
-use crate::rules::{Action, Card, Game, Phase, RuleOptions, Seat, SeatSet};
-
-pub use events::ServerEvent;
+use crate::rules::Seat;
 
 /// Where a game is in its life.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
@@ -72,682 +86,75 @@ pub enum Actor<'a> {
     Timeout,
 }
 
-/// A game as loaded from the database: its row, its seats and the names of its users.
-#[derive(Debug, Clone)]
-pub struct Table {
-    /// The game row.
-    pub row: GameRow,
-    /// The four seats, in order.
-    pub seats: Vec<SeatRow>,
-    /// Usernames by user id (seated and invited users).
-    pub names: HashMap<String, String>,
-    /// Seated users who had a webhook when the game was loaded.
-    pub webhook_users: Vec<String>,
-    /// Users whose notification feed the last commit wrote to (for waking long-polls).
-    pub notified_users: Vec<String>,
-    /// `row.state` already parsed, when this table was just written (see [`HotTables`]).
-    parsed: Option<Game>,
+/// Why a bot acts for a seat (stored in `game_seats.bot_reason`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BotReason {
+    /// The seat was a bot's from the start.
+    Seat,
+    /// Its player resigned.
+    Resigned,
+    /// Its player let two turns in a row time out; they may reclaim it.
+    Timeout,
+    /// An administrator handed it to a bot.
+    Admin,
 }
 
-impl Table {
-    /// Loads a game (one query).
-    ///
-    /// # Errors
-    /// 404 when there is no such game.
-    pub fn load(conn: &mut AnyConnection, id: &str) -> Result<Self, Error> {
-        Self::read(conn, id, false)
-    }
-
-    /// Takes the game's lock for the rest of the transaction and loads it: one query on
-    /// PostgreSQL (`SELECT … FOR UPDATE`), the lock then the load on SQLite. Must be the
-    /// transaction's first statement.
-    ///
-    /// # Errors
-    /// 404 when there is no such game.
-    pub fn load_locked(conn: &mut AnyConnection, id: &str) -> Result<Self, Error> {
-        Self::read(conn, id, true)
-    }
-
-    fn read(conn: &mut AnyConnection, id: &str, for_update: bool) -> Result<Self, Error> {
-        Self::read_with_caller(conn, id, for_update, None)?
-            .map(|(table, _)| table)
-            .ok_or_else(|| Error::not_found("no such game"))
-    }
-
-    /// Loads a game (locked with `for_update`, as [`Table::load_locked`]) and, in the same
-    /// query, the account of `caller`; `None` when there is no such game.
-    ///
-    /// # Errors
-    /// Database errors.
-    pub fn read_with_caller(
-        conn: &mut AnyConnection,
-        id: &str,
-        for_update: bool,
-        caller: Option<&str>,
-    ) -> Result<Option<(Self, Option<store::CallerState>)>, Error> {
-        let Some(found) = store::find_with_seats(conn, id, for_update, caller)? else {
-            return Ok(None);
-        };
-        let mut names = HashMap::new();
-        let mut webhook_users = Vec::new();
-        let mut seats = Vec::with_capacity(found.seats.len());
-        for seat in found.seats {
-            if let (Some(user), Some(name)) = (&seat.row.user_id, seat.username) {
-                names.insert(user.clone(), name);
-                if seat.has_webhook {
-                    webhook_users.push(user.clone());
-                }
-            }
-            if let (Some(user), Some(name)) = (&seat.row.invited_user_id, seat.invited_username) {
-                names.insert(user.clone(), name);
-            }
-            seats.push(seat.row);
+impl BotReason {
+    /// The stored name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            BotReason::Seat => "seat",
+            BotReason::Resigned => "resigned",
+            BotReason::Timeout => "timeout",
+            BotReason::Admin => "admin",
         }
-        let table = Self {
-            row: found.row,
-            seats,
-            names,
-            webhook_users,
-            notified_users: Vec::new(),
-            parsed: None,
-        };
-        Ok(Some((table, found.caller)))
-    }
-
-    /// The status.
-    pub fn status(&self) -> GameStatus {
-        GameStatus::parse(&self.row.status).unwrap_or(GameStatus::Aborted)
-    }
-
-    /// The resolved rule set.
-    pub fn rules(&self) -> Result<RuleOptions, Error> {
-        serde_json::from_str(&self.row.rules)
-            .map_err(|e| Error::internal(format!("stored rules: {e}")))
-    }
-
-    /// The rules state, once dealt.
-    pub fn game(&self) -> Result<Option<Game>, Error> {
-        if let Some(game) = &self.parsed {
-            return Ok(Some(game.clone()));
-        }
-        self.row
-            .state
-            .as_deref()
-            .map(|s| {
-                serde_json::from_str(s).map_err(|e| Error::internal(format!("stored state: {e}")))
-            })
-            .transpose()
-    }
-
-    /// The seat held by this user (as a human, even if a bot acts for it now).
-    pub fn seat_of(&self, user_id: &str) -> Option<Seat> {
-        self.seats
-            .iter()
-            .find(|s| s.user_id.as_deref() == Some(user_id))
-            .and_then(|s| Seat::new(s.seat as u8))
-    }
-
-    /// The seat reserved for this invited user.
-    pub fn invitation_of(&self, user_id: &str) -> Option<Seat> {
-        self.seats
-            .iter()
-            .find(|s| s.user_id.is_none() && s.invited_user_id.as_deref() == Some(user_id))
-            .and_then(|s| Seat::new(s.seat as u8))
-    }
-
-    /// Whether the user may see this game: public, or seated, or invited.
-    pub fn visible_to(&self, user_id: &str) -> bool {
-        self.row.visibility == "public"
-            || self.seat_of(user_id).is_some()
-            || self.invitation_of(user_id).is_some()
-    }
-
-    /// The bot that acts for a seat, if any.
-    pub fn bot_of(&self, seat: Seat) -> Option<BotLevel> {
-        self.seats[seat.index()]
-            .bot_level
-            .as_deref()
-            .and_then(BotLevel::parse)
-    }
-
-    fn seat_row(&mut self, seat: Seat) -> &mut SeatRow {
-        &mut self.seats[seat.index()]
-    }
-
-    /// Username of a user id.
-    pub fn name(&self, user_id: &str) -> Option<&str> {
-        self.names.get(user_id).map(String::as_str)
     }
 }
 
-/// The current round's plays as stored in `games.round_plays`: "0QS,1AH".
-pub fn encode_plays(plays: &[(Seat, Card)]) -> String {
-    let mut out = String::with_capacity(plays.len() * 4);
-    for (i, (seat, card)) in plays.iter().enumerate() {
-        if i > 0 {
-            out.push(',');
-        }
-        out.push_str(&seat.number().to_string());
-        out.push_str(card.code());
-    }
-    out
-}
-
-/// Parses [`encode_plays`]' form; unreadable entries are skipped.
-pub fn decode_plays(raw: &str) -> Vec<(Seat, Card)> {
-    raw.split(',')
-        .filter(|s| !s.is_empty())
-        .filter_map(|s| {
-            let seat = Seat::new(s.get(..1)?.parse().ok()?)?;
-            let card = s.get(1..)?.parse().ok()?;
-            Some((seat, card))
-        })
-        .collect()
-}
-
-/// Encodes a seat set as stored in `games.to_act`: ",0,2,".
-pub fn encode_to_act(seats: SeatSet) -> String {
-    if seats.is_empty() {
-        return String::new();
-    }
-    let mut out = String::from(",");
-    for seat in seats.iter() {
-        out.push_str(&seat.number().to_string());
-        out.push(',');
-    }
-    out
-}
-
-/// A change to a loaded game, committed as one unit by [`Change::commit`].
-pub struct Change {
-    /// The game.
+/// A committed use case: the game as written, the seat of the caller (if any), and how many
+/// actions were applied (bots' included), for metrics.
+#[derive(Debug)]
+pub struct Committed {
+    /// The game as committed; `notified_users` says whose feeds were written.
     pub table: Table,
-    /// The rules state (None while waiting).
-    pub game: Option<Game>,
-    now: NaiveDateTime,
-    events: Vec<EventRow>,
-    actions: Vec<ActionRow>,
-    turn_key_before: Option<String>,
-    seats_changed: Vec<Seat>,
-    notifications: Vec<Pending>,
-    /// The current round's public card plays, in order: what a bot may remember.
-    plays: Vec<(Seat, Card)>,
-    /// The row's version and reminder as loaded: the guard of [`Change::commit_unlocked`].
-    loaded: (i64, Option<NaiveDateTime>),
-    /// Set by [`Change::seal`] when this change ended the game.
-    finished: Option<crate::rules::GameResult>,
+    /// The caller's seat, for the caller's view.
+    pub seat: Option<Seat>,
+    /// Actions applied by this change.
+    pub applied: u64,
 }
 
-impl Change {
-    /// Starts a change of a loaded game.
-    ///
-    /// # Errors
-    /// 500 if the stored state does not parse.
-    pub fn new(mut table: Table) -> Result<Self, Error> {
-        // A just-written table hands over its parsed state rather than a copy.
-        let game = match table.parsed.take() {
-            Some(game) => Some(game),
-            None => table.game()?,
-        };
-        let table_plays = table.row.round_plays.clone();
-        let turn_key_before = game.as_ref().and_then(turn_key);
-        Ok(Self {
-            loaded: (table.row.version, table.row.reminder_at),
-            finished: None,
+impl Committed {
+    fn new(table: Table, seat: Option<Seat>, actions_before: i64) -> Self {
+        let applied = (table.row.action_count - actions_before).max(0) as u64;
+        Self {
             table,
-            game,
-            now: db::now(),
-            events: Vec::new(),
-            actions: Vec::new(),
-            turn_key_before,
-            seats_changed: Vec::new(),
-            notifications: Vec::new(),
-            plays: decode_plays(&table_plays),
-        })
-    }
-
-    /// The time of this change.
-    pub fn now(&self) -> NaiveDateTime {
-        self.now
-    }
-
-    fn push_event(&mut self, kind: &str, data: serde_json::Value) {
-        let seq = self.table.row.event_count + 1;
-        self.table.row.event_count = seq;
-        self.events.push(EventRow {
-            game_id: self.table.row.id.clone(),
-            seq,
-            kind: kind.to_owned(),
-            data: data.to_string(),
-            created_at: self.now,
-        });
-    }
-
-    fn push_rules_events(&mut self, events: Vec<crate::rules::Event>) {
-        for event in events {
-            match &event {
-                crate::rules::Event::RoundDealt { .. } => self.plays.clear(),
-                crate::rules::Event::CardPlayed { seat, card } => self.plays.push((*seat, *card)),
-                _ => {}
-            }
-            let data = serde_json::to_value(&event).unwrap_or_default();
-            let kind = data["type"].as_str().unwrap_or("unknown").to_owned();
-            self.push_event(&kind, data);
+            seat,
+            applied,
         }
-    }
-
-    /// Appends a server event.
-    pub fn push_server_event(&mut self, event: &ServerEvent) {
-        let data = serde_json::to_value(event).unwrap_or_default();
-        let kind = data["type"].as_str().unwrap_or("unknown").to_owned();
-        self.push_event(&kind, data);
-    }
-
-    /// The current round's public card plays, in order.
-    pub fn plays(&self) -> &[(Seat, Card)] {
-        &self.plays
-    }
-
-    /// Queues a notification for a user, written at commit.
-    pub fn notify(&mut self, user_id: &str, kind: Kind, data: serde_json::Value) {
-        self.notifications.push(Pending {
-            user_id: user_id.to_owned(),
-            kind,
-            game_id: Some(self.table.row.id.clone()),
-            data,
-        });
-    }
-
-    /// The humans holding a seat (bot-controlled or not).
-    fn humans(&self) -> Vec<(Seat, String)> {
-        self.table
-            .seats
-            .iter()
-            .filter_map(|s| Some((Seat::new(s.seat as u8)?, s.user_id.clone()?)))
-            .collect()
-    }
-
-    /// Marks a seat row as changed (written at commit).
-    pub fn seat_mut(&mut self, seat: Seat) -> &mut SeatRow {
-        if !self.seats_changed.contains(&seat) {
-            self.seats_changed.push(seat);
-        }
-        self.table.seat_row(seat)
-    }
-
-    /// Deals the first round: called when the fourth seat is taken.
-    pub fn start(&mut self) -> Result<(), Error> {
-        let rules = self.table.rules()?;
-        let seed: [u8; 32] = rand::random();
-        let (game, events) = Game::with_events(rules, seed);
-        self.table.row.seed = Some(game.seed().to_hex());
-        self.table.row.status = GameStatus::Active.as_str().to_owned();
-        self.table.row.started_at = Some(self.now);
-        let seats = self
-            .table
-            .seats
-            .iter()
-            .map(|s| events::SeatInfo {
-                seat: s.seat as u8,
-                user_id: s.user_id.clone(),
-                username: s
-                    .user_id
-                    .as_deref()
-                    .and_then(|u| self.table.name(u))
-                    .map(str::to_owned),
-                bot: s.bot_level.clone(),
-            })
-            .collect();
-        self.push_server_event(&ServerEvent::GameStarted { seats });
-        for (seat, user) in self.humans() {
-            self.notify(
-                &user,
-                Kind::GameStarted,
-                serde_json::json!({ "seat": seat.number() }),
-            );
-        }
-        self.push_rules_events(events);
-        self.game = Some(game);
-        self.run_bots()
-    }
-
-    /// Applies one action for a seat and records it.
-    ///
-    /// # Errors
-    /// 422 with the rule's code when the action is illegal; nothing is changed then.
-    pub fn apply(&mut self, action: &Action, actor: Actor<'_>) -> Result<(), Error> {
-        let game = self
-            .game
-            .as_mut()
-            .ok_or_else(|| Error::conflict("game_not_active", "the game has not started"))?;
-        let events = game.apply(action)?;
-        let seq = self.table.row.action_count + 1;
-        self.table.row.action_count = seq;
-        let (actor_name, user_id) = match actor {
-            Actor::Player(id) => ("player", Some(id.to_owned())),
-            Actor::Bot => ("bot", None),
-            Actor::Timeout => ("timeout", None),
-        };
-        self.actions.push(ActionRow {
-            game_id: self.table.row.id.clone(),
-            seq,
-            seat: i32::from(action.seat().number()),
-            action: serde_json::to_string(action).map_err(Error::internal)?,
-            actor: actor_name.to_owned(),
-            user_id,
-            created_at: self.now,
-        });
-        self.push_rules_events(events);
-        Ok(())
-    }
-
-    /// Lets every bot-controlled seat that must act do so, until a human must act or the
-    /// game ends. Bots see only their seat's view.
-    pub fn run_bots(&mut self) -> Result<(), Error> {
-        let mut rng = rand::rng();
-        // A round has at most 4 passes and 52 plays; the bound only guards against a bug.
-        for _ in 0..10_000 {
-            let Some(game) = self.game.as_ref() else {
-                return Ok(());
-            };
-            if game.is_finished() {
-                return Ok(());
-            }
-            let next = game
-                .to_act()
-                .iter()
-                .find_map(|seat| self.table.bot_of(seat).map(|level| (seat, level)));
-            let Some((seat, level)) = next else {
-                return Ok(());
-            };
-            let view = game.view(seat);
-            let action = bots::choose(level, &view, &self.plays, &mut rng)
-                .ok_or_else(|| Error::internal(format!("bot found no action for seat {seat}")))?;
-            self.apply(&action, Actor::Bot)?;
-        }
-        Err(Error::internal("bots did not stop"))
-    }
-
-    /// Writes everything: the state, the game row (version + 1), changed seats, actions,
-    /// events; finishes the game and updates statistics when the rules say it ended. Runs
-    /// in the caller's transaction, under the game's lock.
-    ///
-    /// # Errors
-    /// Database errors; a duplicate `(game_id, seq)` is a conflict.
-    pub fn commit(mut self, conn: &mut AnyConnection) -> Result<Table, Error> {
-        self.seal()?;
-        self.write(conn)
-    }
-
-    /// Commits without the game's lock and outside any transaction, when the whole change
-    /// fits the one statement of [`store::commit_pg`] (PostgreSQL; no seat changed, the
-    /// game not ended, at most one user notified, no webhook): the statement writes only
-    /// if the game is still at the version (and reminder) it was loaded with. `respond`
-    /// builds the response body from the committed game; with `idempotency`
-    /// (user, key, request fingerprint) the same statement stores it for retries.
-    ///
-    /// The statement also checks that `caller` is still neither banned nor deleted and that
-    /// the notified user still has no webhook, which the load may not have seen.
-    ///
-    /// `Ok(None)` when it did not commit, with nothing written: the change does not fit,
-    /// or the game or an account changed meanwhile, or the key was stored meanwhile. The caller then
-    /// runs the action again under the lock ([`Change::commit`]), which decides.
-    ///
-    /// # Errors
-    /// Database errors, and `respond`'s.
-    pub fn commit_unlocked(
-        mut self,
-        conn: &mut AnyConnection,
-        respond: impl FnOnce(&Table) -> Result<String, Error>,
-        idempotency: Option<(&str, &str, &str)>,
-        caller: &str,
-    ) -> Result<Option<(Table, String)>, Error> {
-        let AnyConnection::Postgresql(pg) = conn else {
-            return Ok(None);
-        };
-        self.seal()?;
-        if !self.seats_changed.is_empty() || self.finished.is_some() {
-            return Ok(None);
-        }
-        let Some(recipient) = self.single_recipient_without_webhook() else {
-            return Ok(None);
-        };
-        let body = respond(&self.table)?;
-        let written = store::commit_pg(
-            pg,
-            &self.pg_commit(
-                recipient.as_deref(),
-                idempotency.map(|(u, k, h)| (u, k, h, body.as_str())),
-                store::AccountGuard {
-                    caller: Some(caller),
-                    no_webhook: recipient.as_deref(),
-                },
-            ),
-        );
-        match written {
-            Ok(true) => {
-                self.table.notified_users = recipient.into_iter().collect();
-                Ok(Some((self.table, body)))
-            }
-            Ok(false)
-            | Err(diesel::result::Error::DatabaseError(
-                diesel::result::DatabaseErrorKind::UniqueViolation,
-                _,
-            )) => Ok(None),
-            Err(e) => Err(e.into()),
-        }
-    }
-
-    /// The writes of [`store::commit_pg`].
-    fn pg_commit<'a>(
-        &'a self,
-        recipient: Option<&'a str>,
-        idempotency: Option<(&'a str, &'a str, &'a str, &'a str)>,
-        guard: store::AccountGuard<'a>,
-    ) -> store::PgCommit<'a> {
-        store::PgCommit {
-            row: &self.table.row,
-            loaded: self.loaded,
-            actions: &self.actions,
-            events: &self.events,
-            notifications: recipient.map(|user| {
-                let notes = self
-                    .notifications
-                    .iter()
-                    .map(|p| (p.kind.as_str(), p.data.to_string()))
-                    .collect();
-                (user, notes)
-            }),
-            idempotency,
-            now: self.now,
-            guard,
-        }
-    }
-
-    /// Computes the new row (version + 1, state, turn, deadline, result) and the
-    /// notifications it causes; nothing is written yet.
-    fn seal(&mut self) -> Result<(), Error> {
-        let now = self.now;
-        self.table.row.round_plays = encode_plays(&self.plays);
-        let row = &mut self.table.row;
-        row.version += 1;
-        row.updated_at = now;
-        row.open_seats = self
-            .table
-            .seats
-            .iter()
-            .filter(|s| s.user_id.is_none() && s.bot_level.is_none() && s.invited_user_id.is_none())
-            .count() as i32;
-        let mut newly_finished = None;
-        if let Some(game) = &self.game {
-            row.state = Some(serde_json::to_string(game).map_err(Error::internal)?);
-            self.table.parsed = Some(game.clone());
-            if row.status == GameStatus::Active.as_str() {
-                if let Some(result) = game.result() {
-                    row.status = GameStatus::Finished.as_str().to_owned();
-                    row.finished_at = Some(now);
-                    row.result = Some(serde_json::to_string(result).map_err(Error::internal)?);
-                    row.to_act = String::new();
-                    row.deadline = None;
-                    newly_finished = Some(result.clone());
-                } else {
-                    row.to_act = encode_to_act(game.to_act());
-                    let key = turn_key(game);
-                    if key != self.turn_key_before || row.deadline.is_none() {
-                        let timeout = i64::from(row.turn_timeout_seconds);
-                        let deadline = now + chrono::Duration::seconds(timeout);
-                        row.deadline = Some(deadline);
-                        // The reminder goes out when 80 % of the turn has passed.
-                        row.reminder_at = Some(now + chrono::Duration::milliseconds(timeout * 800));
-                        // Every human who must act in this new situation hears of it once.
-                        for seat in game.to_act().iter() {
-                            let s = &self.table.seats[seat.index()];
-                            if let (Some(user), None) = (&s.user_id, &s.bot_level) {
-                                self.notifications.push(Pending {
-                                    user_id: user.clone(),
-                                    kind: Kind::YourTurn,
-                                    game_id: Some(row.id.clone()),
-                                    data: serde_json::json!({
-                                        "seat": seat.number(),
-                                        "deadline": deadline.and_utc(),
-                                        "phase": game.phase().to_string(),
-                                    }),
-                                });
-                            }
-                        }
-                    }
-                }
-            }
-        }
-        if row.status != GameStatus::Active.as_str() {
-            row.to_act = String::new();
-            row.deadline = None;
-            row.reminder_at = None;
-        }
-        row.wake_at = row.next_wake(now);
-        if let Some(result) = &newly_finished {
-            let winners: Vec<u8> = result.winners.iter().map(|s| s.number()).collect();
-            for (seat, user) in self.humans() {
-                self.notify(
-                    &user,
-                    Kind::GameFinished,
-                    serde_json::json!({ "seat": seat.number(), "won": winners.contains(&seat.number()), "winners": winners }),
-                );
-            }
-        }
-        self.finished = newly_finished;
-        Ok(())
-    }
-
-    /// Writes what [`Change::seal`] computed, under the game's lock.
-    fn write(mut self, conn: &mut AnyConnection) -> Result<Table, Error> {
-        let now = self.now;
-        let newly_finished = self.finished.take();
-        let mut fast = None;
-        if let (AnyConnection::Postgresql(pg), Some(recipient)) =
-            (&mut *conn, self.single_recipient_without_webhook())
-        {
-            let written = store::commit_pg(
-                pg,
-                &self.pg_commit(recipient.as_deref(), None, store::AccountGuard::default()),
-            )
-            .map_err(conflict_on_duplicate)?;
-            if !written {
-                // Impossible under the lock: the row is as loaded.
-                return Err(Error::internal("the locked game changed"));
-            }
-            fast = Some(recipient);
-        } else {
-            store::save(conn, &self.table.row)?;
-            store::append_actions(conn, &self.actions).map_err(conflict_on_duplicate)?;
-            store::append_events(conn, &self.events).map_err(conflict_on_duplicate)?;
-        }
-        for seat in &self.seats_changed {
-            store::save_seat(conn, &self.table.seats[seat.index()])?;
-        }
-        if let Some(result) = newly_finished {
-            record_statistics(conn, &self.table, &result)?;
-        }
-        self.table.notified_users = match fast {
-            Some(recipient) => recipient.into_iter().collect(),
-            None => notifications::write(conn, std::mem::take(&mut self.notifications), now)?,
-        };
-        Ok(self.table)
-    }
-
-    /// When every pending notification is for this game and one seated user without a
-    /// webhook (the common case: "your turn"), the writes fit in one statement on
-    /// PostgreSQL: `Some(recipient)`, `Some(None)` when nobody is notified. Otherwise
-    /// (several users, a webhook to enqueue) `None`: the general path writes them.
-    fn single_recipient_without_webhook(&self) -> Option<Option<String>> {
-        let Some(first) = self.notifications.first() else {
-            return Some(None);
-        };
-        let user = &first.user_id;
-        let simple = self.notifications.iter().all(|p| {
-            &p.user_id == user && p.game_id.as_deref() == Some(self.table.row.id.as_str())
-        }) && self.table.seats.iter().any(|s| {
-            // A seat changed in this change may have a new user, whose webhook the load
-            // did not read.
-            s.user_id.as_ref() == Some(user)
-                && !self
-                    .seats_changed
-                    .iter()
-                    .any(|c| i32::from(c.number()) == s.seat)
-        }) && !self.table.webhook_users.contains(user);
-        simple.then(|| Some(user.clone()))
     }
 }
 
-fn conflict_on_duplicate(e: diesel::result::Error) -> Error {
-    match e {
-        diesel::result::Error::DatabaseError(
-            diesel::result::DatabaseErrorKind::UniqueViolation,
-            _,
-        ) => Error::conflict(
-            "version_conflict",
-            "a concurrent action won; reload and retry",
-        ),
-        other => other.into(),
-    }
-}
-
-/// Identifies "whose turn, in which situation": a new key means a new deadline. While
-/// passing, the key stays the same until the exchange, so all seats share one deadline.
-fn turn_key(game: &Game) -> Option<String> {
-    match game.phase() {
-        Phase::Passing => Some(format!("pass:{}", game.round_number())),
-        Phase::Playing => Some(format!(
-            "play:{}:{}:{}",
-            game.round_number(),
-            game.tricks_played(),
-            game.turn().map_or(9, |s| s.number())
-        )),
-        Phase::Finished => None,
-    }
-}
-
-fn record_statistics(
+/// Runs `f` in one transaction that starts by taking the game's lock and loading it
+/// ([`Table::load_locked`]: one query on PostgreSQL).
+fn locked<T>(
     conn: &mut AnyConnection,
-    table: &Table,
-    result: &crate::rules::GameResult,
-) -> Result<(), Error> {
-    use crate::db::schema::users;
-    use diesel::prelude::*;
-    for seat in &table.seats {
-        let Some(user_id) = &seat.user_id else {
-            continue;
-        };
-        let won = result
-            .winners
-            .iter()
-            .any(|w| i32::from(w.number()) == seat.seat);
-        diesel::update(users::table.find(user_id))
-            .set((
-                users::games_played.eq(users::games_played + 1),
-                users::games_won.eq(users::games_won + i32::from(won)),
-            ))
-            .execute(conn)?;
+    id: &str,
+    f: impl FnOnce(&mut AnyConnection, Table) -> Result<T, Error>,
+) -> Result<T, Error> {
+    use diesel::Connection;
+    conn.transaction(|conn| {
+        let table = Table::load_locked(conn, id)?;
+        f(conn, table)
+    })
+}
+
+/// The seat a visible game gives `user_id`: 404 when the game is hidden from them, 403
+/// `not_seated` when they hold no seat.
+fn seat_of(table: &Table, user_id: &str) -> Result<Seat, Error> {
+    if !table.visible_to(user_id) {
+        return Err(Error::not_found("no such game"));
     }
-    Ok(())
+    table
+        .seat_of(user_id)
+        .ok_or_else(|| Error::forbidden("you have no seat in this game").with_code("not_seated"))
 }

@@ -9,7 +9,6 @@ use actix_web::{FromRequest, HttpRequest, dev::Payload, web};
 use crate::app::AppState;
 use crate::auth::Role;
 use crate::auth::tokens::TokenError;
-use crate::db::games::CallerState;
 use crate::db::users::UserRow;
 use crate::error::Error;
 use crate::games::Table;
@@ -58,63 +57,28 @@ pub struct Caller {
 }
 
 impl Caller {
-    /// Loads the account and applies [`AuthUser`]'s checks: 401 when it no longer exists,
-    /// 403 `banned`.
+    /// Loads the account and applies [`crate::auth::judge`]: 401 when it no longer
+    /// exists, 403 `banned`.
     ///
     /// # Errors
     /// As described, and database errors.
     pub fn check(&self, conn: &mut crate::db::AnyConnection) -> Result<AuthUser, Error> {
-        let user = crate::db::users::by_id(conn, &self.user_id)?;
-        let role = Self::judge(user.as_ref().map(|u| CallerState {
-            deleted: u.deleted_at.is_some(),
-            banned: u.banned_at.is_some(),
-            role: u.role.clone(),
-        }))?;
-        let user = user.ok_or_else(|| Error::internal("judged a missing account"))?;
+        let (user, role) = crate::auth::check_account(conn, &self.user_id)?;
         Ok(AuthUser { user, role })
     }
 
-    /// [`Caller::check`]'s rules on an account state read elsewhere (e.g. with the game):
-    /// `None` when the account does not exist.
+    /// Loads a game for the caller, checking the account in the same query
+    /// ([`Table::load_for`]).
     ///
     /// # Errors
-    /// 401 when it no longer exists, 403 `banned`.
-    pub fn judge(state: Option<CallerState>) -> Result<Role, Error> {
-        let state = state
-            .filter(|s| !s.deleted)
-            .ok_or_else(|| Error::unauthorized("invalid_token", "the account no longer exists"))?;
-        if state.banned {
-            return Err(Error::new(
-                crate::error::Kind::Forbidden,
-                "banned",
-                "this account is banned",
-            ));
-        }
-        Role::parse(&state.role).ok_or_else(|| Error::internal("unknown role in database"))
-    }
-
-    /// Loads a game and checks the caller's account in the same query (one round trip):
-    /// the errors of [`Caller::check`] first, then 404. `for_update` as
-    /// [`Table::load_locked`].
-    ///
-    /// # Errors
-    /// As described, and database errors.
+    /// As [`Table::load_for`].
     pub fn load_game(
         &self,
         conn: &mut crate::db::AnyConnection,
         id: &str,
         for_update: bool,
     ) -> Result<Table, Error> {
-        match Table::read_with_caller(conn, id, for_update, Some(&self.user_id))? {
-            Some((table, state)) => {
-                Self::judge(state)?;
-                Ok(table)
-            }
-            None => {
-                self.check(conn)?;
-                Err(Error::not_found("no such game"))
-            }
-        }
+        Table::load_for(conn, id, for_update, &self.user_id)
     }
 }
 
@@ -204,4 +168,23 @@ impl FromRequest for AdminUser {
             Ok(AdminUser(user))
         })
     }
+}
+
+/// Parses an optional JSON body: empty (or only white space) gives the defaults.
+///
+/// # Errors
+/// `bad_request` for malformed JSON, `validation_failed` for JSON of the wrong shape.
+pub fn optional_json<T: serde::de::DeserializeOwned + Default>(
+    body: &web::Bytes,
+) -> Result<T, Error> {
+    if body.iter().all(u8::is_ascii_whitespace) {
+        return Ok(T::default());
+    }
+    serde_json::from_slice(body).map_err(|e| {
+        if e.is_data() {
+            Error::validation(e.to_string())
+        } else {
+            Error::bad_request(format!("malformed JSON: {e}"))
+        }
+    })
 }

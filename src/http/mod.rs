@@ -5,12 +5,15 @@ pub mod accounts;
 pub mod admin;
 pub mod extract;
 mod fallback;
-pub mod game_views;
 pub mod games;
 pub mod health;
+pub mod long_poll;
 pub mod metrics;
 pub mod notifications;
+pub mod pagination;
+pub mod preconditions;
 pub mod problem;
+pub mod views;
 
 use actix_web::body::MessageBody;
 use actix_web::dev::{ServiceFactory, ServiceRequest, ServiceResponse};

@@ -1,7 +1,5 @@
 //! The caller's notification feed and webhook.
 
-use std::time::Duration;
-
 use actix_web::{HttpResponse, delete, get, put, web};
 use chrono::{DateTime, Utc};
 use diesel::prelude::*;
@@ -13,6 +11,7 @@ use crate::db::schema::{users, webhook_deliveries};
 use crate::error::Error;
 use crate::http::extract::AuthUser;
 use crate::http::problem::{ApiError, Problem};
+use crate::http::{long_poll, pagination};
 use crate::notifications::{self, NotificationView};
 
 /// Registers the routes of this module.
@@ -82,8 +81,6 @@ pub struct WebhookView {
     pub recent_deliveries: Vec<DeliveryView>,
 }
 
-const POLL_INTERVAL: Duration = Duration::from_millis(500);
-
 /// The caller's notifications after `after`; with `wait`, a long-poll.
 #[utoipa::path(
     tag = "notifications",
@@ -102,32 +99,17 @@ pub async fn feed(
     user: AuthUser,
     query: web::Query<FeedQuery>,
 ) -> Result<HttpResponse, ApiError> {
-    let after = query.after.unwrap_or(0);
-    if after < 0 {
-        return Err(Error::validation("after must be ≥ 0").into());
-    }
-    let wait = query.wait.unwrap_or(0);
-    if wait > 30 {
-        return Err(Error::validation("wait must be 0..=30 seconds").into());
-    }
-    let limit = match query.limit {
-        None => 100,
-        Some(n) if (1..=500).contains(&n) => n,
-        Some(n) => {
-            return Err(Error::validation(format!("limit must be 1..=500, got {n}")).into());
-        }
-    };
+    let (after, wait) = long_poll::check(query.after, query.wait)?;
+    let limit = pagination::limit(query.limit, 100, 500)?;
     let user_id = user.id().to_owned();
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(wait);
-    let notify = state.notifier.subscribe(&format!("user:{user_id}"));
-    loop {
-        let notified = notify.notified();
-        tokio::pin!(notified);
-        notified.as_mut().enable();
-        let uid = user_id.clone();
-        let (rows, last_seq) = state
-            .db
-            .run(move |conn| {
+    let (rows, last_seq) = long_poll::poll(
+        &state,
+        &format!("user:{user_id}"),
+        wait,
+        |(rows, _): &(Vec<_>, i64)| rows.is_empty(),
+        || {
+            let uid = user_id.clone();
+            state.db.run(move |conn| {
                 let last = notifications::last_seq(conn, &uid)?;
                 let rows = if last > after {
                     notifications::after(conn, &uid, after, limit)?
@@ -136,17 +118,13 @@ pub async fn feed(
                 };
                 Ok((rows, last))
             })
-            .await?;
-        let now = tokio::time::Instant::now();
-        if !rows.is_empty() || now >= deadline {
-            let notifications = rows.iter().map(NotificationView::from).collect();
-            return Ok(HttpResponse::Ok().json(FeedPage {
-                notifications,
-                last_seq,
-            }));
-        }
-        let _ = tokio::time::timeout(POLL_INTERVAL.min(deadline - now), notified).await;
-    }
+        },
+    )
+    .await?;
+    Ok(HttpResponse::Ok().json(FeedPage {
+        notifications: rows.iter().map(NotificationView::from).collect(),
+        last_seq,
+    }))
 }
 
 /// Sets the caller's webhook: every notification is then also POSTed to `url`, signed with

@@ -265,12 +265,37 @@ pub struct GameView {
     pub abort_reason: Option<String>,
 }
 
-fn player_ref(table: &Table, user_id: Option<&str>) -> Option<PlayerRef> {
+/// The user a seat names, with their username ("deleted" once the account is gone).
+pub fn player_ref(table: &Table, user_id: Option<&str>) -> Option<PlayerRef> {
     let id = user_id?;
     Some(PlayerRef {
         id: id.parse().unwrap_or_default(),
         username: table.name(id).unwrap_or("deleted").to_owned(),
     })
+}
+
+/// The cards of a list, as codes.
+pub fn codes_of(cards: &[crate::rules::Card]) -> Vec<CardCode> {
+    cards.iter().map(|c| CardCode(c.to_string())).collect()
+}
+
+/// The game's rules as the API shows them.
+///
+/// # Errors
+/// 500 when the stored rules do not parse.
+pub fn rules_view(table: &Table) -> Result<RulesView, Error> {
+    Ok(serde_json::from_value(serde_json::to_value(
+        table.rules()?,
+    )?)?)
+}
+
+/// The JSON body of the view of `table` for `seat`: what an action answers (and stores for
+/// retries with the same `Idempotency-Key`).
+///
+/// # Errors
+/// As [`game_view`].
+pub fn render(table: &Table, seat: Seat) -> Result<String, Error> {
+    Ok(serde_json::to_string(&game_view(table, Some(seat))?)?)
 }
 
 /// Builds the view of `table` for `viewer` (`None`: no seat).
@@ -280,9 +305,7 @@ fn player_ref(table: &Table, user_id: Option<&str>) -> Option<PlayerRef> {
 pub fn game_view(table: &Table, viewer: Option<Seat>) -> Result<GameView, Error> {
     let row = &table.row;
     let rules = table.rules()?;
-    let rules_view: RulesView =
-        serde_json::from_value(serde_json::to_value(rules).map_err(Error::internal)?)
-            .map_err(Error::internal)?;
+    let rules_view = rules_view(table)?;
     let game = table.game()?;
     let seat_view: Option<SeatView> = game.as_ref().map(|g| match viewer {
         Some(seat) => g.view(seat),

@@ -1,0 +1,130 @@
+//! Administrators' use cases on accounts: ban, unban, change a role. Each runs in one
+//! transaction that starts by taking the account's lock, so the checks and the change see the
+//! same state, and is audited in it ([`crate::audit`]). Use cases on games are in
+//! [`crate::games`].
+
+use diesel::Connection;
+use serde_json::json;
+
+use crate::audit::{self, Entry};
+use crate::auth::Role;
+use crate::db::users::{self, UserRow};
+use crate::db::{self, AnyConnection};
+use crate::error::Error;
+
+/// Runs `f` in one transaction that starts by taking the account's lock (and on SQLite the
+/// write lock, so no stale read snapshot is ever upgraded).
+fn user_locked<T>(
+    conn: &mut AnyConnection,
+    id: &str,
+    f: impl FnOnce(&mut AnyConnection) -> Result<T, Error>,
+) -> Result<T, Error> {
+    conn.transaction(|conn| {
+        if !db::admin::lock_user(conn, id)? {
+            return Err(Error::not_found("no such user"));
+        }
+        f(conn)
+    })
+}
+
+/// The live account `id`, or 404.
+fn live_user(conn: &mut AnyConnection, id: &str) -> Result<UserRow, Error> {
+    users::by_id(conn, id)?
+        .filter(|u| u.deleted_at.is_none())
+        .ok_or_else(|| Error::not_found("no such user"))
+}
+
+fn user_entry<'a>(
+    action: &'a str,
+    target: &'a str,
+    reason: Option<&'a str>,
+    details: serde_json::Value,
+) -> Entry<'a> {
+    Entry {
+        action,
+        target_type: "user",
+        target_id: target,
+        reason,
+        details,
+    }
+}
+
+/// Bans an account: its access tokens stop working on the next request, its refresh tokens
+/// are revoked, and it cannot log in until unbanned.
+///
+/// # Errors
+/// 404 for no live account; 409 `already_banned`.
+pub fn ban(
+    conn: &mut AnyConnection,
+    admin_id: &str,
+    target: &str,
+    reason: &str,
+) -> Result<UserRow, Error> {
+    user_locked(conn, target, |conn| {
+        live_user(conn, target)?;
+        let now = db::now();
+        if !db::admin::ban(conn, target, reason, now)? {
+            return Err(Error::conflict(
+                "already_banned",
+                "this account is already banned",
+            ));
+        }
+        let revoked = users::revoke_user(conn, target, now)?;
+        let details = json!({ "refresh_tokens_revoked": revoked });
+        audit::record(
+            conn,
+            admin_id,
+            user_entry("ban_user", target, Some(reason), details),
+        )?;
+        live_user(conn, target)
+    })
+}
+
+/// Lifts a ban; the revoked refresh tokens stay revoked.
+///
+/// # Errors
+/// 404 for no live account; 409 `not_banned`.
+pub fn unban(
+    conn: &mut AnyConnection,
+    admin_id: &str,
+    target: &str,
+    reason: Option<&str>,
+) -> Result<UserRow, Error> {
+    user_locked(conn, target, |conn| {
+        let before = live_user(conn, target)?;
+        if !db::admin::unban(conn, target, db::now())? {
+            return Err(Error::conflict("not_banned", "this account is not banned"));
+        }
+        let details = json!({ "ban_reason": before.ban_reason });
+        audit::record(
+            conn,
+            admin_id,
+            user_entry("unban_user", target, reason, details),
+        )?;
+        live_user(conn, target)
+    })
+}
+
+/// Sets an account's role; it takes effect on the account's next request.
+///
+/// # Errors
+/// 404 for no live account.
+pub fn set_role(
+    conn: &mut AnyConnection,
+    admin_id: &str,
+    target: &str,
+    role: Role,
+    reason: Option<&str>,
+) -> Result<UserRow, Error> {
+    user_locked(conn, target, |conn| {
+        let before = live_user(conn, target)?;
+        db::admin::set_role(conn, target, role.as_str(), db::now())?;
+        let details = json!({ "from": before.role, "to": role.as_str() });
+        audit::record(
+            conn,
+            admin_id,
+            user_entry("change_role", target, reason, details),
+        )?;
+        live_user(conn, target)
+    })
+}

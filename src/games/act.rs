@@ -1,0 +1,250 @@
+//! A player's pass or play, and the concurrency strategy of the busiest use case.
+//!
+//! The action is judged against the latest state: the four passes of a round may arrive at
+//! the same instant and all succeed, while two copies of one play apply once. Bots whose turn
+//! follows act in the same commit. On PostgreSQL the common case commits in one guarded
+//! statement without the game's lock ([`Change::commit_unlocked`]): first against the copy
+//! this instance wrote last ([`HotTables`], no read at all), then against a fresh read; when
+//! that does not fit or the game changed meanwhile, the action runs again under the lock, and
+//! that run decides. SQLite always takes the lock (its writers are serialized anyway).
+
+use diesel::Connection;
+
+use crate::db::games::{self as store, IdempotentRow};
+use crate::db::{self, AnyConnection};
+use crate::error::Error;
+use crate::rules::{Action, Card, RuleError};
+
+use super::{Actor, Change, GameStatus, HotTables, Table, seat_of};
+
+/// The action a player asks for; the seat is the caller's.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Wanted {
+    /// Pass these cards.
+    Pass(Vec<Card>),
+    /// Play this card.
+    Play(Card),
+}
+
+/// A retry key and the fingerprint of the request it was first sent with.
+#[derive(Debug, Clone)]
+pub struct Idempotency {
+    /// The `Idempotency-Key`.
+    pub key: String,
+    /// A hash of the request; the same key with another request is refused.
+    pub fingerprint: String,
+}
+
+/// A player's action on a game.
+#[derive(Debug, Clone)]
+pub struct Act {
+    /// The game.
+    pub game_id: String,
+    /// The caller.
+    pub user_id: String,
+    /// Pass or play.
+    pub wanted: Wanted,
+    /// Refuse with `version_conflict` unless the game is at this version.
+    pub expected_version: Option<i64>,
+    /// Makes retries safe.
+    pub idempotency: Option<Idempotency>,
+}
+
+/// Renders the response body of a committed action for the caller's seat. It runs before
+/// the commit, since with an idempotency key the body is stored in the same statement.
+pub type Render = fn(&Table, crate::rules::Seat) -> Result<String, Error>;
+
+/// What an action answered.
+#[derive(Debug)]
+pub enum Acted {
+    /// Applied now.
+    Fresh {
+        /// The rendered view.
+        body: String,
+        /// The new version.
+        version: i64,
+        /// The game id and whose feeds were written, for waking long-polls.
+        notified: Vec<String>,
+        /// Actions applied (bots' included).
+        applied: u64,
+    },
+    /// A retry: the first response, unchanged.
+    Replayed {
+        /// Its status.
+        status: u16,
+        /// Its body.
+        body: String,
+    },
+}
+
+/// How [`judge`] may commit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    /// Inside a transaction holding the game's lock.
+    Locked,
+    /// Without the lock, against a table just read.
+    Unlocked,
+    /// Without the lock, against a table from [`HotTables`].
+    Cached,
+}
+
+/// Applies a player's action. `act` is `Err` when the request itself was malformed: that
+/// is answered only after the caller's account is checked, so a banned caller hears 403
+/// whatever it sent.
+///
+/// # Errors
+/// 404, 403 `not_seated`, 409 `version_conflict`/`game_not_active`/`seat_controlled_by_bot`,
+/// 422 with the rule's code, and the request's own error.
+pub fn act(
+    conn: &mut AnyConnection,
+    hot: &HotTables,
+    game_id: &str,
+    user_id: &str,
+    act: Result<Act, Error>,
+    render: Render,
+) -> Result<Acted, Error> {
+    if matches!(conn, AnyConnection::Postgresql(_)) {
+        // A game this instance just wrote needs no read: the write checks that the game and
+        // the caller's account are still as cached. Anything but a clean commit (an error
+        // included: it may come from a stale table) is judged again from the database.
+        if let Ok(act) = &act
+            && let Some(table) = hot.take(game_id)
+            && let Ok(Some(outcome)) = judge(act, table, conn, Mode::Cached, hot, render)
+        {
+            return Ok(outcome);
+        }
+        let table = Table::load_for(conn, game_id, false, user_id)?;
+        let act = act?;
+        if let Some(outcome) = judge(&act, table, conn, Mode::Unlocked, hot, render)? {
+            return Ok(outcome);
+        }
+        return conn.transaction(|conn| {
+            let table = Table::load_for(conn, game_id, true, user_id)?;
+            judge(&act, table, conn, Mode::Locked, hot, render)?
+                .ok_or_else(|| Error::internal("an action under the lock did not commit"))
+        });
+    }
+    conn.transaction(|conn| {
+        let table = Table::load_for(conn, game_id, true, user_id)?;
+        judge(&act?, table, conn, Mode::Locked, hot, render)?
+            .ok_or_else(|| Error::internal("an action under the lock did not commit"))
+    })
+}
+
+/// Judges the action against `table` and commits it; a committed table goes to `hot`.
+/// Under [`Mode::Locked`] it always answers (`Some`); otherwise, outside any transaction, it
+/// answers `None` when the lock is needed (see [`Change::commit_unlocked`]), having written
+/// nothing.
+fn judge(
+    act: &Act,
+    table: Table,
+    conn: &mut AnyConnection,
+    mode: Mode,
+    hot: &HotTables,
+    render: Render,
+) -> Result<Option<Acted>, Error> {
+    let user_id = act.user_id.as_str();
+    // A cached attempt leaves stored keys to the write: storing the key again fails it.
+    if let (Some(idem), false) = (&act.idempotency, mode == Mode::Cached)
+        && let Some(stored) = store::idempotent(conn, user_id, &idem.key)?
+    {
+        if stored.request_hash != idem.fingerprint {
+            return Err(Error::unprocessable(
+                "idempotency_key_reused",
+                "this Idempotency-Key was used for another request",
+            ));
+        }
+        return Ok(Some(Acted::Replayed {
+            status: u16::try_from(stored.status).unwrap_or(200),
+            body: stored.body,
+        }));
+    }
+    let seat = seat_of(&table, user_id)?;
+    match table.status() {
+        GameStatus::Active => {}
+        GameStatus::Finished => return Err(RuleError::GameOver.into()),
+        GameStatus::Waiting => {
+            return Err(Error::conflict(
+                "game_not_active",
+                "the game has not started yet",
+            ));
+        }
+        GameStatus::Aborted => {
+            return Err(Error::conflict("game_not_active", "the game was aborted"));
+        }
+    }
+    if let Some(v) = act.expected_version
+        && v != table.row.version
+    {
+        return Err(Error::conflict(
+            "version_conflict",
+            format!(
+                "the game is at version {}, not {v}; reload it",
+                table.row.version
+            ),
+        ));
+    }
+    if table.bot_of(seat).is_some() {
+        return Err(Error::conflict(
+            "seat_controlled_by_bot",
+            "a bot plays this seat now",
+        ));
+    }
+    let action = match &act.wanted {
+        Wanted::Pass(cards) => Action::Pass {
+            seat,
+            cards: cards.clone(),
+        },
+        Wanted::Play(card) => Action::Play { seat, card: *card },
+    };
+    let actions_before = table.row.action_count;
+    let mut change = Change::new(table)?;
+    change.apply(&action, Actor::Player(user_id))?;
+    if change.table.seats[seat.index()].timeouts_in_row != 0 {
+        change.seat_mut(seat).timeouts_in_row = 0;
+    }
+    change.run_bots()?;
+    let respond = |table: &Table| render(table, seat);
+    let (mut table, body) = if mode == Mode::Locked {
+        let table = change.commit(conn)?;
+        let body = respond(&table)?;
+        if let Some(idem) = &act.idempotency {
+            store::store_idempotent(
+                conn,
+                &IdempotentRow {
+                    user_id: user_id.to_owned(),
+                    key: idem.key.clone(),
+                    request_hash: idem.fingerprint.clone(),
+                    status: 200,
+                    body: body.clone(),
+                    created_at: table.row.updated_at,
+                },
+            )?;
+        }
+        (table, body)
+    } else {
+        let idempotency = act
+            .idempotency
+            .as_ref()
+            .map(|i| (user_id, i.key.as_str(), i.fingerprint.as_str()));
+        match change.commit_unlocked(conn, respond, idempotency, user_id)? {
+            Some(done) => done,
+            None => return Ok(None),
+        }
+    };
+    // Keep the table small: forget keys older than 48 h now and then.
+    if act.idempotency.is_some() && rand::random_range(0..100) == 0 {
+        store::purge_idempotent(conn, db::now() - chrono::Duration::hours(48))?;
+    }
+    let applied = (table.row.action_count - actions_before).max(0) as u64;
+    let (version, notified) = (table.row.version, std::mem::take(&mut table.notified_users));
+    if table.status() == GameStatus::Active {
+        hot.put(table);
+    }
+    Ok(Some(Acted::Fresh {
+        body,
+        version,
+        notified,
+        applied,
+    }))
+}

@@ -1,0 +1,145 @@
+//! Creating a game.
+
+use diesel::Connection;
+
+use crate::bots::BotLevel;
+use crate::db::games::{self as store, GameRow, SeatRow};
+use crate::db::{self, AnyConnection};
+use crate::error::Error;
+use crate::notifications::Kind;
+use crate::rules::RuleOptions;
+
+use super::{BotReason, Change, Committed, GameStatus, Table};
+
+/// How many games one user may have waiting for players at once.
+pub const MAX_WAITING_GAMES_PER_USER: i64 = 20;
+
+/// Who gets a seat at creation.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SeatPlan {
+    /// The creator (exactly one seat).
+    Me,
+    /// Open to anyone.
+    Open,
+    /// Reserved for the user with this username.
+    Invite(String),
+    /// A bot of this level.
+    Bot(BotLevel),
+}
+
+/// A validated request for a new game.
+#[derive(Debug, Clone)]
+pub struct NewGame {
+    /// The resolved rules.
+    pub rules: RuleOptions,
+    /// The four seats in order; exactly one is [`SeatPlan::Me`].
+    pub seats: [SeatPlan; 4],
+    /// Listed in the lobby.
+    pub public: bool,
+    /// 5..=2592000 seconds.
+    pub turn_timeout_seconds: i32,
+}
+
+/// Creates a game; it starts (the cards are dealt) at once when the other three seats are
+/// bots. Invited users are notified.
+///
+/// # Errors
+/// 409 `too_many_games`; 400 for an unknown or doubly invited username or a self-invitation.
+pub fn create(conn: &mut AnyConnection, creator: &str, new: NewGame) -> Result<Committed, Error> {
+    let rules_text = serde_json::to_string(&new.rules)?;
+    conn.transaction(|conn| {
+        // The creator's row lock first: it serializes this user's creations, so the count
+        // below stays true until the insert (and on SQLite it takes the write lock before
+        // any read).
+        db::admin::lock_user(conn, creator)?;
+        let waiting = store::waiting_created_by(conn, creator)?;
+        if waiting >= MAX_WAITING_GAMES_PER_USER {
+            return Err(Error::conflict(
+                "too_many_games",
+                format!("you already have {waiting} games waiting for players"),
+            ));
+        }
+        let id = uuid::Uuid::new_v4().to_string();
+        let now = db::now();
+        let mut seat_rows = Vec::with_capacity(4);
+        let mut invited: Vec<String> = Vec::new();
+        for (i, plan) in new.seats.iter().enumerate() {
+            let mut row = SeatRow {
+                game_id: id.clone(),
+                seat: i as i32,
+                user_id: None,
+                invited_user_id: None,
+                bot_level: None,
+                bot_reason: None,
+                timeouts_in_row: 0,
+            };
+            match plan {
+                SeatPlan::Me => row.user_id = Some(creator.to_owned()),
+                SeatPlan::Bot(level) => {
+                    row.bot_level = Some(level.as_str().to_owned());
+                    row.bot_reason = Some(BotReason::Seat.as_str().into());
+                }
+                SeatPlan::Invite(name) => {
+                    let target = db::users::by_username(conn, &name.to_ascii_lowercase())?
+                        .ok_or_else(|| {
+                            Error::validation(format!("no user named {name:?} to invite"))
+                        })?;
+                    if target.id == creator {
+                        return Err(Error::validation("you cannot invite yourself"));
+                    }
+                    if invited.contains(&target.id) {
+                        return Err(Error::validation(format!("{name:?} is invited twice")));
+                    }
+                    invited.push(target.id.clone());
+                    row.invited_user_id = Some(target.id);
+                }
+                SeatPlan::Open => {}
+            }
+            seat_rows.push(row);
+        }
+        let row = GameRow {
+            id: id.clone(),
+            status: GameStatus::Waiting.as_str().into(),
+            visibility: if new.public { "public" } else { "private" }.into(),
+            rules: rules_text,
+            version: 0,
+            created_by: creator.to_owned(),
+            turn_timeout_seconds: new.turn_timeout_seconds,
+            seed: None,
+            state: None,
+            to_act: String::new(),
+            deadline: None,
+            open_seats: 0,
+            action_count: 0,
+            event_count: 0,
+            result: None,
+            abort_reason: None,
+            created_at: now,
+            updated_at: now,
+            started_at: None,
+            finished_at: None,
+            reminder_at: None,
+            round_plays: String::new(),
+            wake_at: None,
+        };
+        store::insert(conn, &row, &seat_rows)?;
+        let table = Table::load(conn, &id)?;
+        let mut change = Change::new(table)?;
+        let by = change.table.name(creator).unwrap_or_default().to_owned();
+        for s in &seat_rows {
+            if let Some(user) = &s.invited_user_id {
+                change.notify(
+                    user,
+                    Kind::Invited,
+                    serde_json::json!({ "seat": s.seat, "by": by }),
+                );
+            }
+        }
+        if change.is_full() {
+            change.start()?;
+        }
+        let table = change.commit(conn)?;
+        let seat = table.seat_of(creator);
+        Ok(Committed::new(table, seat, 0))
+    })
+}

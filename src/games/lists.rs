@@ -1,0 +1,94 @@
+//! Lists of games, each page read in one query (games with their seats and names).
+
+use chrono::NaiveDateTime;
+
+use crate::db::{self, AnyConnection, games as store};
+use crate::error::Error;
+use crate::rules::Seat;
+
+use super::{GameStatus, Table};
+
+/// Public games waiting for players, oldest first, after the keyset `after`.
+///
+/// # Errors
+/// Database errors.
+pub fn lobby(
+    conn: &mut AnyConnection,
+    after: Option<(NaiveDateTime, String)>,
+    limit: i64,
+) -> Result<Vec<Table>, Error> {
+    Ok(store::lobby(conn, after, limit)?
+        .into_iter()
+        .map(Table::from_found)
+        .collect())
+}
+
+/// The user's games (seated or invited) with these statuses, most urgent first, each with
+/// the user's seat.
+///
+/// # Errors
+/// Database errors.
+pub fn of_user(
+    conn: &mut AnyConnection,
+    user_id: &str,
+    statuses: &[GameStatus],
+    offset: i64,
+    limit: i64,
+) -> Result<Vec<(Table, Seat)>, Error> {
+    let statuses: Vec<&str> = statuses.iter().map(|s| s.as_str()).collect();
+    store::for_user(conn, user_id, &statuses, offset, limit)?
+        .into_iter()
+        .map(|(found, seat)| {
+            let seat = Seat::new(seat as u8).ok_or_else(|| Error::internal("stored seat"))?;
+            Ok((Table::from_found(found), seat))
+        })
+        .collect()
+}
+
+/// Every game for administrators, newest first, by status and by a player's username.
+///
+/// # Errors
+/// Database errors.
+pub fn search(
+    conn: &mut AnyConnection,
+    statuses: &[GameStatus],
+    player: Option<&str>,
+    before: Option<(NaiveDateTime, String)>,
+    limit: i64,
+) -> Result<Vec<Table>, Error> {
+    let player_id = match player {
+        None => None,
+        Some(name) => match db::users::by_username(conn, name)? {
+            Some(user) => Some(user.id),
+            // Nobody by that name plays anything.
+            None => return Ok(Vec::new()),
+        },
+    };
+    let statuses: Vec<&str> = statuses.iter().map(|s| s.as_str()).collect();
+    Ok(
+        db::admin::search_games(conn, &statuses, player_id.as_deref(), before, limit)?
+            .into_iter()
+            .map(Table::from_found)
+            .collect(),
+    )
+}
+
+/// Parses a comma-separated list of statuses; `default` when empty.
+///
+/// # Errors
+/// `validation_failed` naming the unknown status.
+pub fn parse_statuses(raw: Option<&str>, default: &[GameStatus]) -> Result<Vec<GameStatus>, Error> {
+    match raw.map(str::trim) {
+        None | Some("") => Ok(default.to_vec()),
+        Some(raw) => raw
+            .split(',')
+            .map(|s| {
+                GameStatus::parse(s.trim()).ok_or_else(|| {
+                    Error::validation(format!(
+                        "status must be waiting, active, finished or aborted, not {s:?}"
+                    ))
+                })
+            })
+            .collect(),
+    }
+}

@@ -1,0 +1,247 @@
+//! Use cases on seats: join, leave, resign, reclaim, and an administrator handing a seat to a
+//! bot. Each runs in one transaction under the game's lock.
+
+use serde_json::json;
+
+use crate::audit::{self, Entry};
+use crate::db::{self, AnyConnection};
+use crate::error::Error;
+use crate::rules::Seat;
+
+use super::{BotReason, Change, Committed, GameStatus, ServerEvent, locked, seat_of};
+
+/// Takes a seat: `wanted`, else the one reserved for the caller, else the first open one.
+/// The game starts when the fourth seat is taken.
+///
+/// # Errors
+/// 404 for a hidden game; 409 `game_not_waiting`, `already_seated`, `seat_taken`,
+/// `game_full`; 400 for a seat outside 0..=3.
+pub fn join(
+    conn: &mut AnyConnection,
+    game_id: &str,
+    user_id: &str,
+    wanted: Option<u8>,
+) -> Result<Committed, Error> {
+    locked(conn, game_id, |conn, table| {
+        if !table.visible_to(user_id) {
+            return Err(Error::not_found("no such game"));
+        }
+        if table.status() != GameStatus::Waiting {
+            return Err(Error::conflict(
+                "game_not_waiting",
+                "the game is no longer waiting for players",
+            ));
+        }
+        if table.seat_of(user_id).is_some() {
+            return Err(Error::conflict(
+                "already_seated",
+                "you already have a seat in this game",
+            ));
+        }
+        let reserved = table.invitation_of(user_id);
+        let seat = match wanted {
+            Some(n) => {
+                let seat = Seat::new(n)
+                    .ok_or_else(|| Error::validation(format!("seat must be 0..=3, got {n}")))?;
+                if !(table.is_open(seat) || reserved == Some(seat)) {
+                    return Err(Error::conflict(
+                        "seat_taken",
+                        format!("seat {n} is not open"),
+                    ));
+                }
+                seat
+            }
+            None => match reserved {
+                Some(seat) => seat,
+                None => Seat::ALL
+                    .into_iter()
+                    .find(|s| table.is_open(*s))
+                    .ok_or_else(|| Error::conflict("game_full", "no seat is open"))?,
+            },
+        };
+        let before = table.row.action_count;
+        let mut change = Change::new(table)?;
+        // Taking another seat than the reserved one gives the reservation up.
+        if let Some(r) = reserved
+            && r != seat
+        {
+            change.seat_mut(r).invited_user_id = None;
+        }
+        let row = change.seat_mut(seat);
+        row.user_id = Some(user_id.to_owned());
+        row.invited_user_id = None;
+        let username = match change.table.name(user_id) {
+            Some(n) => Some(n.to_owned()),
+            None => db::users::by_id(conn, user_id)?.map(|u| u.username),
+        };
+        if let Some(name) = &username {
+            change.table.names.insert(user_id.to_owned(), name.clone());
+        }
+        change.push_server_event(&ServerEvent::SeatChanged {
+            seat: seat.number(),
+            user_id: Some(user_id.to_owned()),
+            username,
+            bot: None,
+            reason: "joined".into(),
+        });
+        if change.is_full() {
+            change.start()?;
+        }
+        Ok(Committed::new(change.commit(conn)?, Some(seat), before))
+    })
+}
+
+/// Leaves a waiting game, or declines an invitation. A waiting game that no human holds or
+/// is invited to any more is aborted.
+///
+/// # Errors
+/// 404 for a hidden game; 403 `not_seated`; 409 `game_not_waiting`.
+pub fn leave(conn: &mut AnyConnection, game_id: &str, user_id: &str) -> Result<Committed, Error> {
+    locked(conn, game_id, |conn, table| {
+        if !table.visible_to(user_id) {
+            return Err(Error::not_found("no such game"));
+        }
+        let (seat, reason) = match (table.seat_of(user_id), table.invitation_of(user_id)) {
+            (Some(seat), _) => (seat, "left"),
+            (None, Some(seat)) => (seat, "invite_declined"),
+            (None, None) => {
+                return Err(
+                    Error::forbidden("you have no seat in this game").with_code("not_seated")
+                );
+            }
+        };
+        if table.status() != GameStatus::Waiting {
+            return Err(Error::conflict(
+                "game_not_waiting",
+                "the game has started: resign instead",
+            ));
+        }
+        let before = table.row.action_count;
+        let mut change = Change::new(table)?;
+        let row = change.seat_mut(seat);
+        row.user_id = None;
+        row.invited_user_id = None;
+        change.push_server_event(&ServerEvent::SeatChanged {
+            seat: seat.number(),
+            user_id: None,
+            username: None,
+            bot: None,
+            reason: reason.into(),
+        });
+        let humans = change
+            .table
+            .seats
+            .iter()
+            .any(|s| s.user_id.is_some() || s.invited_user_id.is_some());
+        if !humans {
+            change.abort("every player left");
+        }
+        let table = change.commit(conn)?;
+        let seat = table.seat_of(user_id);
+        Ok(Committed::new(table, seat, before))
+    })
+}
+
+/// Hands the caller's seat to a bot for the rest of the game.
+///
+/// # Errors
+/// 404 for a hidden game; 403 `not_seated`; 409 `game_not_active`, `already_resigned`.
+pub fn resign(conn: &mut AnyConnection, game_id: &str, user_id: &str) -> Result<Committed, Error> {
+    locked(conn, game_id, |conn, table| {
+        let seat = seat_of(&table, user_id)?;
+        if table.status() != GameStatus::Active {
+            return Err(Error::conflict(
+                "game_not_active",
+                "only a running game can be resigned; leave a waiting one",
+            ));
+        }
+        if table.bot_reason(seat) == Some(BotReason::Resigned) {
+            return Err(Error::conflict(
+                "already_resigned",
+                "you already resigned this game",
+            ));
+        }
+        let before = table.row.action_count;
+        let mut change = Change::new(table)?;
+        change.hand_to_bot(seat, BotReason::Resigned);
+        change.run_bots()?;
+        Ok(Committed::new(change.commit(conn)?, Some(seat), before))
+    })
+}
+
+/// Takes the caller's seat back from the bot that took it after two timeouts in a row.
+///
+/// # Errors
+/// 404 for a hidden game; 403 `not_seated`; 409 `game_not_active`, `nothing_to_reclaim`.
+pub fn reclaim(conn: &mut AnyConnection, game_id: &str, user_id: &str) -> Result<Committed, Error> {
+    locked(conn, game_id, |conn, table| {
+        let seat = seat_of(&table, user_id)?;
+        if table.status() != GameStatus::Active {
+            return Err(Error::conflict(
+                "game_not_active",
+                "the game is not running",
+            ));
+        }
+        if table.bot_reason(seat) != Some(BotReason::Timeout) {
+            return Err(Error::conflict(
+                "nothing_to_reclaim",
+                "no bot holds your seat for timeouts",
+            ));
+        }
+        let before = table.row.action_count;
+        let mut change = Change::new(table)?;
+        change.give_back(seat);
+        Ok(Committed::new(change.commit(conn)?, Some(seat), before))
+    })
+}
+
+/// An administrator hands a seat of a running game to a bot for the rest of the game; the
+/// bot acts at once if the seat must act. Audited in the same transaction.
+///
+/// # Errors
+/// 404 for an unknown game; 409 `game_not_active`, `seat_controlled_by_bot`.
+pub fn seat_to_bot(
+    conn: &mut AnyConnection,
+    game_id: &str,
+    seat: Seat,
+    admin_id: &str,
+    reason: Option<&str>,
+) -> Result<Committed, Error> {
+    locked(conn, game_id, |conn, table| {
+        if table.status() != GameStatus::Active {
+            return Err(Error::conflict(
+                "game_not_active",
+                "only a running game's seats can be handed to a bot",
+            ));
+        }
+        if table.bot_of(seat).is_some() {
+            return Err(Error::conflict(
+                "seat_controlled_by_bot",
+                "a bot already plays this seat",
+            ));
+        }
+        let held_by = table.seats[seat.index()].user_id.clone();
+        let before = table.row.action_count;
+        let mut change = Change::new(table)?;
+        change.hand_to_bot(seat, BotReason::Admin);
+        change.run_bots()?;
+        let done = Committed::new(change.commit(conn)?, None, before);
+        audit::record(
+            conn,
+            admin_id,
+            Entry {
+                action: "seat_to_bot",
+                target_type: "game",
+                target_id: game_id,
+                reason,
+                details: json!({
+                    "seat": seat.number(),
+                    "user_id": held_by,
+                    "bot": crate::bots::BotLevel::takeover().as_str(),
+                    "actions_applied": done.applied,
+                }),
+            },
+        )?;
+        Ok(done)
+    })
+}

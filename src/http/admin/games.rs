@@ -1,0 +1,159 @@
+//! Administration of games.
+
+use actix_web::{HttpResponse, get, post, web};
+
+use crate::app::AppState;
+use crate::error::Error;
+use crate::games::{self, lists};
+use crate::http::extract::{AdminUser, optional_json};
+use crate::http::pagination::{Cursor, keyset_page, limit};
+use crate::http::problem::{ApiError, Problem};
+use crate::http::views::game::{GameView, game_view};
+use crate::rules::Seat;
+
+use super::views::{AdminGameView, AdminGamesPage, full_state, summary};
+use super::{AbortRequest, GamesQuery, OptionalReason, optional_reason, reason};
+
+/// Searches games by status and player, newest first, private ones included.
+#[utoipa::path(
+    tag = "admin",
+    security(("bearer" = [])),
+    params(GamesQuery),
+    responses(
+        (status = 200, description = "A page of games", body = AdminGamesPage),
+        (status = 400, description = "Invalid query", body = Problem, content_type = "application/problem+json"),
+        (status = 401, description = "Missing or invalid token", body = Problem, content_type = "application/problem+json"),
+        (status = 403, description = "Not an administrator (`forbidden`), or banned", body = Problem, content_type = "application/problem+json"),
+    )
+)]
+#[get("/admin/games")]
+pub async fn list_games(
+    state: web::Data<AppState>,
+    _admin: AdminUser,
+    query: web::Query<GamesQuery>,
+) -> Result<HttpResponse, ApiError> {
+    let statuses = lists::parse_statuses(query.status.as_deref(), &[])?;
+    let player = query
+        .player
+        .as_deref()
+        .map(str::trim)
+        .filter(|p| !p.is_empty())
+        .map(str::to_ascii_lowercase);
+    let limit = limit(query.limit, 50, 200)?;
+    let before = Cursor::keyset(query.cursor.as_deref())?;
+    let tables = state
+        .db
+        .run(move |conn| lists::search(conn, &statuses, player.as_deref(), before, limit + 1))
+        .await?;
+    let (tables, next_cursor) = keyset_page(tables, limit, |t| (t.row.created_at, &t.row.id));
+    Ok(HttpResponse::Ok().json(AdminGamesPage {
+        items: tables.iter().map(summary).collect(),
+        next_cursor,
+    }))
+}
+
+/// The full state of a game: every hand, every pass, the seed, every deal and action.
+/// Each read is recorded in the audit log.
+#[utoipa::path(
+    tag = "admin",
+    security(("bearer" = [])),
+    params(("id" = uuid::Uuid, Path, description = "Game id")),
+    responses(
+        (status = 200, description = "The whole game", body = AdminGameView),
+        (status = 400, description = "Malformed id", body = Problem, content_type = "application/problem+json"),
+        (status = 401, description = "Missing or invalid token", body = Problem, content_type = "application/problem+json"),
+        (status = 403, description = "Not an administrator (`forbidden`), or banned", body = Problem, content_type = "application/problem+json"),
+        (status = 404, description = "No such game", body = Problem, content_type = "application/problem+json"),
+    )
+)]
+#[get("/admin/games/{id}")]
+pub async fn get_game(
+    state: web::Data<AppState>,
+    admin: AdminUser,
+    path: web::Path<uuid::Uuid>,
+) -> Result<HttpResponse, ApiError> {
+    let id = path.into_inner().to_string();
+    let admin_id = admin.id().to_owned();
+    let (table, record) = state
+        .db
+        .run(move |conn| games::inspect(conn, &id, &admin_id))
+        .await?;
+    Ok(HttpResponse::Ok().json(full_state(&table, &record)?))
+}
+
+/// Ends a waiting or running game without a result. Its players see status `aborted` with
+/// the reason, and a `game_aborted` event.
+#[utoipa::path(
+    tag = "admin",
+    security(("bearer" = [])),
+    params(("id" = uuid::Uuid, Path, description = "Game id")),
+    request_body = AbortRequest,
+    responses(
+        (status = 200, description = "Aborted; the game as spectators see it", body = GameView),
+        (status = 400, description = "Invalid reason or id", body = Problem, content_type = "application/problem+json"),
+        (status = 401, description = "Missing or invalid token", body = Problem, content_type = "application/problem+json"),
+        (status = 403, description = "Not an administrator (`forbidden`), or banned", body = Problem, content_type = "application/problem+json"),
+        (status = 404, description = "No such game", body = Problem, content_type = "application/problem+json"),
+        (status = 409, description = "The game already ended (`game_over`)", body = Problem, content_type = "application/problem+json"),
+    )
+)]
+#[post("/admin/games/{id}/abort")]
+pub async fn abort_game(
+    state: web::Data<AppState>,
+    admin: AdminUser,
+    path: web::Path<uuid::Uuid>,
+    body: web::Bytes,
+) -> Result<HttpResponse, ApiError> {
+    let request: AbortRequest = optional_json(&body)?;
+    let why = reason(&request.reason)?;
+    let id = path.into_inner().to_string();
+    let admin_id = admin.id().to_owned();
+    let done = state
+        .db
+        .run(move |conn| games::abort(conn, &id, &admin_id, &why))
+        .await?;
+    state.published(&done);
+    Ok(HttpResponse::Ok().json(game_view(&done.table, None)?))
+}
+
+/// Hands a seat of a running game to a bot for the rest of the game (the human keeps the
+/// seat's record and sees a `seat_changed` event with reason `admin`). The bot acts at once
+/// if the seat must act.
+#[utoipa::path(
+    tag = "admin",
+    security(("bearer" = [])),
+    params(
+        ("id" = uuid::Uuid, Path, description = "Game id"),
+        ("seat" = u8, Path, description = "Seat 0..=3"),
+    ),
+    request_body(content = OptionalReason, description = "Optional"),
+    responses(
+        (status = 200, description = "A bot plays the seat now; the game as spectators see it", body = GameView),
+        (status = 400, description = "Invalid seat, reason or id", body = Problem, content_type = "application/problem+json"),
+        (status = 401, description = "Missing or invalid token", body = Problem, content_type = "application/problem+json"),
+        (status = 403, description = "Not an administrator (`forbidden`), or banned", body = Problem, content_type = "application/problem+json"),
+        (status = 404, description = "No such game", body = Problem, content_type = "application/problem+json"),
+        (status = 409, description = "`game_not_active`, or a bot already plays the seat (`seat_controlled_by_bot`)", body = Problem, content_type = "application/problem+json"),
+    )
+)]
+#[post("/admin/games/{id}/seats/{seat}/bot")]
+pub async fn seat_to_bot(
+    state: web::Data<AppState>,
+    admin: AdminUser,
+    path: web::Path<(uuid::Uuid, u8)>,
+    body: web::Bytes,
+) -> Result<HttpResponse, ApiError> {
+    let request: OptionalReason = optional_json(&body)?;
+    let why = optional_reason(request.reason.as_deref())?;
+    let (id, seat) = path.into_inner();
+    let seat = Seat::new(seat)
+        .ok_or_else(|| Error::validation(format!("seat must be 0..=3, got {seat}")))?;
+    let id = id.to_string();
+    let admin_id = admin.id().to_owned();
+    let done = state
+        .db
+        .run(move |conn| games::seat_to_bot(conn, &id, seat, &admin_id, why.as_deref()))
+        .await?;
+    state.published(&done);
+    Ok(HttpResponse::Ok().json(game_view(&done.table, None)?))
+}

@@ -1,0 +1,136 @@
+//! Administration over HTTP, for role `admin` only: users (search, ban, role), games (search,
+//! full state, abort, seat to a bot), statistics and the audit log. Every change, and every
+//! read of a game's hidden state, is audited in the same transaction ([`crate::audit`]).
+
+mod games;
+mod overview;
+mod users;
+pub mod views;
+
+use serde::Deserialize;
+use utoipa::{IntoParams, ToSchema};
+
+use crate::auth::Role;
+use crate::error::Error;
+use crate::http::extract::AdminUser;
+
+/// Registers the routes of this module.
+pub fn routes(cfg: &mut utoipa_actix_web::service_config::ServiceConfig) {
+    cfg.service(users::list_users)
+        .service(users::ban_user)
+        .service(users::unban_user)
+        .service(users::set_role)
+        .service(games::list_games)
+        .service(games::get_game)
+        .service(games::abort_game)
+        .service(games::seat_to_bot)
+        .service(overview::stats)
+        .service(overview::audit_log);
+}
+
+/// The longest reason an administrator may give.
+const MAX_REASON_CHARS: usize = 500;
+
+/// Users to list.
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct UsersQuery {
+    /// A part of the username, ignoring case (0–32 characters; empty or absent: everyone).
+    pub query: Option<String>,
+    /// 1..=200, default 50.
+    pub limit: Option<i64>,
+    /// `next_cursor` of the previous page.
+    pub cursor: Option<String>,
+}
+
+/// Games to list.
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct GamesQuery {
+    /// `waiting`, `active`, `finished` or `aborted`, several separated by commas (default:
+    /// all).
+    pub status: Option<String>,
+    /// Only games in which the user with this username holds or held a seat.
+    pub player: Option<String>,
+    /// 1..=200, default 50.
+    pub limit: Option<i64>,
+    /// `next_cursor` of the previous page.
+    pub cursor: Option<String>,
+}
+
+/// Audit entries to list.
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct AuditQuery {
+    /// Only this action: `ban_user`, `unban_user`, `change_role`, `read_game`,
+    /// `abort_game`, `seat_to_bot`.
+    pub action: Option<String>,
+    /// Only entries about this user or game id.
+    pub target_id: Option<String>,
+    /// 1..=200, default 50.
+    pub limit: Option<i64>,
+    /// `next_cursor` of the previous page.
+    pub cursor: Option<String>,
+}
+
+/// Why an account is banned.
+#[derive(Debug, Default, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct BanRequest {
+    /// 1–500 characters; kept in the audit log and on the account.
+    #[schema(example = "abusive messages in game chat")]
+    pub reason: String,
+}
+
+/// Why, optionally.
+#[derive(Debug, Default, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct OptionalReason {
+    /// 1–500 characters, kept in the audit log.
+    pub reason: Option<String>,
+}
+
+/// A new role.
+#[derive(Debug, Default, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RoleRequest {
+    /// `player` or `admin`.
+    pub role: Option<Role>,
+    /// 1–500 characters, kept in the audit log.
+    pub reason: Option<String>,
+}
+
+/// Why a game is ended.
+#[derive(Debug, Default, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AbortRequest {
+    /// 1–500 characters; players see it as the game's `abort_reason`.
+    #[schema(example = "a player reported a bug in the deal")]
+    pub reason: String,
+}
+
+/// A reason of 1–500 characters, trimmed.
+fn reason(raw: &str) -> Result<String, Error> {
+    let trimmed = raw.trim();
+    let n = trimmed.chars().count();
+    if n == 0 || n > MAX_REASON_CHARS {
+        return Err(Error::validation(format!(
+            "reason must be 1..={MAX_REASON_CHARS} characters, got {n}"
+        )));
+    }
+    Ok(trimmed.to_owned())
+}
+
+fn optional_reason(raw: Option<&str>) -> Result<Option<String>, Error> {
+    raw.map(reason).transpose()
+}
+
+fn not_yourself(admin: &AdminUser, target: &str, what: &str) -> Result<(), Error> {
+    if admin.id() == target {
+        return Err(Error::conflict(
+            "own_account",
+            format!("administrators cannot {what} their own account; ask another administrator"),
+        ));
+    }
+    Ok(())
+}

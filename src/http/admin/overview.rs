@@ -1,0 +1,124 @@
+//! Statistics and the audit log.
+
+use actix_web::{HttpResponse, get, web};
+use serde_json::json;
+
+use crate::app::AppState;
+use crate::db::admin::{self as store, AuditRow};
+use crate::db::{self, games as games_store};
+use crate::games::GameStatus;
+use crate::http::extract::AdminUser;
+use crate::http::pagination::{Cursor, keyset_page, limit};
+use crate::http::problem::{ApiError, Problem};
+use crate::http::views::game::PlayerRef;
+
+use super::AuditQuery;
+use super::views::{ActionCounts, AuditEntryView, AuditPage, GameCounts, StatsView, UserCounts};
+
+/// Counts: accounts, games by status, actions applied in the last hour and day.
+#[utoipa::path(
+    tag = "admin",
+    security(("bearer" = [])),
+    responses(
+        (status = 200, description = "The counts", body = StatsView),
+        (status = 401, description = "Missing or invalid token", body = Problem, content_type = "application/problem+json"),
+        (status = 403, description = "Not an administrator (`forbidden`), or banned", body = Problem, content_type = "application/problem+json"),
+    )
+)]
+#[get("/admin/stats")]
+pub async fn stats(
+    state: web::Data<AppState>,
+    _admin: AdminUser,
+) -> Result<HttpResponse, ApiError> {
+    let now = db::now();
+    let counts = state
+        .db
+        .run(move |conn| Ok(store::stats(conn, now)?))
+        .await?;
+    let mut games = GameCounts::default();
+    for (status, n) in counts.games_by_status {
+        games.total += n;
+        match GameStatus::parse(&status) {
+            Some(GameStatus::Waiting) => games.waiting += n,
+            Some(GameStatus::Active) => games.active += n,
+            Some(GameStatus::Finished) => games.finished += n,
+            Some(GameStatus::Aborted) | None => games.aborted += n,
+        }
+    }
+    Ok(HttpResponse::Ok().json(StatsView {
+        users: UserCounts {
+            total: counts.users,
+            banned: counts.banned,
+            admins: counts.admins,
+            guests: counts.guests,
+        },
+        games,
+        actions: ActionCounts {
+            last_hour: counts.actions_last_hour,
+            last_day: counts.actions_last_day,
+        },
+        generated_at: now.and_utc(),
+    }))
+}
+
+/// The audit log, newest first: every administrator action and every full read of a game.
+#[utoipa::path(
+    tag = "admin",
+    security(("bearer" = [])),
+    params(AuditQuery),
+    responses(
+        (status = 200, description = "A page of the audit log", body = AuditPage),
+        (status = 400, description = "Invalid query", body = Problem, content_type = "application/problem+json"),
+        (status = 401, description = "Missing or invalid token", body = Problem, content_type = "application/problem+json"),
+        (status = 403, description = "Not an administrator (`forbidden`), or banned", body = Problem, content_type = "application/problem+json"),
+    )
+)]
+#[get("/admin/audit")]
+pub async fn audit_log(
+    state: web::Data<AppState>,
+    _admin: AdminUser,
+    query: web::Query<AuditQuery>,
+) -> Result<HttpResponse, ApiError> {
+    let limit = limit(query.limit, 50, 200)?;
+    let before = Cursor::keyset(query.cursor.as_deref())?;
+    let action = query.action.clone();
+    let target = query.target_id.clone();
+    let page = state
+        .db
+        .run(move |conn| {
+            let rows = store::audit_page(
+                conn,
+                action.as_deref(),
+                target.as_deref(),
+                before,
+                limit + 1,
+            )?;
+            let (rows, next_cursor) =
+                keyset_page(rows, limit, |a: &AuditRow| (a.created_at, &a.id));
+            let ids: Vec<String> = rows.iter().map(|r| r.admin_id.clone()).collect();
+            let names: std::collections::HashMap<String, String> =
+                games_store::usernames(conn, &ids)?.into_iter().collect();
+            let items = rows
+                .into_iter()
+                .map(|r| AuditEntryView {
+                    id: r.id.parse().unwrap_or_default(),
+                    admin: PlayerRef {
+                        id: r.admin_id.parse().unwrap_or_default(),
+                        username: names
+                            .get(&r.admin_id)
+                            .cloned()
+                            .unwrap_or_else(|| "deleted".into()),
+                    },
+                    details: serde_json::from_str(&r.details).unwrap_or(json!({})),
+                    action: r.action,
+                    target_type: r.target_type,
+                    target_id: r.target_id,
+                    reason: r.reason,
+                    created_at: r.created_at.and_utc(),
+                })
+                .collect();
+            Ok(AuditPage { items, next_cursor })
+        })
+        .await?;
+    Ok(HttpResponse::Ok().json(page))
+}

@@ -1,0 +1,165 @@
+//! Administration of accounts.
+
+use actix_web::{HttpResponse, get, post, put, web};
+
+use crate::app::AppState;
+use crate::db::admin as store;
+use crate::error::Error;
+use crate::http::extract::{AdminUser, optional_json};
+use crate::http::pagination::{Cursor, keyset_page, limit};
+use crate::http::problem::{ApiError, Problem};
+
+use super::views::{AdminUserView, AdminUsersPage};
+use super::{
+    BanRequest, OptionalReason, RoleRequest, UsersQuery, not_yourself, optional_reason, reason,
+};
+
+/// Searches accounts by a part of the username (ignoring case), newest first. Deleted and
+/// banned accounts are listed too.
+#[utoipa::path(
+    tag = "admin",
+    security(("bearer" = [])),
+    params(UsersQuery),
+    responses(
+        (status = 200, description = "A page of accounts", body = AdminUsersPage),
+        (status = 400, description = "Invalid query", body = Problem, content_type = "application/problem+json"),
+        (status = 401, description = "Missing or invalid token", body = Problem, content_type = "application/problem+json"),
+        (status = 403, description = "Not an administrator (`forbidden`), or banned", body = Problem, content_type = "application/problem+json"),
+    )
+)]
+#[get("/admin/users")]
+pub async fn list_users(
+    state: web::Data<AppState>,
+    _admin: AdminUser,
+    query: web::Query<UsersQuery>,
+) -> Result<HttpResponse, ApiError> {
+    let needle = query.query.as_deref().map(str::trim).unwrap_or("");
+    if needle.chars().count() > 32 {
+        return Err(Error::validation("query must be at most 32 characters").into());
+    }
+    let needle = (!needle.is_empty()).then(|| needle.to_owned());
+    let limit = limit(query.limit, 50, 200)?;
+    let before = Cursor::keyset(query.cursor.as_deref())?;
+    let rows = state
+        .db
+        .run(move |conn| {
+            Ok(store::search_users(
+                conn,
+                needle.as_deref(),
+                before,
+                limit + 1,
+            )?)
+        })
+        .await?;
+    let (rows, next_cursor) = keyset_page(rows, limit, |u| (u.created_at, &u.id));
+    Ok(HttpResponse::Ok().json(AdminUsersPage {
+        items: rows.iter().map(AdminUserView::from).collect(),
+        next_cursor,
+    }))
+}
+
+/// Bans an account: its access tokens stop working on the next request, its refresh tokens
+/// are revoked, and it cannot log in until unbanned.
+#[utoipa::path(
+    tag = "admin",
+    security(("bearer" = [])),
+    params(("id" = uuid::Uuid, Path, description = "User id")),
+    request_body = BanRequest,
+    responses(
+        (status = 200, description = "Banned", body = AdminUserView),
+        (status = 400, description = "Invalid reason or id", body = Problem, content_type = "application/problem+json"),
+        (status = 401, description = "Missing or invalid token", body = Problem, content_type = "application/problem+json"),
+        (status = 403, description = "Not an administrator (`forbidden`), or banned", body = Problem, content_type = "application/problem+json"),
+        (status = 404, description = "No such (live) account", body = Problem, content_type = "application/problem+json"),
+        (status = 409, description = "Already banned (`already_banned`), or the caller's own account (`own_account`)", body = Problem, content_type = "application/problem+json"),
+    )
+)]
+#[post("/admin/users/{id}/ban")]
+pub async fn ban_user(
+    state: web::Data<AppState>,
+    admin: AdminUser,
+    path: web::Path<uuid::Uuid>,
+    body: web::Bytes,
+) -> Result<HttpResponse, ApiError> {
+    let request: BanRequest = optional_json(&body)?;
+    let why = reason(&request.reason)?;
+    let target = path.into_inner().to_string();
+    not_yourself(&admin, &target, "ban")?;
+    let admin_id = admin.id().to_owned();
+    let user = state
+        .db
+        .run(move |conn| crate::admin::ban(conn, &admin_id, &target, &why))
+        .await?;
+    Ok(HttpResponse::Ok().json(AdminUserView::from(&user)))
+}
+
+/// Lifts a ban: the account's access tokens work again at once; its revoked refresh tokens
+/// stay revoked, so its sessions log in anew.
+#[utoipa::path(
+    tag = "admin",
+    security(("bearer" = [])),
+    params(("id" = uuid::Uuid, Path, description = "User id")),
+    request_body(content = OptionalReason, description = "Optional"),
+    responses(
+        (status = 200, description = "Unbanned", body = AdminUserView),
+        (status = 400, description = "Invalid reason or id", body = Problem, content_type = "application/problem+json"),
+        (status = 401, description = "Missing or invalid token", body = Problem, content_type = "application/problem+json"),
+        (status = 403, description = "Not an administrator (`forbidden`), or banned", body = Problem, content_type = "application/problem+json"),
+        (status = 404, description = "No such (live) account", body = Problem, content_type = "application/problem+json"),
+        (status = 409, description = "Not banned (`not_banned`)", body = Problem, content_type = "application/problem+json"),
+    )
+)]
+#[post("/admin/users/{id}/unban")]
+pub async fn unban_user(
+    state: web::Data<AppState>,
+    admin: AdminUser,
+    path: web::Path<uuid::Uuid>,
+    body: web::Bytes,
+) -> Result<HttpResponse, ApiError> {
+    let request: OptionalReason = optional_json(&body)?;
+    let why = optional_reason(request.reason.as_deref())?;
+    let target = path.into_inner().to_string();
+    let admin_id = admin.id().to_owned();
+    let user = state
+        .db
+        .run(move |conn| crate::admin::unban(conn, &admin_id, &target, why.as_deref()))
+        .await?;
+    Ok(HttpResponse::Ok().json(AdminUserView::from(&user)))
+}
+
+/// Sets an account's role; it takes effect on the account's next request.
+#[utoipa::path(
+    tag = "admin",
+    security(("bearer" = [])),
+    params(("id" = uuid::Uuid, Path, description = "User id")),
+    request_body = RoleRequest,
+    responses(
+        (status = 200, description = "The account with its new role", body = AdminUserView),
+        (status = 400, description = "Missing or unknown role, invalid reason or id", body = Problem, content_type = "application/problem+json"),
+        (status = 401, description = "Missing or invalid token", body = Problem, content_type = "application/problem+json"),
+        (status = 403, description = "Not an administrator (`forbidden`), or banned", body = Problem, content_type = "application/problem+json"),
+        (status = 404, description = "No such (live) account", body = Problem, content_type = "application/problem+json"),
+        (status = 409, description = "The caller's own account (`own_account`)", body = Problem, content_type = "application/problem+json"),
+    )
+)]
+#[put("/admin/users/{id}/role")]
+pub async fn set_role(
+    state: web::Data<AppState>,
+    admin: AdminUser,
+    path: web::Path<uuid::Uuid>,
+    body: web::Bytes,
+) -> Result<HttpResponse, ApiError> {
+    let request: RoleRequest = optional_json(&body)?;
+    let role = request
+        .role
+        .ok_or_else(|| Error::validation("role is required: player or admin"))?;
+    let why = optional_reason(request.reason.as_deref())?;
+    let target = path.into_inner().to_string();
+    not_yourself(&admin, &target, "change the role of")?;
+    let admin_id = admin.id().to_owned();
+    let user = state
+        .db
+        .run(move |conn| crate::admin::set_role(conn, &admin_id, &target, role, why.as_deref()))
+        .await?;
+    Ok(HttpResponse::Ok().json(AdminUserView::from(&user)))
+}

@@ -1,0 +1,206 @@
+//! `POST /games`.
+
+use actix_web::http::header;
+use actix_web::{HttpResponse, post, web};
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
+
+use crate::app::AppState;
+use crate::bots::BotLevel;
+use crate::error::Error;
+use crate::games::{self, NewGame, SeatPlan};
+use crate::http::extract::{AuthUser, optional_json};
+use crate::http::preconditions::etag;
+use crate::http::problem::{ApiError, Problem};
+use crate::http::views::game::{GameView, game_view};
+use crate::rules::RuleOverrides;
+
+/// Rule options when creating a game: a preset and/or single options (rule book §8).
+#[derive(Debug, Clone, Default, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RulesInput {
+    /// `classic` (all defaults) or `partnership` (partnership mode, alternate passing).
+    #[schema(example = "classic")]
+    pub preset: Option<String>,
+    /// `solo` or `partnership`.
+    pub mode: Option<String>,
+    /// 1..=1000 (51, 101, 151 are usual; default 101).
+    pub target_score: Option<i64>,
+    /// `right`, `left`, `alternate` or `none`.
+    pub pass_direction: Option<String>,
+    /// `on` or `off`.
+    pub pass_restriction: Option<String>,
+    /// `both`, `queen_only` or `off`.
+    pub forced_leekha: Option<String>,
+    /// `off` or `on`.
+    pub talbees: Option<String>,
+    /// `queen_of_spades_taker` or `rotate_right`.
+    pub dealer_rotation: Option<String>,
+    /// `co_winners` or `sudden_death`.
+    pub solo_tie: Option<String>,
+    /// `busted_team_loses` or `team_sum_reaches_target`.
+    pub team_loss: Option<String>,
+}
+
+/// One seat at creation.
+#[derive(Debug, Clone, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SeatRequest {
+    /// `me` (the creator; exactly one), `open`, `invite` (needs `username`) or `bot`.
+    #[schema(example = "open")]
+    pub kind: String,
+    /// For `invite`: who.
+    pub username: Option<String>,
+    /// For `bot`: `random`, `heuristic` (default) or `expert`.
+    pub level: Option<BotLevel>,
+}
+
+/// A new game. Every field is optional: the default is the creator at seat 0, three open
+/// seats, `classic` rules, public, 24 h turns.
+#[derive(Debug, Clone, Default, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CreateGame {
+    /// Rule preset and options.
+    pub rules: Option<RulesInput>,
+    /// Exactly 4 seats, in seat order.
+    pub seats: Option<Vec<SeatRequest>>,
+    /// `public` (listed in the lobby) or `private` (only invited users see it).
+    pub visibility: Option<String>,
+    /// 5..=2592000 (30 days); default 86400.
+    pub turn_timeout_seconds: Option<i64>,
+}
+
+impl RulesInput {
+    /// The rule overrides these fields name, each option parsed by the rules' own type.
+    fn overrides(&self) -> Result<RuleOverrides, Error> {
+        fn option<T: serde::de::DeserializeOwned>(
+            name: &str,
+            raw: Option<&str>,
+        ) -> Result<Option<T>, Error> {
+            raw.map(|v| {
+                serde_json::from_value(serde_json::Value::String(v.to_owned()))
+                    .map_err(|e| Error::validation(format!("rules: {name}: {e}")))
+            })
+            .transpose()
+        }
+        Ok(RuleOverrides {
+            preset: option("preset", self.preset.as_deref())?,
+            mode: option("mode", self.mode.as_deref())?,
+            target_score: self.target_score,
+            pass_direction: option("pass_direction", self.pass_direction.as_deref())?,
+            pass_restriction: option("pass_restriction", self.pass_restriction.as_deref())?,
+            forced_leekha: option("forced_leekha", self.forced_leekha.as_deref())?,
+            talbees: option("talbees", self.talbees.as_deref())?,
+            dealer_rotation: option("dealer_rotation", self.dealer_rotation.as_deref())?,
+            solo_tie: option("solo_tie", self.solo_tie.as_deref())?,
+            team_loss: option("team_loss", self.team_loss.as_deref())?,
+        })
+    }
+}
+
+impl SeatRequest {
+    fn plan(&self) -> Result<SeatPlan, Error> {
+        if self.kind != "invite" && self.username.is_some() {
+            return Err(Error::validation("only an invite seat takes a username"));
+        }
+        if self.kind != "bot" && self.level.is_some() {
+            return Err(Error::validation("only a bot seat takes a level"));
+        }
+        match self.kind.as_str() {
+            "me" => Ok(SeatPlan::Me),
+            "open" => Ok(SeatPlan::Open),
+            "bot" => Ok(SeatPlan::Bot(self.level.unwrap_or(BotLevel::Heuristic))),
+            "invite" => self
+                .username
+                .clone()
+                .map(SeatPlan::Invite)
+                .ok_or_else(|| Error::validation("an invite seat needs a username")),
+            other => Err(Error::validation(format!(
+                "seat kind must be me, open, invite or bot, not {other:?}"
+            ))),
+        }
+    }
+}
+
+impl CreateGame {
+    /// The command this request asks for; every check that needs no database.
+    fn command(self) -> Result<NewGame, Error> {
+        let rules = self
+            .rules
+            .unwrap_or_default()
+            .overrides()?
+            .resolve()
+            .map_err(|e| Error::validation(e.to_string()).with_code("invalid_rules"))?;
+        let public = match self.visibility.as_deref() {
+            None | Some("public") => true,
+            Some("private") => false,
+            Some(other) => {
+                return Err(Error::validation(format!(
+                    "visibility must be public or private, not {other:?}"
+                )));
+            }
+        };
+        let timeout = self.turn_timeout_seconds.unwrap_or(86_400);
+        if !(5..=2_592_000).contains(&timeout) {
+            return Err(Error::validation(format!(
+                "turn_timeout_seconds must be 5..=2592000, got {timeout}"
+            )));
+        }
+        let seats = match self.seats {
+            None => [SeatPlan::Me, SeatPlan::Open, SeatPlan::Open, SeatPlan::Open],
+            Some(seats) => {
+                let n = seats.len();
+                let plans = seats
+                    .iter()
+                    .map(SeatRequest::plan)
+                    .collect::<Result<Vec<_>, _>>();
+                let plans: [SeatPlan; 4] = plans?.try_into().map_err(|_| {
+                    Error::validation(format!("seats must list exactly 4 seats, got {n}"))
+                })?;
+                if plans.iter().filter(|p| **p == SeatPlan::Me).count() != 1 {
+                    return Err(Error::validation("exactly one seat must be of kind \"me\""));
+                }
+                plans
+            }
+        };
+        Ok(NewGame {
+            rules,
+            seats,
+            public,
+            turn_timeout_seconds: timeout as i32,
+        })
+    }
+}
+
+/// Creates a game. It starts (the cards are dealt) as soon as all four seats are taken —
+/// at once if the other three are bots.
+#[utoipa::path(
+    tag = "games",
+    security(("bearer" = [])),
+    request_body(content = CreateGame, description = "Optional; an empty body gives the defaults"),
+    responses(
+        (status = 201, description = "Created", body = GameView),
+        (status = 400, description = "Invalid rules, seats, visibility or timeout", body = Problem, content_type = "application/problem+json"),
+        (status = 401, description = "Missing or invalid token", body = Problem, content_type = "application/problem+json"),
+        (status = 403, description = "Banned", body = Problem, content_type = "application/problem+json"),
+        (status = 409, description = "Too many waiting games (`too_many_games`)", body = Problem, content_type = "application/problem+json"),
+    )
+)]
+#[post("/games")]
+pub async fn create_game(
+    state: web::Data<AppState>,
+    user: AuthUser,
+    body: web::Bytes,
+) -> Result<HttpResponse, ApiError> {
+    let command = optional_json::<CreateGame>(&body)?.command()?;
+    let creator = user.id().to_owned();
+    let done = state
+        .db
+        .run(move |conn| games::create(conn, &creator, command))
+        .await?;
+    state.published(&done);
+    let view = game_view(&done.table, done.seat)?;
+    Ok(HttpResponse::Created()
+        .insert_header((header::ETAG, etag(view.version)))
+        .json(view))
+}

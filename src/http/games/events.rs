@@ -1,0 +1,77 @@
+//! `GET /games/{id}/events`.
+
+use actix_web::{HttpResponse, get, web};
+use serde::Deserialize;
+use utoipa::IntoParams;
+
+use crate::app::AppState;
+use crate::db::games as store;
+use crate::games::Table;
+use crate::http::extract::AuthUser;
+use crate::http::problem::{ApiError, Problem};
+use crate::http::views::events::{EventView, EventsPage};
+use crate::http::{long_poll, pagination};
+
+use super::viewer_of;
+
+/// Which events.
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct EventsQuery {
+    /// Events with `seq` greater than this (default 0: from the start).
+    pub after: Option<i64>,
+    /// Long-poll: wait up to this many seconds (0..=30) for an event when there is none yet.
+    pub wait: Option<u64>,
+    /// 1..=500, default 200.
+    pub limit: Option<i64>,
+}
+
+/// The events after `after` that the caller may see. With `wait`, the call waits (up to 30 s)
+/// until at least one exists; it also sees actions that arrive through other server instances.
+#[utoipa::path(
+    tag = "games",
+    security(("bearer" = [])),
+    params(("id" = uuid::Uuid, Path, description = "Game id"), EventsQuery),
+    responses(
+        (status = 200, description = "Events (possibly none when the wait ran out)", body = EventsPage),
+        (status = 400, description = "Invalid query", body = Problem, content_type = "application/problem+json"),
+        (status = 401, description = "Missing or invalid token", body = Problem, content_type = "application/problem+json"),
+        (status = 403, description = "Banned", body = Problem, content_type = "application/problem+json"),
+        (status = 404, description = "No such game", body = Problem, content_type = "application/problem+json"),
+    )
+)]
+#[get("/games/{id}/events")]
+pub async fn events(
+    state: web::Data<AppState>,
+    user: AuthUser,
+    path: web::Path<uuid::Uuid>,
+    query: web::Query<EventsQuery>,
+) -> Result<HttpResponse, ApiError> {
+    let id = path.into_inner().to_string();
+    let (after, wait) = long_poll::check(query.after, query.wait)?;
+    let limit = pagination::limit(query.limit, 200, 500)?;
+    let gid = id.clone();
+    let table = state.db.run(move |conn| Table::load(conn, &gid)).await?;
+    let viewer = viewer_of(&table, user.id())?;
+    let (rows, last_seq) = long_poll::poll(
+        &state,
+        &id,
+        wait,
+        |(rows, _): &(Vec<_>, i64)| rows.is_empty(),
+        || {
+            let gid = id.clone();
+            state.db.run(move |conn| {
+                let last = store::event_count(conn, &gid)?.unwrap_or(0);
+                let rows = if last > after {
+                    store::events_after(conn, &gid, after, limit)?
+                } else {
+                    Vec::new()
+                };
+                Ok((rows, last))
+            })
+        },
+    )
+    .await?;
+    let events = rows.into_iter().map(|r| EventView::of(r, viewer)).collect();
+    Ok(HttpResponse::Ok().json(EventsPage { events, last_seq }))
+}

@@ -1,0 +1,109 @@
+//! `GET /games` (the lobby) and `GET /me/games`.
+
+use actix_web::{HttpResponse, get, web};
+use serde::Deserialize;
+use utoipa::IntoParams;
+
+use crate::app::AppState;
+use crate::error::Error;
+use crate::games::{GameStatus, lists};
+use crate::http::extract::AuthUser;
+use crate::http::pagination::{Cursor, limit};
+use crate::http::problem::{ApiError, Problem};
+use crate::http::views::game::game_view;
+use crate::http::views::lists::{LobbyPage, MyGamesPage, my_game};
+
+/// Pagination.
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct ListQuery {
+    /// Only `waiting` for the lobby; for `me/games`: `active`, `waiting`, `finished` or
+    /// `aborted`, several separated by commas (default `active,waiting`).
+    pub status: Option<String>,
+    /// 1..=200, default 50.
+    pub limit: Option<i64>,
+    /// `next_cursor` of the previous page.
+    pub cursor: Option<String>,
+}
+
+/// The lobby: public games with open seats, oldest first.
+#[utoipa::path(
+    tag = "games",
+    security(("bearer" = [])),
+    params(ListQuery),
+    responses(
+        (status = 200, description = "A page of waiting games", body = LobbyPage),
+        (status = 400, description = "Invalid query", body = Problem, content_type = "application/problem+json"),
+        (status = 401, description = "Missing or invalid token", body = Problem, content_type = "application/problem+json"),
+        (status = 403, description = "Banned", body = Problem, content_type = "application/problem+json"),
+    )
+)]
+#[get("/games")]
+pub async fn lobby(
+    state: web::Data<AppState>,
+    _user: AuthUser,
+    query: web::Query<ListQuery>,
+) -> Result<HttpResponse, ApiError> {
+    if let Some(status) = query.status.as_deref()
+        && status != "waiting"
+    {
+        return Err(Error::validation("the lobby lists waiting games only: status=waiting").into());
+    }
+    let limit = limit(query.limit, 50, 200)?;
+    let after = Cursor::keyset(query.cursor.as_deref())?;
+    let mut tables = state
+        .db
+        .run(move |conn| lists::lobby(conn, after, limit + 1))
+        .await?;
+    let more = tables.len() as i64 > limit;
+    tables.truncate(limit as usize);
+    let next_cursor = more
+        .then(|| tables.last())
+        .flatten()
+        .map(|t| Cursor::Keyset(t.row.created_at, t.row.id.clone()).encode());
+    let items = tables
+        .iter()
+        .map(|t| game_view(t, None))
+        .collect::<Result<_, _>>()?;
+    Ok(HttpResponse::Ok().json(LobbyPage { items, next_cursor }))
+}
+
+/// The caller's games, most urgent first.
+#[utoipa::path(
+    tag = "games",
+    security(("bearer" = [])),
+    params(ListQuery),
+    responses(
+        (status = 200, description = "A page of the caller's games", body = MyGamesPage),
+        (status = 400, description = "Invalid query", body = Problem, content_type = "application/problem+json"),
+        (status = 401, description = "Missing or invalid token", body = Problem, content_type = "application/problem+json"),
+        (status = 403, description = "Banned", body = Problem, content_type = "application/problem+json"),
+    )
+)]
+#[get("/me/games")]
+pub async fn my_games(
+    state: web::Data<AppState>,
+    user: AuthUser,
+    query: web::Query<ListQuery>,
+) -> Result<HttpResponse, ApiError> {
+    let statuses = lists::parse_statuses(
+        query.status.as_deref(),
+        &[GameStatus::Active, GameStatus::Waiting],
+    )?;
+    let limit = limit(query.limit, 50, 200)?;
+    let offset = Cursor::offset(query.cursor.as_deref())?;
+    let user_id = user.id().to_owned();
+    let uid = user_id.clone();
+    let mut rows = state
+        .db
+        .run(move |conn| lists::of_user(conn, &uid, &statuses, offset, limit + 1))
+        .await?;
+    let more = rows.len() as i64 > limit;
+    rows.truncate(limit as usize);
+    let items = rows
+        .iter()
+        .map(|(table, seat)| my_game(table, *seat, &user_id))
+        .collect::<Result<_, _>>()?;
+    let next_cursor = more.then(|| Cursor::Offset(offset + limit).encode());
+    Ok(HttpResponse::Ok().json(MyGamesPage { items, next_cursor }))
+}

@@ -1,0 +1,49 @@
+//! Games over HTTP, one file per operation group: create, lobby (and the caller's games),
+//! show, seats (join, leave, resign, reclaim), act, events, hint, replay. Each handler parses
+//! the request into a command, calls one function of the game service ([`crate::games`]),
+//! and renders a view after the commit.
+
+mod act;
+mod create;
+mod events;
+mod hint;
+mod lobby;
+mod replay;
+mod seats;
+mod show;
+
+pub use act::ActionRequest;
+pub use create::{CreateGame, RulesInput, SeatRequest};
+pub use events::EventsQuery;
+pub use hint::HintView;
+pub use lobby::ListQuery;
+pub use seats::JoinRequest;
+
+use crate::error::Error;
+use crate::games::Table;
+use crate::rules::Seat;
+
+/// Registers the routes of this module.
+pub fn routes(cfg: &mut utoipa_actix_web::service_config::ServiceConfig) {
+    cfg.service(create::create_game)
+        .service(lobby::lobby)
+        .service(lobby::my_games)
+        .service(show::get_game)
+        .service(seats::join)
+        .service(seats::leave)
+        .service(act::act)
+        .service(events::events)
+        .service(seats::resign)
+        .service(seats::reclaim)
+        .service(hint::hint)
+        .service(replay::replay);
+}
+
+/// The seat from which `user_id` sees a game (`None`: as a spectator); 404 when the game is
+/// hidden from them.
+fn viewer_of(table: &Table, user_id: &str) -> Result<Option<Seat>, Error> {
+    if !table.visible_to(user_id) {
+        return Err(Error::not_found("no such game"));
+    }
+    Ok(table.seat_of(user_id))
+}

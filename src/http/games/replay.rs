@@ -1,0 +1,37 @@
+//! `GET /games/{id}/replay`.
+
+use actix_web::{HttpResponse, get, web};
+
+use crate::app::AppState;
+use crate::games;
+use crate::http::extract::AuthUser;
+use crate::http::problem::{ApiError, Problem};
+use crate::http::views::replay::{ReplayView, replay_view};
+
+/// After the end: the seed, every deal and every action, for the game's players.
+#[utoipa::path(
+    tag = "games",
+    security(("bearer" = [])),
+    params(("id" = uuid::Uuid, Path, description = "Game id")),
+    responses(
+        (status = 200, description = "The whole game", body = ReplayView),
+        (status = 401, description = "Missing or invalid token", body = Problem, content_type = "application/problem+json"),
+        (status = 403, description = "Not one of the game's players (`not_seated`), or banned", body = Problem, content_type = "application/problem+json"),
+        (status = 404, description = "No such game", body = Problem, content_type = "application/problem+json"),
+        (status = 409, description = "The game is not over yet (`game_not_finished`)", body = Problem, content_type = "application/problem+json"),
+    )
+)]
+#[get("/games/{id}/replay")]
+pub async fn replay(
+    state: web::Data<AppState>,
+    user: AuthUser,
+    path: web::Path<uuid::Uuid>,
+) -> Result<HttpResponse, ApiError> {
+    let id = path.into_inner().to_string();
+    let user_id = user.id().to_owned();
+    let (table, record) = state
+        .db
+        .run(move |conn| games::replay(conn, &id, &user_id))
+        .await?;
+    Ok(HttpResponse::Ok().json(replay_view(&table, &record)?))
+}

@@ -1,0 +1,145 @@
+//! Seats: join, leave, resign, reclaim.
+
+use actix_web::{HttpResponse, post, web};
+use serde::Deserialize;
+use utoipa::ToSchema;
+
+use crate::app::AppState;
+use crate::games::{self, Committed};
+use crate::http::extract::{AuthUser, optional_json};
+use crate::http::preconditions::with_etag;
+use crate::http::problem::{ApiError, Problem};
+use crate::http::views::game::{GameView, game_view};
+
+/// Which seat to take.
+#[derive(Debug, Clone, Default, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct JoinRequest {
+    /// A specific open seat; default: the seat reserved for the caller, else the first open.
+    pub seat: Option<u8>,
+}
+
+/// The answer of a seat change: the caller's view, after waking the game's long-polls.
+fn answer(state: &AppState, done: &Committed) -> Result<HttpResponse, ApiError> {
+    state.published(done);
+    let view = game_view(&done.table, done.seat)?;
+    Ok(with_etag(&view, view.version))
+}
+
+/// Takes a seat: the one reserved for the caller, the one asked for, or the first open one.
+/// The game starts when the fourth seat is taken.
+#[utoipa::path(
+    tag = "games",
+    security(("bearer" = [])),
+    params(("id" = uuid::Uuid, Path, description = "Game id")),
+    request_body(content = JoinRequest, description = "Optional"),
+    responses(
+        (status = 200, description = "Seated", body = GameView),
+        (status = 400, description = "Invalid seat", body = Problem, content_type = "application/problem+json"),
+        (status = 401, description = "Missing or invalid token", body = Problem, content_type = "application/problem+json"),
+        (status = 403, description = "Banned", body = Problem, content_type = "application/problem+json"),
+        (status = 404, description = "No such game", body = Problem, content_type = "application/problem+json"),
+        (status = 409, description = "`already_seated`, `seat_taken`, `game_full`, `game_not_waiting`", body = Problem, content_type = "application/problem+json"),
+    )
+)]
+#[post("/games/{id}/join")]
+pub async fn join(
+    state: web::Data<AppState>,
+    user: AuthUser,
+    path: web::Path<uuid::Uuid>,
+    body: web::Bytes,
+) -> Result<HttpResponse, ApiError> {
+    let request: JoinRequest = optional_json(&body)?;
+    let id = path.into_inner().to_string();
+    let user_id = user.id().to_owned();
+    let done = state
+        .db
+        .run(move |conn| games::join(conn, &id, &user_id, request.seat))
+        .await?;
+    answer(&state, &done)
+}
+
+/// Leaves a game before it starts (or declines an invitation). A waiting game that no human
+/// holds or is invited to any more is aborted.
+#[utoipa::path(
+    tag = "games",
+    security(("bearer" = [])),
+    params(("id" = uuid::Uuid, Path, description = "Game id")),
+    responses(
+        (status = 200, description = "Left; the game as it is now", body = GameView),
+        (status = 401, description = "Missing or invalid token", body = Problem, content_type = "application/problem+json"),
+        (status = 403, description = "Not seated or invited (`not_seated`), or banned", body = Problem, content_type = "application/problem+json"),
+        (status = 404, description = "No such game", body = Problem, content_type = "application/problem+json"),
+        (status = 409, description = "The game has started (`game_not_waiting`): resign instead", body = Problem, content_type = "application/problem+json"),
+    )
+)]
+#[post("/games/{id}/leave")]
+pub async fn leave(
+    state: web::Data<AppState>,
+    user: AuthUser,
+    path: web::Path<uuid::Uuid>,
+) -> Result<HttpResponse, ApiError> {
+    let id = path.into_inner().to_string();
+    let user_id = user.id().to_owned();
+    let done = state
+        .db
+        .run(move |conn| games::leave(conn, &id, &user_id))
+        .await?;
+    answer(&state, &done)
+}
+
+/// Hands the caller's seat to a bot for the rest of the game.
+#[utoipa::path(
+    tag = "games",
+    security(("bearer" = [])),
+    params(("id" = uuid::Uuid, Path, description = "Game id")),
+    responses(
+        (status = 200, description = "A bot plays the seat now", body = GameView),
+        (status = 401, description = "Missing or invalid token", body = Problem, content_type = "application/problem+json"),
+        (status = 403, description = "Not seated (`not_seated`), or banned", body = Problem, content_type = "application/problem+json"),
+        (status = 404, description = "No such game", body = Problem, content_type = "application/problem+json"),
+        (status = 409, description = "`game_not_active`, or the seat is already a bot's", body = Problem, content_type = "application/problem+json"),
+    )
+)]
+#[post("/games/{id}/resign")]
+pub async fn resign(
+    state: web::Data<AppState>,
+    user: AuthUser,
+    path: web::Path<uuid::Uuid>,
+) -> Result<HttpResponse, ApiError> {
+    let id = path.into_inner().to_string();
+    let user_id = user.id().to_owned();
+    let done = state
+        .db
+        .run(move |conn| games::resign(conn, &id, &user_id))
+        .await?;
+    answer(&state, &done)
+}
+
+/// Takes the caller's seat back from the bot that took it after two timeouts in a row.
+#[utoipa::path(
+    tag = "games",
+    security(("bearer" = [])),
+    params(("id" = uuid::Uuid, Path, description = "Game id")),
+    responses(
+        (status = 200, description = "The caller plays the seat again", body = GameView),
+        (status = 401, description = "Missing or invalid token", body = Problem, content_type = "application/problem+json"),
+        (status = 403, description = "Not seated (`not_seated`), or banned", body = Problem, content_type = "application/problem+json"),
+        (status = 404, description = "No such game", body = Problem, content_type = "application/problem+json"),
+        (status = 409, description = "`game_not_active`, or no bot took the seat for timeouts (`nothing_to_reclaim`)", body = Problem, content_type = "application/problem+json"),
+    )
+)]
+#[post("/games/{id}/reclaim")]
+pub async fn reclaim(
+    state: web::Data<AppState>,
+    user: AuthUser,
+    path: web::Path<uuid::Uuid>,
+) -> Result<HttpResponse, ApiError> {
+    let id = path.into_inner().to_string();
+    let user_id = user.id().to_owned();
+    let done = state
+        .db
+        .run(move |conn| games::reclaim(conn, &id, &user_id))
+        .await?;
+    answer(&state, &done)
+}

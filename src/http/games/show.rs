@@ -1,0 +1,46 @@
+//! `GET /games/{id}`.
+
+use actix_web::{HttpRequest, HttpResponse, get, web};
+
+use crate::app::AppState;
+use crate::http::extract::Caller;
+use crate::http::preconditions::{not_modified, with_etag};
+use crate::http::problem::{ApiError, Problem};
+use crate::http::views::game::{GameView, game_view};
+
+use super::viewer_of;
+
+/// The game as the caller may see it: their own hand only. `ETag` is the version;
+/// `If-None-Match` with it answers 304.
+#[utoipa::path(
+    tag = "games",
+    security(("bearer" = [])),
+    params(("id" = uuid::Uuid, Path, description = "Game id")),
+    responses(
+        (status = 200, description = "The game", body = GameView, headers(("ETag" = String, description = "The version, quoted"))),
+        (status = 304, description = "Not modified since the given ETag"),
+        (status = 400, description = "Malformed id", body = Problem, content_type = "application/problem+json"),
+        (status = 401, description = "Missing or invalid token", body = Problem, content_type = "application/problem+json"),
+        (status = 403, description = "Banned", body = Problem, content_type = "application/problem+json"),
+        (status = 404, description = "No such game, or a private game the caller is not part of", body = Problem, content_type = "application/problem+json"),
+    )
+)]
+#[get("/games/{id}")]
+pub async fn get_game(
+    state: web::Data<AppState>,
+    caller: Caller,
+    path: web::Path<uuid::Uuid>,
+    req: HttpRequest,
+) -> Result<HttpResponse, ApiError> {
+    let id = path.into_inner().to_string();
+    let user_id = caller.user_id.clone();
+    let table = state
+        .db
+        .run(move |conn| caller.load_game(conn, &id, false))
+        .await?;
+    let viewer = viewer_of(&table, &user_id)?;
+    if let Some(res) = not_modified(&req, table.row.version) {
+        return Ok(res);
+    }
+    Ok(with_etag(&game_view(&table, viewer)?, table.row.version))
+}
