@@ -266,8 +266,6 @@ fn read_admin_password() -> Result<String, String> {
 
 fn create_admin(db: &Db, username: &str) -> Result<String, String> {
     use crate::auth::{Password, Role, Username};
-    use crate::db::schema::users as u;
-    use diesel::prelude::*;
 
     let username = Username::parse(username).map_err(|e| e.detail().to_owned())?;
     let password = read_admin_password()?;
@@ -287,14 +285,10 @@ fn create_admin(db: &Db, username: &str) -> Result<String, String> {
                         .map_err(|e| e.to_string())?,
                 )
             };
-            diesel::update(u::table.find(&user.id))
-                .set((u::role.eq(Role::Admin.as_str()), u::updated_at.eq(now)))
-                .execute(&mut conn)
+            crate::db::users::set_role(&mut conn, &user.id, Role::Admin.as_str(), now)
                 .map_err(|e| e.to_string())?;
             if let Some(hash) = hash {
-                diesel::update(u::table.find(&user.id))
-                    .set((u::password_hash.eq(hash), u::is_guest.eq(false)))
-                    .execute(&mut conn)
+                crate::db::users::set_password(&mut conn, &user.id, &hash, now)
                     .map_err(|e| e.to_string())?;
             }
             Ok(format!("{} is now an admin", user.username))

@@ -2,12 +2,13 @@
 //! causes it) and the webhook outbox that mirrors it.
 
 use chrono::NaiveDateTime;
-use diesel::prelude::*;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::db::AnyConnection;
-use crate::db::schema::{notifications, users, webhook_deliveries};
+use crate::db::outbox::{self, NewDelivery};
+
+pub use crate::db::outbox::NotificationRow;
 use crate::error::Error;
 
 /// What a notification is about.
@@ -55,36 +56,6 @@ pub struct Pending {
     pub data: Value,
 }
 
-/// A stored notification.
-#[derive(Debug, Clone, Queryable, Selectable, Insertable)]
-#[diesel(table_name = notifications)]
-pub struct NotificationRow {
-    /// Recipient.
-    pub user_id: String,
-    /// Per-user sequence number.
-    pub seq: i64,
-    /// Kind.
-    pub kind: String,
-    /// Game.
-    pub game_id: Option<String>,
-    /// Details (JSON).
-    pub data: String,
-    /// When.
-    pub created_at: NaiveDateTime,
-}
-
-#[derive(Debug, Insertable)]
-#[diesel(table_name = webhook_deliveries)]
-struct NewDelivery<'a> {
-    id: &'a str,
-    user_id: &'a str,
-    seq: i64,
-    url: &'a str,
-    body: &'a str,
-    next_attempt_at: NaiveDateTime,
-    created_at: NaiveDateTime,
-}
-
 /// The JSON a webhook receives.
 #[derive(Debug, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct NotificationView {
@@ -129,10 +100,7 @@ pub fn write(
     pending.sort_by(|a, b| a.user_id.cmp(&b.user_id));
     let mut notified: Vec<String> = Vec::new();
     for p in pending {
-        let seq: i64 = diesel::update(users::table.find(&p.user_id))
-            .set(users::notification_count.eq(users::notification_count + 1))
-            .returning(users::notification_count)
-            .get_result(conn)?;
+        let seq = outbox::next_seq(conn, &p.user_id)?;
         let row = NotificationRow {
             user_id: p.user_id.clone(),
             seq,
@@ -141,19 +109,13 @@ pub fn write(
             data: p.data.to_string(),
             created_at: now,
         };
-        diesel::insert_into(notifications::table)
-            .values(&row)
-            .execute(conn)?;
-        let hook: Option<String> = users::table
-            .find(&p.user_id)
-            .select(users::webhook_url)
-            .first(conn)?;
-        if let Some(url) = hook {
-            let body =
-                serde_json::to_string(&NotificationView::from(&row)).map_err(Error::internal)?;
+        outbox::insert(conn, &row)?;
+        if let Some(url) = outbox::webhook_url(conn, &p.user_id)? {
+            let body = serde_json::to_string(&NotificationView::from(&row))?;
             let id = uuid::Uuid::new_v4().to_string();
-            diesel::insert_into(webhook_deliveries::table)
-                .values(&NewDelivery {
+            outbox::insert_delivery(
+                conn,
+                &NewDelivery {
                     id: &id,
                     user_id: &p.user_id,
                     seq,
@@ -161,8 +123,8 @@ pub fn write(
                     body: &body,
                     next_attempt_at: now,
                     created_at: now,
-                })
-                .execute(conn)?;
+                },
+            )?;
         }
         if !notified.contains(&p.user_id) {
             notified.push(p.user_id);
@@ -171,26 +133,4 @@ pub fn write(
     Ok(notified)
 }
 
-/// The user's notifications after `after`.
-pub fn after(
-    conn: &mut AnyConnection,
-    user_id: &str,
-    after: i64,
-    limit: i64,
-) -> QueryResult<Vec<NotificationRow>> {
-    notifications::table
-        .filter(notifications::user_id.eq(user_id))
-        .filter(notifications::seq.gt(after))
-        .order(notifications::seq.asc())
-        .limit(limit)
-        .select(NotificationRow::as_select())
-        .load(conn)
-}
-
-/// The last seq of the user's feed.
-pub fn last_seq(conn: &mut AnyConnection, user_id: &str) -> QueryResult<i64> {
-    users::table
-        .find(user_id)
-        .select(users::notification_count)
-        .first(conn)
-}
+pub use outbox::{after, last_seq};

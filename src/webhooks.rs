@@ -5,13 +5,11 @@
 use std::net::{IpAddr, ToSocketAddrs};
 use std::time::Duration;
 
-use chrono::NaiveDateTime;
-use diesel::prelude::*;
 use hmac::{Hmac, Mac};
 use sha2::Sha256;
 
 use crate::app::AppState;
-use crate::db::schema::{users, webhook_attempts, webhook_deliveries};
+use crate::db::outbox::{self, AttemptEnd, Delivery};
 use crate::db::{self, AnyConnection};
 use crate::error::Error;
 
@@ -104,23 +102,6 @@ pub fn check_url(raw: &str, allow_private: bool) -> Result<url::Url, String> {
     Ok(url)
 }
 
-#[derive(Debug, Clone, Queryable, Selectable)]
-#[diesel(table_name = webhook_deliveries)]
-struct Delivery {
-    id: String,
-    user_id: String,
-    url: String,
-    body: String,
-    attempts: i32,
-    created_at: NaiveDateTime,
-}
-
-#[derive(QueryableByName)]
-struct IdRow {
-    #[diesel(sql_type = diesel::sql_types::Text)]
-    id: String,
-}
-
 /// How long a claimed delivery is reserved for the instance that claimed it.
 const LEASE: Duration = Duration::from_secs(60);
 
@@ -142,36 +123,16 @@ pub fn deliver_due(state: &AppState, agent: &ureq::Agent) -> Result<usize, Error
 
 fn claim(conn: &mut AnyConnection) -> Result<Vec<Delivery>, Error> {
     let now = db::now();
-    let ids: Vec<String> = match conn {
-        AnyConnection::Postgresql(pg) => diesel::sql_query(
-            "SELECT id FROM webhook_deliveries WHERE delivered_at IS NULL AND failed_at IS NULL \
-             AND next_attempt_at <= $1 ORDER BY next_attempt_at LIMIT 20 FOR UPDATE SKIP LOCKED",
-        )
-        .bind::<diesel::sql_types::Timestamp, _>(now)
-        .load::<IdRow>(pg)?
-        .into_iter()
-        .map(|r| r.id)
-        .collect(),
-        AnyConnection::Sqlite(_) => webhook_deliveries::table
-            .filter(webhook_deliveries::delivered_at.is_null())
-            .filter(webhook_deliveries::failed_at.is_null())
-            .filter(webhook_deliveries::next_attempt_at.le(now))
-            .order(webhook_deliveries::next_attempt_at.asc())
-            .limit(20)
-            .select(webhook_deliveries::id)
-            .load(conn)?,
-    };
-    if ids.is_empty() {
-        return Ok(Vec::new());
-    }
     let lease = now + chrono::Duration::from_std(LEASE).unwrap_or_default();
-    diesel::update(webhook_deliveries::table.filter(webhook_deliveries::id.eq_any(&ids)))
-        .set(webhook_deliveries::next_attempt_at.eq(lease))
-        .execute(conn)?;
-    Ok(webhook_deliveries::table
-        .filter(webhook_deliveries::id.eq_any(&ids))
-        .select(Delivery::as_select())
-        .load(conn)?)
+    Ok(outbox::claim_due(conn, now, lease, 20)?)
+}
+
+/// Why an attempt did not reach the receiver.
+enum Refused {
+    /// The user removed the webhook since: the delivery is given up at once.
+    Removed,
+    /// Anything else: retried until too old.
+    Other(String),
 }
 
 fn attempt(
@@ -180,15 +141,10 @@ fn attempt(
     agent: &ureq::Agent,
     d: &Delivery,
 ) -> Result<(), Error> {
-    let secret: Option<Option<String>> = users::table
-        .find(&d.user_id)
-        .select(users::webhook_secret)
-        .first(conn)
-        .optional()?;
-    let outcome: Result<u16, String> = match secret.flatten() {
-        None => Err("the webhook was removed".into()),
+    let outcome: Result<u16, Refused> = match outbox::webhook_secret(conn, &d.user_id)?.flatten() {
+        None => Err(Refused::Removed),
         Some(secret) => match check_url(&d.url, state.config.webhook_allow_private) {
-            Err(e) => Err(e),
+            Err(e) => Err(Refused::Other(e)),
             Ok(_) => agent
                 .post(&d.url)
                 .header("content-type", "application/json")
@@ -196,17 +152,18 @@ fn attempt(
                 .header("x-leekha-delivery", &d.id)
                 .send(d.body.as_bytes())
                 .map(|r| r.status().as_u16())
-                .map_err(|e| e.to_string()),
+                .map_err(|e| Refused::Other(e.to_string())),
         },
     };
     let now = db::now();
     let n = d.attempts + 1;
     let (status, error) = match &outcome {
         Ok(s) => (Some(i32::from(*s)), None),
-        Err(e) => (None, Some(e.chars().take(500).collect::<String>())),
+        Err(Refused::Removed) => (None, Some("the webhook was removed".to_owned())),
+        Err(Refused::Other(e)) => (None, Some(e.chars().take(500).collect::<String>())),
     };
     let delivered = matches!(outcome, Ok(s) if (200..300).contains(&s));
-    let removed = matches!(&outcome, Err(e) if e == "the webhook was removed");
+    let removed = matches!(&outcome, Err(Refused::Removed));
     let too_old =
         now >= d.created_at + chrono::Duration::seconds(state.config.webhook_max_age_secs);
     let backoff = state
@@ -215,37 +172,14 @@ fn attempt(
         .saturating_mul(1u32 << (n - 1).clamp(0, 20) as u32);
     let backoff =
         chrono::Duration::from_std(backoff.min(Duration::from_secs(3600))).unwrap_or_default();
-    conn.transaction(|conn| {
-        diesel::insert_into(webhook_attempts::table)
-            .values((
-                webhook_attempts::delivery_id.eq(&d.id),
-                webhook_attempts::attempt.eq(n),
-                webhook_attempts::status.eq(status),
-                webhook_attempts::error.eq(&error),
-                webhook_attempts::at.eq(now),
-            ))
-            .execute(conn)?;
-        let target = webhook_deliveries::table.find(&d.id);
-        let base = (
-            webhook_deliveries::attempts.eq(n),
-            webhook_deliveries::last_status.eq(status),
-            webhook_deliveries::last_error.eq(&error),
-        );
-        if delivered {
-            diesel::update(target)
-                .set((base, webhook_deliveries::delivered_at.eq(now)))
-                .execute(conn)?;
-        } else if too_old || removed {
-            diesel::update(target)
-                .set((base, webhook_deliveries::failed_at.eq(now)))
-                .execute(conn)?;
-        } else {
-            diesel::update(target)
-                .set((base, webhook_deliveries::next_attempt_at.eq(now + backoff)))
-                .execute(conn)?;
-        }
-        Ok::<_, Error>(())
-    })?;
+    let end = if delivered {
+        AttemptEnd::Delivered
+    } else if too_old || removed {
+        AttemptEnd::Failed
+    } else {
+        AttemptEnd::RetryAt(now + backoff)
+    };
+    outbox::record_attempt(conn, &d.id, n, status, error.as_deref(), now, end)?;
     state.metrics.webhook_delivery(if delivered {
         "delivered"
     } else if too_old || removed {

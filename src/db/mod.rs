@@ -6,6 +6,7 @@
 
 pub mod admin;
 pub mod games;
+pub mod outbox;
 pub mod prepared;
 pub mod schema;
 pub mod settings;

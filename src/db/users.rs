@@ -183,3 +183,74 @@ pub fn revoke_user(
         .set(refresh_tokens::revoked_at.eq(now))
         .execute(conn)
 }
+
+/// Renames a user (the key is the lower-cased name, unique).
+pub fn rename(
+    conn: &mut AnyConnection,
+    id: &str,
+    username: &str,
+    username_key: &str,
+    now: NaiveDateTime,
+) -> QueryResult<()> {
+    diesel::update(users::table.find(id))
+        .set((
+            users::username.eq(username),
+            users::username_key.eq(username_key),
+            users::updated_at.eq(now),
+        ))
+        .execute(conn)
+        .map(drop)
+}
+
+/// Sets a user's password hash; a guest with a password is a full account.
+pub fn set_password(
+    conn: &mut AnyConnection,
+    id: &str,
+    hash: &str,
+    now: NaiveDateTime,
+) -> QueryResult<()> {
+    diesel::update(users::table.find(id))
+        .set((
+            users::password_hash.eq(hash),
+            users::is_guest.eq(false),
+            users::updated_at.eq(now),
+        ))
+        .execute(conn)
+        .map(drop)
+}
+
+/// Sets a user's role.
+pub fn set_role(
+    conn: &mut AnyConnection,
+    id: &str,
+    role: &str,
+    now: NaiveDateTime,
+) -> QueryResult<()> {
+    diesel::update(users::table.find(id))
+        .set((users::role.eq(role), users::updated_at.eq(now)))
+        .execute(conn)
+        .map(drop)
+}
+
+/// Marks a user deleted and frees the username.
+pub fn mark_deleted(conn: &mut AnyConnection, id: &str, now: NaiveDateTime) -> QueryResult<()> {
+    diesel::update(users::table.find(id))
+        .set((
+            users::deleted_at.eq(now),
+            users::username_key.eq(format!("deleted:{id}")),
+            users::updated_at.eq(now),
+        ))
+        .execute(conn)
+        .map(drop)
+}
+
+/// Counts a finished game in a player's statistics.
+pub fn record_result(conn: &mut AnyConnection, id: &str, won: bool) -> QueryResult<()> {
+    diesel::update(users::table.find(id))
+        .set((
+            users::games_played.eq(users::games_played + 1),
+            users::games_won.eq(users::games_won + i32::from(won)),
+        ))
+        .execute(conn)
+        .map(drop)
+}

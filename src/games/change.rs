@@ -545,8 +545,6 @@ fn record_statistics(
     table: &Table,
     result: &crate::rules::GameResult,
 ) -> Result<(), Error> {
-    use crate::db::schema::users;
-    use diesel::prelude::*;
     for seat in &table.seats {
         let Some(user_id) = &seat.user_id else {
             continue;
@@ -555,12 +553,7 @@ fn record_statistics(
             .winners
             .iter()
             .any(|w| i32::from(w.number()) == seat.seat);
-        diesel::update(users::table.find(user_id))
-            .set((
-                users::games_played.eq(users::games_played + 1),
-                users::games_won.eq(users::games_won + i32::from(won)),
-            ))
-            .execute(conn)?;
+        db::users::record_result(conn, user_id, won)?;
     }
     Ok(())
 }

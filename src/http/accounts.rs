@@ -461,8 +461,7 @@ pub async fn update_me(
     user: AuthUser,
     body: web::Json<UpdateMe>,
 ) -> Result<HttpResponse, ApiError> {
-    use crate::db::schema::users as u;
-    use diesel::prelude::*;
+    use diesel::Connection;
 
     let UpdateMe {
         username,
@@ -496,23 +495,11 @@ pub async fn update_me(
             conn.transaction(|conn| {
                 let now = db::now();
                 if let Some(name) = &username {
-                    diesel::update(u::table.find(&row.id))
-                        .set((
-                            u::username.eq(name.as_str()),
-                            u::username_key.eq(name.key()),
-                            u::updated_at.eq(now),
-                        ))
-                        .execute(conn)
+                    users::rename(conn, &row.id, name.as_str(), &name.key(), now)
                         .map_err(username_taken)?;
                 }
                 if let Some(hash) = &new_hash {
-                    diesel::update(u::table.find(&row.id))
-                        .set((
-                            u::password_hash.eq(hash),
-                            u::is_guest.eq(false),
-                            u::updated_at.eq(now),
-                        ))
-                        .execute(conn)?;
+                    users::set_password(conn, &row.id, hash, now)?;
                 }
                 users::by_id(conn, &row.id)?.ok_or_else(|| Error::internal("user vanished"))
             })
@@ -537,8 +524,7 @@ pub async fn delete_me(
     state: web::Data<AppState>,
     user: AuthUser,
 ) -> Result<HttpResponse, ApiError> {
-    use crate::db::schema::users as u;
-    use diesel::prelude::*;
+    use diesel::Connection;
 
     let id = user.id().to_owned();
     state
@@ -546,13 +532,7 @@ pub async fn delete_me(
         .run(move |conn| {
             conn.transaction(|conn| {
                 let now = db::now();
-                diesel::update(u::table.find(&id))
-                    .set((
-                        u::deleted_at.eq(now),
-                        u::username_key.eq(format!("deleted:{id}")),
-                        u::updated_at.eq(now),
-                    ))
-                    .execute(conn)?;
+                users::mark_deleted(conn, &id, now)?;
                 users::revoke_user(conn, &id, now)?;
                 Ok(())
             })

@@ -2,12 +2,11 @@
 
 use actix_web::{HttpResponse, delete, get, put, web};
 use chrono::{DateTime, Utc};
-use diesel::prelude::*;
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 
 use crate::app::AppState;
-use crate::db::schema::{users, webhook_deliveries};
+use crate::db::{self, outbox};
 use crate::error::Error;
 use crate::http::extract::AuthUser;
 use crate::http::problem::{ApiError, Problem};
@@ -161,13 +160,7 @@ pub async fn put_webhook(
     let view = state
         .db
         .run(move |conn| {
-            diesel::update(users::table.find(&user_id))
-                .set((
-                    users::webhook_url.eq(&url),
-                    users::webhook_secret.eq(&secret),
-                    users::updated_at.eq(crate::db::now()),
-                ))
-                .execute(conn)?;
+            outbox::set_webhook(conn, &user_id, Some((&url, &secret)), db::now())?;
             webhook_view(conn, &user_id)
         })
         .await?;
@@ -216,12 +209,7 @@ pub async fn delete_webhook(
     state
         .db
         .run(move |conn| {
-            diesel::update(users::table.find(&user_id))
-                .set((
-                    users::webhook_url.eq(None::<String>),
-                    users::webhook_secret.eq(None::<String>),
-                ))
-                .execute(conn)?;
+            outbox::set_webhook(conn, &user_id, None, db::now())?;
             Ok(())
         })
         .await?;
@@ -229,34 +217,8 @@ pub async fn delete_webhook(
 }
 
 fn webhook_view(conn: &mut crate::db::AnyConnection, user_id: &str) -> Result<WebhookView, Error> {
-    let url: Option<String> = users::table
-        .find(user_id)
-        .select(users::webhook_url)
-        .first(conn)?;
-    type Row = (
-        i64,
-        i32,
-        Option<chrono::NaiveDateTime>,
-        Option<chrono::NaiveDateTime>,
-        Option<i32>,
-        Option<String>,
-        chrono::NaiveDateTime,
-    );
-    let rows: Vec<Row> = webhook_deliveries::table
-        .filter(webhook_deliveries::user_id.eq(user_id))
-        .order(webhook_deliveries::created_at.desc())
-        .then_order_by(webhook_deliveries::seq.desc())
-        .limit(20)
-        .select((
-            webhook_deliveries::seq,
-            webhook_deliveries::attempts,
-            webhook_deliveries::delivered_at,
-            webhook_deliveries::failed_at,
-            webhook_deliveries::last_status,
-            webhook_deliveries::last_error,
-            webhook_deliveries::created_at,
-        ))
-        .load(conn)?;
+    let url = outbox::webhook_url(conn, user_id)?;
+    let rows = outbox::recent_deliveries(conn, user_id, 20)?;
     Ok(WebhookView {
         url,
         recent_deliveries: rows

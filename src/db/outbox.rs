@@ -1,0 +1,283 @@
+//! The outboxes: the notification feed, the webhook deliveries that mirror it, their
+//! attempts, and each user's webhook settings.
+
+use chrono::NaiveDateTime;
+use diesel::prelude::*;
+
+use super::AnyConnection;
+use super::schema::{notifications, users, webhook_attempts, webhook_deliveries};
+
+/// A stored notification.
+#[derive(Debug, Clone, Queryable, Selectable, Insertable)]
+#[diesel(table_name = notifications)]
+pub struct NotificationRow {
+    /// Recipient.
+    pub user_id: String,
+    /// Per-user sequence number.
+    pub seq: i64,
+    /// Kind.
+    pub kind: String,
+    /// Game.
+    pub game_id: Option<String>,
+    /// Details (JSON).
+    pub data: String,
+    /// When.
+    pub created_at: NaiveDateTime,
+}
+
+/// A webhook delivery to enqueue.
+#[derive(Debug, Insertable)]
+#[diesel(table_name = webhook_deliveries)]
+pub struct NewDelivery<'a> {
+    /// Delivery id.
+    pub id: &'a str,
+    /// Recipient.
+    pub user_id: &'a str,
+    /// The notification's seq.
+    pub seq: i64,
+    /// Where to POST.
+    pub url: &'a str,
+    /// The JSON body.
+    pub body: &'a str,
+    /// First attempt.
+    pub next_attempt_at: NaiveDateTime,
+    /// Created.
+    pub created_at: NaiveDateTime,
+}
+
+/// A claimed delivery.
+#[derive(Debug, Clone, Queryable, Selectable)]
+#[diesel(table_name = webhook_deliveries)]
+pub struct Delivery {
+    /// Delivery id.
+    pub id: String,
+    /// Recipient.
+    pub user_id: String,
+    /// Where to POST.
+    pub url: String,
+    /// The JSON body.
+    pub body: String,
+    /// Attempts so far.
+    pub attempts: i32,
+    /// Created.
+    pub created_at: NaiveDateTime,
+}
+
+/// A recent delivery as the webhook's owner sees it: seq, attempts, delivered, failed,
+/// last status, last error, created.
+pub type DeliverySummary = (
+    i64,
+    i32,
+    Option<NaiveDateTime>,
+    Option<NaiveDateTime>,
+    Option<i32>,
+    Option<String>,
+    NaiveDateTime,
+);
+
+/// What a delivery attempt leads to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AttemptEnd {
+    /// Delivered now.
+    Delivered,
+    /// Given up on.
+    Failed,
+    /// Tried again at this time.
+    RetryAt(NaiveDateTime),
+}
+
+/// Takes the next seq of the user's feed (the user's row lock until commit).
+pub fn next_seq(conn: &mut AnyConnection, user_id: &str) -> QueryResult<i64> {
+    diesel::update(users::table.find(user_id))
+        .set(users::notification_count.eq(users::notification_count + 1))
+        .returning(users::notification_count)
+        .get_result(conn)
+}
+
+/// Appends a notification.
+pub fn insert(conn: &mut AnyConnection, row: &NotificationRow) -> QueryResult<()> {
+    diesel::insert_into(notifications::table)
+        .values(row)
+        .execute(conn)
+        .map(drop)
+}
+
+/// The user's webhook URL, if set.
+pub fn webhook_url(conn: &mut AnyConnection, user_id: &str) -> QueryResult<Option<String>> {
+    users::table
+        .find(user_id)
+        .select(users::webhook_url)
+        .first(conn)
+}
+
+/// The user's webhook secret; `None` when the user is gone.
+pub fn webhook_secret(
+    conn: &mut AnyConnection,
+    user_id: &str,
+) -> QueryResult<Option<Option<String>>> {
+    users::table
+        .find(user_id)
+        .select(users::webhook_secret)
+        .first(conn)
+        .optional()
+}
+
+/// Sets (`Some((url, secret))`) or removes the user's webhook.
+pub fn set_webhook(
+    conn: &mut AnyConnection,
+    user_id: &str,
+    hook: Option<(&str, &str)>,
+    now: NaiveDateTime,
+) -> QueryResult<()> {
+    let (url, secret) = hook.unzip();
+    diesel::update(users::table.find(user_id))
+        .set((
+            users::webhook_url.eq(url),
+            users::webhook_secret.eq(secret),
+            users::updated_at.eq(now),
+        ))
+        .execute(conn)
+        .map(drop)
+}
+
+/// Enqueues a webhook delivery.
+pub fn insert_delivery(conn: &mut AnyConnection, delivery: &NewDelivery<'_>) -> QueryResult<()> {
+    diesel::insert_into(webhook_deliveries::table)
+        .values(delivery)
+        .execute(conn)
+        .map(drop)
+}
+
+/// The user's notifications after `after`.
+pub fn after(
+    conn: &mut AnyConnection,
+    user_id: &str,
+    after: i64,
+    limit: i64,
+) -> QueryResult<Vec<NotificationRow>> {
+    notifications::table
+        .filter(notifications::user_id.eq(user_id))
+        .filter(notifications::seq.gt(after))
+        .order(notifications::seq.asc())
+        .limit(limit)
+        .select(NotificationRow::as_select())
+        .load(conn)
+}
+
+/// The last seq of the user's feed.
+pub fn last_seq(conn: &mut AnyConnection, user_id: &str) -> QueryResult<i64> {
+    users::table
+        .find(user_id)
+        .select(users::notification_count)
+        .first(conn)
+}
+
+#[derive(QueryableByName)]
+struct IdRow {
+    #[diesel(sql_type = diesel::sql_types::Text)]
+    id: String,
+}
+
+/// Claims up to `limit` due deliveries until `lease` (other instances skip them meanwhile).
+/// Run it in a write transaction.
+pub fn claim_due(
+    conn: &mut AnyConnection,
+    now: NaiveDateTime,
+    lease: NaiveDateTime,
+    limit: i64,
+) -> QueryResult<Vec<Delivery>> {
+    let ids: Vec<String> = match conn {
+        AnyConnection::Postgresql(pg) => diesel::sql_query(
+            "SELECT id FROM webhook_deliveries WHERE delivered_at IS NULL AND failed_at IS NULL \
+             AND next_attempt_at <= $1 ORDER BY next_attempt_at LIMIT $2 FOR UPDATE SKIP LOCKED",
+        )
+        .bind::<diesel::sql_types::Timestamp, _>(now)
+        .bind::<diesel::sql_types::BigInt, _>(limit)
+        .load::<IdRow>(pg)?
+        .into_iter()
+        .map(|r| r.id)
+        .collect(),
+        AnyConnection::Sqlite(_) => webhook_deliveries::table
+            .filter(webhook_deliveries::delivered_at.is_null())
+            .filter(webhook_deliveries::failed_at.is_null())
+            .filter(webhook_deliveries::next_attempt_at.le(now))
+            .order(webhook_deliveries::next_attempt_at.asc())
+            .limit(limit)
+            .select(webhook_deliveries::id)
+            .load(conn)?,
+    };
+    if ids.is_empty() {
+        return Ok(Vec::new());
+    }
+    diesel::update(webhook_deliveries::table.filter(webhook_deliveries::id.eq_any(&ids)))
+        .set(webhook_deliveries::next_attempt_at.eq(lease))
+        .execute(conn)?;
+    webhook_deliveries::table
+        .filter(webhook_deliveries::id.eq_any(&ids))
+        .select(Delivery::as_select())
+        .load(conn)
+}
+
+/// Records attempt `n` of a delivery and where it leaves the delivery.
+pub fn record_attempt(
+    conn: &mut AnyConnection,
+    delivery_id: &str,
+    n: i32,
+    status: Option<i32>,
+    error: Option<&str>,
+    now: NaiveDateTime,
+    end: AttemptEnd,
+) -> QueryResult<()> {
+    conn.transaction(|conn| {
+        diesel::insert_into(webhook_attempts::table)
+            .values((
+                webhook_attempts::delivery_id.eq(delivery_id),
+                webhook_attempts::attempt.eq(n),
+                webhook_attempts::status.eq(status),
+                webhook_attempts::error.eq(error),
+                webhook_attempts::at.eq(now),
+            ))
+            .execute(conn)?;
+        let target = webhook_deliveries::table.find(delivery_id);
+        let base = (
+            webhook_deliveries::attempts.eq(n),
+            webhook_deliveries::last_status.eq(status),
+            webhook_deliveries::last_error.eq(error),
+        );
+        match end {
+            AttemptEnd::Delivered => diesel::update(target)
+                .set((base, webhook_deliveries::delivered_at.eq(now)))
+                .execute(conn)?,
+            AttemptEnd::Failed => diesel::update(target)
+                .set((base, webhook_deliveries::failed_at.eq(now)))
+                .execute(conn)?,
+            AttemptEnd::RetryAt(at) => diesel::update(target)
+                .set((base, webhook_deliveries::next_attempt_at.eq(at)))
+                .execute(conn)?,
+        };
+        Ok(())
+    })
+}
+
+/// The user's latest deliveries, newest first.
+pub fn recent_deliveries(
+    conn: &mut AnyConnection,
+    user_id: &str,
+    limit: i64,
+) -> QueryResult<Vec<DeliverySummary>> {
+    webhook_deliveries::table
+        .filter(webhook_deliveries::user_id.eq(user_id))
+        .order(webhook_deliveries::created_at.desc())
+        .then_order_by(webhook_deliveries::seq.desc())
+        .limit(limit)
+        .select((
+            webhook_deliveries::seq,
+            webhook_deliveries::attempts,
+            webhook_deliveries::delivered_at,
+            webhook_deliveries::failed_at,
+            webhook_deliveries::last_status,
+            webhook_deliveries::last_error,
+            webhook_deliveries::created_at,
+        ))
+        .load(conn)
+}

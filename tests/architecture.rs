@@ -1,0 +1,93 @@
+//! Guards the layering (README, "Architecture"): dependencies point down. Nothing below the
+//! HTTP layer imports it, diesel's table definitions are used only in `src/db`, and the HTTP
+//! error type stays in `src/http`.
+
+use std::path::{Path, PathBuf};
+
+fn sources(dir: &Path, out: &mut Vec<PathBuf>) {
+    for entry in std::fs::read_dir(dir).expect("read src") {
+        let path = entry.expect("dir entry").path();
+        if path.is_dir() {
+            sources(&path, out);
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            out.push(path);
+        }
+    }
+}
+
+/// Every source file of the server library and binaries, as (path below src/, text).
+fn files() -> Vec<(String, String)> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut paths = Vec::new();
+    sources(&root, &mut paths);
+    assert!(paths.len() > 20, "found only {} files", paths.len());
+    paths
+        .into_iter()
+        .map(|p| {
+            let rel = p
+                .strip_prefix(&root)
+                .unwrap()
+                .to_string_lossy()
+                .replace('\\', "/");
+            (rel, std::fs::read_to_string(&p).unwrap())
+        })
+        .collect()
+}
+
+/// The files outside `allowed` (path prefixes) whose code mentions `needle`.
+fn offenders(needle: &str, allowed: &[&str]) -> Vec<String> {
+    files()
+        .into_iter()
+        .filter(|(path, _)| !allowed.iter().any(|a| path.starts_with(a)))
+        .filter(|(_, text)| {
+            text.lines()
+                .map(str::trim_start)
+                .filter(|l| !l.starts_with("//"))
+                .any(|l| l.contains(needle))
+        })
+        .map(|(path, _)| path)
+        .collect()
+}
+
+#[test]
+fn no_module_below_http_imports_it() {
+    // The binary's wiring (cli, main, lib) is the one place above the HTTP layer.
+    let bad = offenders("crate::http", &["http/", "cli.rs", "main.rs", "lib.rs"]);
+    assert!(
+        bad.is_empty(),
+        "these modules import the HTTP layer: {bad:?}"
+    );
+}
+
+#[test]
+fn diesel_tables_are_used_only_in_db() {
+    let bad = offenders("schema::", &["db/"])
+        .into_iter()
+        // utoipa's OpenAPI schema types share the word.
+        .filter(|p| {
+            let text =
+                std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("src").join(p))
+                    .unwrap();
+            text.contains("db::schema")
+        })
+        .collect::<Vec<_>>();
+    assert!(
+        bad.is_empty(),
+        "these modules query tables outside src/db: {bad:?}"
+    );
+}
+
+#[test]
+fn the_http_error_type_stays_in_http() {
+    let bad = offenders("ApiError", &["http/"]);
+    assert!(
+        bad.is_empty(),
+        "these modules use the HTTP error type: {bad:?}"
+    );
+}
+
+#[test]
+fn nothing_below_http_uses_actix() {
+    let bad = offenders("actix_web", &["http/", "cli.rs", "main.rs"]);
+    assert!(bad.is_empty(), "these modules depend on actix-web: {bad:?}");
+}
