@@ -1,8 +1,10 @@
-# Sourced by the load scripts: build the release binary, start and stop servers.
+# Sourced by the load scripts: build the release binaries (server and load generator),
+# start and stop servers.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
-cargo build --release --quiet --bin leekha
+cargo build --release --quiet --bin leekha --bin leekha-loadtest
 LEEKHA=./target/release/leekha
+LOADTEST=./target/release/leekha-loadtest
 SERVER_PIDS=()
 
 free_port() {

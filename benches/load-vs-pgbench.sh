@@ -2,7 +2,7 @@
 # Throughput against PostgreSQL's own limit, in one go on one throwaway PostgreSQL:
 #   1. pgbench on the equivalent transaction (lock the game row, insert the action, update
 #      the snapshot), with CLIENTS clients;
-#   2. the server under `leekha loadtest` with CLIENTS clients, in both view modes (track:
+#   2. the server under `leekha-loadtest` with CLIENTS clients, in both view modes (track:
 #      views only when a client cannot know them; fetch: a view before every action);
 # then both rates and their ratio. Usage: benches/load-vs-pgbench.sh [CLIENTS] [SECONDS]
 source "$(dirname "$0")/common.sh"
@@ -38,8 +38,8 @@ start_server "$PORT" "$PG_BASE_URL/leekha" "$WORK/server.log"
 # track: clients fetch a view only when they cannot know it (the action-for-action
 # comparison with pgbench); fetch: a view before every action (a phone opening the game).
 for VIEWS in track fetch; do
-  echo "== server: leekha loadtest --views $VIEWS, $CLIENTS clients, $SECONDS_RUN s"
-  "$LEEKHA" loadtest --url "http://127.0.0.1:$PORT" --clients "$CLIENTS" --duration "$SECONDS_RUN" \
+  echo "== server: leekha-loadtest --views $VIEWS, $CLIENTS clients, $SECONDS_RUN s"
+  "$LOADTEST" --url "http://127.0.0.1:$PORT" --clients "$CLIENTS" --duration "$SECONDS_RUN" \
     --views "$VIEWS" --json > "$WORK/load-$VIEWS.json"
   python3 - "$WORK/load-$VIEWS.json" "$PG_TPS" <<'PY'
 import json, sys

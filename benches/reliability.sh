@@ -32,7 +32,7 @@ check_acks() { # prints: missing extra total — acknowledged actions absent fro
 echo "== 1. crash: kill -9 under load"
 PORT=$(free_port 18180)
 start_server "$PORT" "$DB" "$WORK/server.log"
-"$LEEKHA" loadtest --url "http://127.0.0.1:$PORT" --clients "$CLIENTS" --duration 12 --timeout 5 \
+"$LOADTEST" --url "http://127.0.0.1:$PORT" --clients "$CLIENTS" --duration 12 --timeout 5 \
   --ack-log "$WORK/acks.tsv" --json > "$WORK/crash.json" &
 LOAD=$!
 sleep 5
@@ -50,7 +50,7 @@ stop_servers
 
 echo "== 2. outage: stop PostgreSQL under load"
 start_server "$PORT" "$DB" "$WORK/server.log"
-"$LEEKHA" loadtest --url "http://127.0.0.1:$PORT" --clients "$CLIENTS" --duration 14 --timeout 10 --json > "$WORK/outage.json" &
+"$LOADTEST" --url "http://127.0.0.1:$PORT" --clients "$CLIENTS" --duration 14 --timeout 10 --json > "$WORK/outage.json" &
 LOAD=$!
 sleep 4
 pg_stop fast
@@ -82,7 +82,7 @@ echo "== 3. two instances on one PostgreSQL, the same games"
 P1=$(free_port 18280); start_server "$P1" "$DB" "$WORK/s1.log"
 P2=$(free_port $((P1 + 1))); start_server "$P2" "$DB" "$WORK/s2.log"
 rm -f "$WORK/acks2.tsv"
-"$LEEKHA" loadtest --url "http://127.0.0.1:$P1" --url "http://127.0.0.1:$P2" --clients "$CLIENTS" --duration 10 \
+"$LOADTEST" --url "http://127.0.0.1:$P1" --url "http://127.0.0.1:$P2" --clients "$CLIENTS" --duration 10 \
   --ack-log "$WORK/acks2.tsv"
 read -r MISSING EXTRA TOTAL <<<"$(check_acks "$WORK/acks2.tsv" | tr '|' ' ')"
 echo "acknowledged: $TOTAL; missing from the log: $MISSING; in the log but never acknowledged: $EXTRA"
@@ -92,7 +92,7 @@ stop_servers
 
 echo "== 4. memory with 1,000 active games"
 start_server "$PORT" "$DB" "$WORK/server.log"
-"$LEEKHA" loadtest --url "http://127.0.0.1:$PORT" --clients "$CLIENTS" --duration 10 --idle-games 1000 > "$WORK/mem.txt" &
+"$LOADTEST" --url "http://127.0.0.1:$PORT" --clients "$CLIENTS" --duration 10 --idle-games 1000 > "$WORK/mem.txt" &
 LOAD=$!
 PEAK=0
 while kill -0 $LOAD 2>/dev/null; do

@@ -34,36 +34,6 @@ pub enum Command {
     /// Replay every game from its seed and action log and compare with the stored snapshot;
     /// exits 1 if any differs.
     Verify,
-    /// Play real games over HTTP against running servers and report throughput and latency.
-    /// The servers need `LEEKHA_AUTH_RATE_PER_MINUTE` high enough for 4 registrations per
-    /// client.
-    Loadtest {
-        /// Base URL of a server; repeat to spread requests over several instances.
-        #[arg(long = "url", default_value = "http://127.0.0.1:8080")]
-        urls: Vec<String>,
-        /// Concurrent clients (each plays its own table of four players).
-        #[arg(long, default_value_t = 32)]
-        clients: usize,
-        /// Seconds to play.
-        #[arg(long, default_value_t = 30)]
-        duration: u64,
-        /// Append one line per acknowledged action: game id, seat, action, version.
-        #[arg(long)]
-        ack_log: Option<std::path::PathBuf>,
-        /// Per-request timeout, seconds.
-        #[arg(long, default_value_t = 10)]
-        timeout: u64,
-        /// Print the report as JSON.
-        #[arg(long)]
-        json: bool,
-        /// Games to start before the run and leave active (memory measurements).
-        #[arg(long, default_value_t = 0)]
-        idle_games: usize,
-        /// When clients fetch views: `track` (only when they cannot know; the default) or
-        /// `fetch` (before every action).
-        #[arg(long, value_enum, default_value_t = crate::loadtest::ViewMode::Track)]
-        views: crate::loadtest::ViewMode,
-    },
     /// A bot tournament on seeded duplicate deals: the candidate plays each deal in every seat
     /// against the baseline; prints points per round saved with a 95% confidence interval,
     /// decision times and rounds per second. Same seed, same results.
@@ -142,40 +112,6 @@ pub fn run(cli: Cli) -> i32 {
             Ok(false) => 1,
             Err(e) => fail(&e),
         },
-        Command::Loadtest {
-            urls,
-            clients,
-            duration,
-            ack_log,
-            timeout,
-            json,
-            idle_games,
-            views,
-        } => {
-            if clients == 0 || duration == 0 {
-                eprintln!("error: --clients and --duration must be at least 1");
-                return 2;
-            }
-            let config = crate::loadtest::LoadConfig {
-                urls: urls
-                    .into_iter()
-                    .map(|u| u.trim_end_matches('/').to_owned())
-                    .collect(),
-                clients,
-                duration: std::time::Duration::from_secs(duration),
-                ack_log,
-                timeout: std::time::Duration::from_secs(timeout),
-                idle_games,
-                views,
-            };
-            let report = crate::loadtest::run(&config);
-            if json {
-                println!("{}", report.to_json());
-            } else {
-                println!("{report}");
-            }
-            0
-        }
         Command::Simulate {
             candidate,
             baseline,

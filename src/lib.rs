@@ -22,7 +22,6 @@ pub mod db;
 pub mod error;
 pub mod games;
 pub mod http;
-pub mod loadtest;
 pub mod metrics;
 pub mod notifications;
 pub mod rules;

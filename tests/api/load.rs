@@ -1,11 +1,10 @@
-//! The load generator (`leekha loadtest`) against the real binary: it plays real games in
-//! both view modes without a single error, and `leekha verify` accepts what it played.
+//! The load generator (the `leekha-loadtest` binary) against the real server binary: it
+//! plays real games in both view modes without a single error, and `leekha verify` accepts
+//! what it played.
 
 use std::net::TcpListener;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
-
-use leekha::loadtest::{LoadConfig, ViewMode};
 
 use crate::common::{self, Server, TestDb};
 
@@ -37,25 +36,33 @@ fn the_load_generator_plays_real_games_without_errors_in_both_view_modes() {
         assert!(started.elapsed() < Duration::from_secs(30), "never ready");
         std::thread::sleep(Duration::from_millis(20));
     }
-    for views in [ViewMode::Track, ViewMode::Fetch] {
-        let report = leekha::loadtest::run(&LoadConfig {
-            urls: vec![url.clone()],
-            clients: 2,
-            duration: Duration::from_secs(2),
-            ack_log: None,
-            timeout: Duration::from_secs(10),
-            idle_games: 0,
-            views,
-        });
-        assert!(report.errors.is_empty(), "{views:?}: {:?}", report.errors);
-        let actions = report.actions_ok as f64;
-        let requests = report.request_ms.len() as f64;
-        assert!(actions >= 20.0, "{views:?}: only {actions} actions");
+    for views in ["track", "fetch"] {
+        let out = Command::new(env!("CARGO_BIN_EXE_leekha-loadtest"))
+            .args(["--url", &url, "--views", views, "--json"])
+            .args(["--clients", "2", "--duration", "2", "--timeout", "10"])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{views}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let report: serde_json::Value = serde_json::from_slice(&out.stdout)
+            .unwrap_or_else(|e| panic!("{views}: {e}: {}", String::from_utf8_lossy(&out.stdout)));
+        let errors = &report["errors"];
+        assert_eq!(
+            errors.as_object().map(|e| e.len()),
+            Some(0),
+            "{views}: {errors}"
+        );
+        let actions = report["actions_ok"].as_f64().unwrap();
+        let requests = report["requests"].as_f64().unwrap();
+        assert!(actions >= 20.0, "{views}: only {actions} actions");
         match views {
             // Views only at a round's start and after the exchange.
-            ViewMode::Track => assert!(requests < 1.3 * actions, "{requests} for {actions}"),
+            "track" => assert!(requests < 1.3 * actions, "{requests} for {actions}"),
             // One view before every action.
-            ViewMode::Fetch => assert!(requests >= 1.9 * actions, "{requests} for {actions}"),
+            _ => assert!(requests >= 1.9 * actions, "{requests} for {actions}"),
         }
     }
     drop(server);
