@@ -200,35 +200,6 @@ impl Drop for HashingPermit {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn usernames_follow_the_rules() {
-        for good in ["abc", "Alice_99", "a_b_c", &"x".repeat(32)] {
-            assert!(Username::parse(good).is_ok(), "{good}");
-        }
-        for bad in ["ab", &"x".repeat(33), "al ice", "älice", "a-b", "x@y", ""] {
-            assert!(Username::parse(bad).is_err(), "{bad}");
-        }
-        assert_eq!(Username::parse("Alice").unwrap().key(), "alice");
-    }
-
-    #[test]
-    fn passwords_are_8_to_128_characters_and_hash_with_argon2id() {
-        assert!(Password::parse("short").is_err());
-        assert!(Password::parse(&"p".repeat(129)).is_err());
-        let p = Password::parse("correct horse").unwrap();
-        let hash = p.hash().unwrap();
-        assert!(hash.starts_with("$argon2id$"), "{hash}");
-        assert!(verify_password("correct horse", Some(&hash)));
-        assert!(!verify_password("wrong horse!", Some(&hash)));
-        assert!(!verify_password("correct horse", None));
-        assert!(!format!("{p:?}").contains("horse"));
-    }
-}
-
 /// The rules every authenticated request applies to the caller's account as stored now
 /// (`None`: it does not exist), so a ban, a deletion or a role change takes effect at once.
 ///
@@ -264,4 +235,33 @@ pub fn check_account(
     }))?;
     let user = user.ok_or_else(|| Error::internal("judged a missing account"))?;
     Ok((user, role))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn usernames_follow_the_rules() {
+        for good in ["abc", "Alice_99", "a_b_c", &"x".repeat(32)] {
+            assert!(Username::parse(good).is_ok(), "{good}");
+        }
+        for bad in ["ab", &"x".repeat(33), "al ice", "älice", "a-b", "x@y", ""] {
+            assert!(Username::parse(bad).is_err(), "{bad}");
+        }
+        assert_eq!(Username::parse("Alice").unwrap().key(), "alice");
+    }
+
+    #[test]
+    fn passwords_are_8_to_128_characters_and_hash_with_argon2id() {
+        assert!(Password::parse("short").is_err());
+        assert!(Password::parse(&"p".repeat(129)).is_err());
+        let p = Password::parse("correct horse").unwrap();
+        let hash = p.hash().unwrap();
+        assert!(hash.starts_with("$argon2id$"), "{hash}");
+        assert!(verify_password("correct horse", Some(&hash)));
+        assert!(!verify_password("wrong horse!", Some(&hash)));
+        assert!(!verify_password("correct horse", None));
+        assert!(!format!("{p:?}").contains("horse"));
+    }
 }

@@ -6,6 +6,7 @@ use diesel::prelude::*;
 use super::AnyConnection;
 use super::games::GameRow;
 use super::schema::{audit_log, game_actions, game_seats, games, users};
+use super::types::GameStatus;
 use super::users::UserRow;
 
 diesel::define_sql_function! {
@@ -178,7 +179,7 @@ pub fn set_role(
 /// newest first, strictly before the keyset position.
 pub fn search_games(
     conn: &mut AnyConnection,
-    statuses: &[&str],
+    statuses: &[GameStatus],
     player: Option<&str>,
     before: Option<Keyset>,
     limit: i64,
@@ -221,7 +222,7 @@ pub struct Stats {
     /// Of those, guests.
     pub guests: i64,
     /// Games by stored status.
-    pub games_by_status: Vec<(String, i64)>,
+    pub games_by_status: Vec<(GameStatus, i64)>,
     /// Actions applied since the given hour mark.
     pub actions_last_hour: i64,
     /// Actions applied since the given day mark.
@@ -244,7 +245,7 @@ pub fn stats(conn: &mut AnyConnection, now: NaiveDateTime) -> QueryResult<Stats>
         .filter(users::is_guest.eq(true))
         .count()
         .get_result(conn)?;
-    let games_by_status: Vec<(String, i64)> = games::table
+    let games_by_status: Vec<(GameStatus, i64)> = games::table
         .group_by(games::status)
         .select((games::status, diesel::dsl::count_star()))
         .load(conn)?;
@@ -269,7 +270,7 @@ pub fn stats(conn: &mut AnyConnection, now: NaiveDateTime) -> QueryResult<Stats>
 /// How many games are being played now (a cheap `COUNT`, for the metrics scrape).
 pub fn active_games(conn: &mut AnyConnection) -> QueryResult<i64> {
     games::table
-        .filter(games::status.eq("active"))
+        .filter(games::status.eq(GameStatus::Active))
         .count()
         .get_result(conn)
 }

@@ -6,6 +6,8 @@ use diesel::prelude::*;
 use super::AnyConnection;
 use super::prepared::{Bind, Prepared, Sql};
 use super::schema::{game_actions, game_events, game_seats, games, idempotency_keys, users};
+use super::types::{BotReason, GameStatus, Visibility};
+use crate::bots::BotLevel;
 
 /// Multi-row INSERT: diesel offers it per backend only, not on the multi connection.
 macro_rules! batch_insert {
@@ -23,10 +25,10 @@ macro_rules! batch_insert {
 pub struct GameRow {
     /// UUID.
     pub id: String,
-    /// waiting | active | finished | aborted.
-    pub status: String,
-    /// public | private.
-    pub visibility: String,
+    /// Where the game is in its life.
+    pub status: GameStatus,
+    /// Who may see it.
+    pub visibility: Visibility,
     /// Resolved rules (JSON).
     pub rules: String,
     /// Change counter.
@@ -100,9 +102,9 @@ pub struct SeatRow {
     /// Invited user.
     pub invited_user_id: Option<String>,
     /// Bot level while a bot acts.
-    pub bot_level: Option<String>,
+    pub bot_level: Option<BotLevel>,
     /// Why a bot acts.
-    pub bot_reason: Option<String>,
+    pub bot_reason: Option<BotReason>,
     /// Consecutive timeouts.
     pub timeouts_in_row: i32,
 }
@@ -208,7 +210,7 @@ pub fn set_timers(
 pub fn waiting_created_by(conn: &mut AnyConnection, user_id: &str) -> QueryResult<i64> {
     games::table
         .filter(games::created_by.eq(user_id))
-        .filter(games::status.eq("waiting"))
+        .filter(games::status.eq(GameStatus::Waiting))
         .count()
         .get_result(conn)
 }
@@ -301,8 +303,8 @@ type SeatTuple = (
     i32,
     Option<String>,
     Option<String>,
-    Option<String>,
-    Option<String>,
+    Option<BotLevel>,
+    Option<BotReason>,
     i32,
     Option<String>,
     Option<String>,
@@ -584,7 +586,7 @@ pub fn commit_pg(pg: &mut diesel::PgConnection, c: &PgCommit<'_>) -> QueryResult
     let query = Prepared::new(
         &COMMIT_PG,
         vec![
-            Bind::Text(&row.status),
+            Bind::Text(row.status.as_str()),
             Bind::BigInt(row.version),
             Bind::OptText(row.seed.as_deref()),
             Bind::OptText(row.state.as_deref()),
@@ -707,8 +709,8 @@ pub fn lobby(
 ) -> QueryResult<Vec<Found>> {
     let seats = seats_column(conn);
     let mut query = games::table
-        .filter(games::status.eq("waiting"))
-        .filter(games::visibility.eq("public"))
+        .filter(games::status.eq(GameStatus::Waiting))
+        .filter(games::visibility.eq(Visibility::Public))
         .filter(games::open_seats.gt(0))
         .into_boxed();
     if let Some((at, id)) = after {
@@ -731,7 +733,7 @@ pub fn lobby(
 pub fn for_user(
     conn: &mut AnyConnection,
     user_id: &str,
-    statuses: &[&str],
+    statuses: &[GameStatus],
     offset: i64,
     limit: i64,
 ) -> QueryResult<Vec<(Found, i32)>> {
@@ -832,8 +834,8 @@ impl GameRow {
         let epoch = chrono::DateTime::UNIX_EPOCH.naive_utc();
         Self {
             id: id.to_owned(),
-            status: "active".into(),
-            visibility: "private".into(),
+            status: GameStatus::Active,
+            visibility: Visibility::Private,
             rules: "{}".into(),
             version: 1,
             created_by: "u".into(),

@@ -137,8 +137,8 @@ impl Change {
     pub fn hand_to_bot(&mut self, seat: Seat, reason: BotReason) {
         let level = BotLevel::takeover();
         let row = self.seat_mut(seat);
-        row.bot_level = Some(level.as_str().into());
-        row.bot_reason = Some(reason.as_str().into());
+        row.bot_level = Some(level);
+        row.bot_reason = Some(reason);
         let user = row.user_id.clone();
         let username = user
             .as_deref()
@@ -176,7 +176,7 @@ impl Change {
     /// Ends the game without a result, for `reason`.
     pub fn abort(&mut self, reason: &str) {
         let row = &mut self.table.row;
-        row.status = GameStatus::Aborted.as_str().into();
+        row.status = GameStatus::Aborted;
         row.abort_reason = Some(reason.to_owned());
         row.finished_at = Some(self.now);
         self.push_server_event(&ServerEvent::GameAborted {
@@ -198,7 +198,7 @@ impl Change {
         let seed: [u8; 32] = rand::random();
         let (game, events) = Game::with_events(rules, seed);
         self.table.row.seed = Some(game.seed().to_hex());
-        self.table.row.status = GameStatus::Active.as_str().to_owned();
+        self.table.row.status = GameStatus::Active;
         self.table.row.started_at = Some(self.now);
         let seats = self
             .table
@@ -212,7 +212,7 @@ impl Change {
                     .as_deref()
                     .and_then(|u| self.table.name(u))
                     .map(str::to_owned),
-                bot: s.bot_level.clone(),
+                bot: s.bot_level.map(|l| l.as_str().to_owned()),
             })
             .collect();
         self.push_server_event(&ServerEvent::GameStarted { seats });
@@ -395,9 +395,9 @@ impl Change {
         if let Some(game) = &self.game {
             row.state = Some(serde_json::to_string(game).map_err(Error::internal)?);
             self.table.parsed = Some(game.clone());
-            if row.status == GameStatus::Active.as_str() {
+            if row.status == GameStatus::Active {
                 if let Some(result) = game.result() {
-                    row.status = GameStatus::Finished.as_str().to_owned();
+                    row.status = GameStatus::Finished;
                     row.finished_at = Some(now);
                     row.result = Some(serde_json::to_string(result).map_err(Error::internal)?);
                     row.to_act = String::new();
@@ -432,7 +432,7 @@ impl Change {
                 }
             }
         }
-        if row.status != GameStatus::Active.as_str() {
+        if row.status != GameStatus::Active {
             row.to_act = String::new();
             row.deadline = None;
             row.reminder_at = None;

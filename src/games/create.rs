@@ -9,7 +9,7 @@ use crate::error::Error;
 use crate::notifications::Kind;
 use crate::rules::RuleOptions;
 
-use super::{BotReason, Change, Committed, GameStatus, Table};
+use super::{BotReason, Change, Committed, GameStatus, Table, Visibility};
 
 /// How many games one user may have waiting for players at once.
 pub const MAX_WAITING_GAMES_PER_USER: i64 = 20;
@@ -76,8 +76,8 @@ pub fn create(conn: &mut AnyConnection, creator: &str, new: NewGame) -> Result<C
             match plan {
                 SeatPlan::Me => row.user_id = Some(creator.to_owned()),
                 SeatPlan::Bot(level) => {
-                    row.bot_level = Some(level.as_str().to_owned());
-                    row.bot_reason = Some(BotReason::Seat.as_str().into());
+                    row.bot_level = Some(*level);
+                    row.bot_reason = Some(BotReason::Seat);
                 }
                 SeatPlan::Invite(name) => {
                     let target = db::users::by_username(conn, &name.to_ascii_lowercase())?
@@ -99,8 +99,12 @@ pub fn create(conn: &mut AnyConnection, creator: &str, new: NewGame) -> Result<C
         }
         let row = GameRow {
             id: id.clone(),
-            status: GameStatus::Waiting.as_str().into(),
-            visibility: if new.public { "public" } else { "private" }.into(),
+            status: GameStatus::Waiting,
+            visibility: if new.public {
+                Visibility::Public
+            } else {
+                Visibility::Private
+            },
             rules: rules_text,
             version: 0,
             created_by: creator.to_owned(),

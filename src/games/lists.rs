@@ -35,8 +35,7 @@ pub fn of_user(
     offset: i64,
     limit: i64,
 ) -> Result<Vec<(Table, Seat)>, Error> {
-    let statuses: Vec<&str> = statuses.iter().map(|s| s.as_str()).collect();
-    store::for_user(conn, user_id, &statuses, offset, limit)?
+    store::for_user(conn, user_id, statuses, offset, limit)?
         .into_iter()
         .map(|(found, seat)| {
             let seat = Seat::new(seat as u8).ok_or_else(|| Error::internal("stored seat"))?;
@@ -64,9 +63,8 @@ pub fn search(
             None => return Ok(Vec::new()),
         },
     };
-    let statuses: Vec<&str> = statuses.iter().map(|s| s.as_str()).collect();
     Ok(
-        db::admin::search_games(conn, &statuses, player_id.as_deref(), before, limit)?
+        db::admin::search_games(conn, statuses, player_id.as_deref(), before, limit)?
             .into_iter()
             .map(Table::from_found)
             .collect(),

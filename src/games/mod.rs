@@ -20,6 +20,7 @@ mod table;
 mod timeouts;
 pub mod verify;
 
+pub use crate::db::types::{BotReason, GameStatus, Visibility};
 pub use act::{Act, Acted, act};
 pub use change::Change;
 pub use create::{NewGame, SeatPlan, create};
@@ -31,49 +32,9 @@ pub use seats::{join, leave, reclaim, resign, seat_to_bot};
 pub use table::{Table, decode_plays, encode_plays, encode_to_act};
 pub use timeouts::{Woken, due, wake};
 
-use serde::{Deserialize, Serialize};
-
 use crate::db::AnyConnection;
 use crate::error::Error;
 use crate::rules::Seat;
-
-/// Where a game is in its life.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum GameStatus {
-    /// Seats are still open.
-    Waiting,
-    /// Dealt and in play.
-    Active,
-    /// Ended by the rules.
-    Finished,
-    /// Ended by an administrator, without a result.
-    Aborted,
-}
-
-impl GameStatus {
-    /// The stored name.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            GameStatus::Waiting => "waiting",
-            GameStatus::Active => "active",
-            GameStatus::Finished => "finished",
-            GameStatus::Aborted => "aborted",
-        }
-    }
-
-    /// Parses a stored name.
-    pub fn parse(raw: &str) -> Option<Self> {
-        [
-            GameStatus::Waiting,
-            GameStatus::Active,
-            GameStatus::Finished,
-            GameStatus::Aborted,
-        ]
-        .into_iter()
-        .find(|s| s.as_str() == raw)
-    }
-}
 
 /// Who sent an action.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -84,31 +45,6 @@ pub enum Actor<'a> {
     Bot,
     /// The scheduler, for a seat whose turn timed out.
     Timeout,
-}
-
-/// Why a bot acts for a seat (stored in `game_seats.bot_reason`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum BotReason {
-    /// The seat was a bot's from the start.
-    Seat,
-    /// Its player resigned.
-    Resigned,
-    /// Its player let two turns in a row time out; they may reclaim it.
-    Timeout,
-    /// An administrator handed it to a bot.
-    Admin,
-}
-
-impl BotReason {
-    /// The stored name.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            BotReason::Seat => "seat",
-            BotReason::Resigned => "resigned",
-            BotReason::Timeout => "timeout",
-            BotReason::Admin => "admin",
-        }
-    }
 }
 
 /// A committed use case: the game as written, the seat of the caller (if any), and how many

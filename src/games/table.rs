@@ -8,7 +8,7 @@ use crate::db::games::{self as store, GameRow, SeatRow};
 use crate::error::Error;
 use crate::rules::{Card, Game, RuleOptions, Seat, SeatSet};
 
-use super::{BotReason, GameStatus};
+use super::{BotReason, GameStatus, Visibility};
 
 /// A game as loaded from the database: its row, its seats and the names of its users.
 #[derive(Debug, Clone)]
@@ -123,7 +123,7 @@ impl Table {
 
     /// The status.
     pub fn status(&self) -> GameStatus {
-        GameStatus::parse(&self.row.status).unwrap_or(GameStatus::Aborted)
+        self.row.status
     }
 
     /// The resolved rule set.
@@ -164,17 +164,14 @@ impl Table {
 
     /// Whether the user may see this game: public, or seated, or invited.
     pub fn visible_to(&self, user_id: &str) -> bool {
-        self.row.visibility == "public"
+        self.row.visibility == Visibility::Public
             || self.seat_of(user_id).is_some()
             || self.invitation_of(user_id).is_some()
     }
 
     /// The bot that acts for a seat, if any.
     pub fn bot_of(&self, seat: Seat) -> Option<BotLevel> {
-        self.seats[seat.index()]
-            .bot_level
-            .as_deref()
-            .and_then(BotLevel::parse)
+        self.seats[seat.index()].bot_level
     }
 
     pub(super) fn seat_row(&mut self, seat: Seat) -> &mut SeatRow {
@@ -189,13 +186,7 @@ impl Table {
 
     /// Why a bot acts for a seat, if one does.
     pub fn bot_reason(&self, seat: Seat) -> Option<BotReason> {
-        match self.seats[seat.index()].bot_reason.as_deref()? {
-            "seat" => Some(BotReason::Seat),
-            "resigned" => Some(BotReason::Resigned),
-            "timeout" => Some(BotReason::Timeout),
-            "admin" => Some(BotReason::Admin),
-            _ => None,
-        }
+        self.seats[seat.index()].bot_reason
     }
 
     /// Whether the game's rules are the partnership mode.

@@ -25,7 +25,7 @@ pub enum Woken {
         /// How late the action came after the deadline (ms).
         lag_ms: i64,
         /// The committed game.
-        done: Committed,
+        done: Box<Committed>,
     },
     /// A reminder went out to these users.
     Reminded(Vec<String>),
@@ -124,7 +124,7 @@ fn time_out(
     let done = Committed::new(change.commit(conn)?, None, before);
     Ok(Woken::TimedOut {
         lag_ms: (now - deadline).num_milliseconds(),
-        done,
+        done: Box::new(done),
     })
 }
 

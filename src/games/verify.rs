@@ -88,7 +88,7 @@ pub fn verify_game(conn: &mut AnyConnection, id: &str) -> Result<Option<String>,
             "the stored state differs from the replay of seed and actions".into(),
         ));
     }
-    let finished = row.status == "finished";
+    let finished = row.status == crate::games::GameStatus::Finished;
     if finished != replayed.is_finished() {
         return Ok(Some(format!(
             "status is {} but the rules say finished = {}",

@@ -38,11 +38,11 @@ pub async fn stats(
     let mut games = GameCounts::default();
     for (status, n) in counts.games_by_status {
         games.total += n;
-        match GameStatus::parse(&status) {
-            Some(GameStatus::Waiting) => games.waiting += n,
-            Some(GameStatus::Active) => games.active += n,
-            Some(GameStatus::Finished) => games.finished += n,
-            Some(GameStatus::Aborted) | None => games.aborted += n,
+        match status {
+            GameStatus::Waiting => games.waiting += n,
+            GameStatus::Active => games.active += n,
+            GameStatus::Finished => games.finished += n,
+            GameStatus::Aborted => games.aborted += n,
         }
     }
     Ok(HttpResponse::Ok().json(StatsView {

@@ -239,7 +239,7 @@ pub fn summary(table: &Table) -> AdminGameSummary {
     AdminGameSummary {
         id: row.id.parse().unwrap_or_default(),
         status: table.status(),
-        visibility: row.visibility.clone(),
+        visibility: row.visibility.to_string(),
         version: row.version,
         created_by: row.created_by.parse().unwrap_or_default(),
         seats: seat_briefs(table),
@@ -270,7 +270,7 @@ pub fn full_state(table: &Table, record: &Record) -> Result<AdminGameView, Error
                 passed: round.as_ref().and_then(|r| r.passed.clone()),
                 received: round.as_ref().and_then(|r| r.received.clone()),
                 legal_actions: own.legal_actions,
-                bot_reason: row.bot_reason.clone(),
+                bot_reason: row.bot_reason.map(|r| r.to_string()),
                 timeouts_in_row: row.timeouts_in_row,
             });
         }

@@ -322,7 +322,7 @@ pub fn game_view(table: &Table, viewer: Option<Seat>) -> Result<GameView, Error>
             SeatEntry {
                 seat: s.seat as u8,
                 player: player_ref(table, s.user_id.as_deref()),
-                bot: s.bot_level.as_deref().and_then(BotLevel::parse),
+                bot: s.bot_level,
                 open: s.user_id.is_none() && s.bot_level.is_none() && s.invited_user_id.is_none(),
                 invited: if s.user_id.is_none() {
                     player_ref(table, s.invited_user_id.as_deref())
@@ -423,7 +423,7 @@ pub fn game_view(table: &Table, viewer: Option<Seat>) -> Result<GameView, Error>
         id: row.id.parse().unwrap_or_default(),
         version: row.version,
         status: table.status(),
-        visibility: row.visibility.clone(),
+        visibility: row.visibility.to_string(),
         rules: rules_view,
         turn_timeout_seconds: row.turn_timeout_seconds,
         created_by: row.created_by.parse().unwrap_or_default(),

@@ -74,7 +74,7 @@ pub fn seat_briefs(table: &Table) -> Vec<SeatBrief> {
         .map(|s| SeatBrief {
             seat: s.seat as u8,
             player: player_ref(table, s.user_id.as_deref()),
-            bot: s.bot_level.as_deref().and_then(BotLevel::parse),
+            bot: s.bot_level,
             open: Seat::new(s.seat as u8).is_some_and(|seat| table.is_open(seat)),
         })
         .collect()
