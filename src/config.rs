@@ -1,9 +1,15 @@
 //! Configuration read from the environment.
 //!
 //! Every variable has a default that works on a fresh machine; a bad value stops the process
-//! with a message that names the variable, the value and what was expected.
+//! with a message that names the variable, the value and what was expected. clap reads the
+//! variables (its `env` feature): each field of [`Config`] names its variable, its default
+//! and the `value_parser` that checks it.
 
-use std::{fmt, net::SocketAddr, time::Duration};
+use std::{env, fmt, net::SocketAddr, ops::RangeInclusive, str::FromStr, time::Duration};
+
+use clap::builder::TypedValueParser;
+use clap::error::{ContextKind, ContextValue, ErrorKind};
+use clap::{ArgAction, CommandFactory, FromArgMatches, Parser};
 
 use crate::auth::Secret;
 
@@ -43,7 +49,7 @@ impl DatabaseUrl {
     pub fn parse(raw: &str) -> Result<Self, ConfigError> {
         let raw = raw.trim();
         let bad = |why: &str| ConfigError::Invalid {
-            var: "DATABASE_URL",
+            var: "DATABASE_URL".to_owned(),
             value: redact(raw),
             expected: why.to_owned(),
         };
@@ -121,13 +127,13 @@ pub fn redact(url: &str) -> String {
 }
 
 /// A configuration problem found at start.
-#[derive(Debug, thiserror::Error)]
+#[derive(Debug, Clone, thiserror::Error)]
 pub enum ConfigError {
     /// A variable holds a value that cannot be used.
     #[error("{var}={value:?} is not valid: expected {expected}")]
     Invalid {
         /// The environment variable.
-        var: &'static str,
+        var: String,
         /// The offending value (redacted when it may hold a secret).
         value: String,
         /// What would have been accepted.
@@ -135,48 +141,134 @@ pub enum ConfigError {
     },
 }
 
+impl ConfigError {
+    /// The variable, value and expectation of a failed parse of [`Env`], without ever
+    /// showing the value of a secret (the arguments with `hide_env_values`).
+    fn from_clap(error: &clap::Error) -> Self {
+        let source = std::error::Error::source(error);
+        if let Some(e) = source.and_then(|s| s.downcast_ref::<ConfigError>()) {
+            return e.clone();
+        }
+        let context = |kind| match error.get(kind) {
+            Some(ContextValue::String(s)) => Some(s.clone()),
+            _ => None,
+        };
+        // Built, as in the parse that failed, so that arguments display as in its error.
+        let mut command = Env::command();
+        command.build();
+        let arg = command
+            .get_arguments()
+            .find(|a| match context(ContextKind::InvalidArg) {
+                Some(shown) => a.to_string() == shown,
+                // clap names no argument for a value that is not UTF-8: the variable holding one.
+                None => a
+                    .get_env()
+                    .and_then(env::var_os)
+                    .is_some_and(|v| v.to_str().is_none()),
+            });
+        let var = arg.and_then(clap::Arg::get_env);
+        let value = context(ContextKind::InvalidValue)
+            .or_else(|| Some(env::var_os(var?)?.to_string_lossy().into_owned()))
+            .unwrap_or_default();
+        ConfigError::Invalid {
+            var: var.map_or("a variable".into(), |v| v.to_string_lossy().into_owned()),
+            value: if arg.is_some_and(clap::Arg::is_hide_env_values_set) {
+                format!("<{} bytes>", value.len())
+            } else {
+                value
+            },
+            expected: source.map_or_else(
+                || match error.kind() {
+                    ErrorKind::InvalidUtf8 => "UTF-8 text".to_owned(),
+                    kind => kind.to_string(),
+                },
+                ToString::to_string,
+            ),
+        }
+    }
+}
+
 /// The service configuration.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, clap::Args)]
 pub struct Config {
     /// `DATABASE_URL`; default: the SQLite file `leekha.db` in the working directory.
+    #[arg(long, env = "DATABASE_URL", default_value = "leekha.db")]
+    #[arg(value_parser = DatabaseUrl::parse)]
     pub database_url: DatabaseUrl,
     /// `LEEKHA_BIND`; default `127.0.0.1:8080`.
+    #[arg(long, env = "LEEKHA_BIND", default_value = "127.0.0.1:8080", value_parser = socket_addr)]
     pub bind: SocketAddr,
     /// `LEEKHA_DB_POOL_SIZE`; default 16 on PostgreSQL, 8 on SQLite.
+    // Read by `Env`: its default depends on the backend.
+    #[arg(skip)]
     pub pool_size: u32,
     /// `LEEKHA_DB_TIMEOUT_MS`: how long a request waits for a database connection before it
     /// gets 503; default 5000.
+    #[arg(long, env = "LEEKHA_DB_TIMEOUT_MS", default_value = "5000")]
+    #[arg(value_parser = millis(100..=60_000))]
     pub db_timeout: Duration,
     /// `LEEKHA_MAX_BODY_BYTES`: the largest accepted request body; default 65536.
+    #[arg(long, env = "LEEKHA_MAX_BODY_BYTES", default_value = "65536")]
+    #[arg(value_parser = ranged::<usize>("bytes", 1024..=16 << 20))]
     pub max_body_bytes: usize,
     /// `LEEKHA_WORKERS`: HTTP worker threads; default: the number of cores.
+    #[arg(long, env = "LEEKHA_WORKERS", value_parser = ranged::<usize>("an integer", 1..=256))]
     pub workers: Option<usize>,
     /// `LEEKHA_JWT_SECRET`: the access-token signing key, at least 32 bytes. Required on
     /// PostgreSQL; on SQLite a random one is generated once and kept in the database.
+    #[arg(long, env = "LEEKHA_JWT_SECRET", hide_env_values = true, value_parser = secret)]
     pub jwt_secret: Option<Secret>,
     /// `LEEKHA_JWT_PREVIOUS_SECRET`: the key before the last rotation; its tokens stay valid.
+    #[arg(long, env = "LEEKHA_JWT_PREVIOUS_SECRET", hide_env_values = true, value_parser = secret)]
     pub jwt_previous_secret: Option<Secret>,
     /// `LEEKHA_ACCESS_TOKEN_TTL_SECONDS`: access-token lifetime; default 900 (15 min).
+    #[arg(long, env = "LEEKHA_ACCESS_TOKEN_TTL_SECONDS", default_value = "900")]
+    #[arg(value_parser = ranged::<i64>("seconds", 1..=86_400))]
     pub access_ttl_secs: i64,
     /// `LEEKHA_REFRESH_TOKEN_TTL_DAYS`: refresh-token lifetime; default 30.
+    #[arg(long, env = "LEEKHA_REFRESH_TOKEN_TTL_DAYS", default_value = "30")]
+    #[arg(value_parser = ranged::<i64>("days", 1..=365))]
     pub refresh_ttl_days: i64,
     /// `LEEKHA_AUTH_RATE_PER_MINUTE`: attempts per minute on register, login, guest and
     /// refresh, per client IP and per username; default 20.
+    #[arg(long, env = "LEEKHA_AUTH_RATE_PER_MINUTE", default_value = "20")]
+    #[arg(value_parser = ranged::<u32>("an integer", 1..=1_000_000))]
     pub auth_rate_per_minute: u32,
     /// `LEEKHA_SCHEDULER_INTERVAL_MS`: how often each instance looks for due turns,
     /// reminders and webhook deliveries; default 1000.
+    #[arg(long, env = "LEEKHA_SCHEDULER_INTERVAL_MS", default_value = "1000")]
+    #[arg(value_parser = millis(10..=60_000))]
     pub scheduler_interval: Duration,
     /// `LEEKHA_WEBHOOK_ALLOW_PRIVATE=1`: allow webhook URLs on private and loopback
     /// addresses (tests, private networks).
+    #[arg(long, env = "LEEKHA_WEBHOOK_ALLOW_PRIVATE", default_value = "0")]
+    #[arg(action = ArgAction::Set, value_parser = switch)]
     pub webhook_allow_private: bool,
     /// `LEEKHA_WEBHOOK_RETRY_BASE_MS`: the first retry delay of a failed webhook; each
     /// next one doubles, up to an hour; default 5000.
+    #[arg(long, env = "LEEKHA_WEBHOOK_RETRY_BASE_MS", default_value = "5000")]
+    #[arg(value_parser = millis(10..=3_600_000))]
     pub webhook_retry_base: Duration,
     /// `LEEKHA_WEBHOOK_MAX_AGE_SECONDS`: how long a webhook is retried; default 86400.
+    #[arg(long, env = "LEEKHA_WEBHOOK_MAX_AGE_SECONDS", default_value = "86400")]
+    #[arg(value_parser = ranged::<i64>("seconds", 1..=604_800))]
     pub webhook_max_age_secs: i64,
     /// `LEEKHA_TRUST_PROXY=1`: take the client IP from `X-Forwarded-For`/`Forwarded` (only
     /// behind a proxy that sets them).
+    #[arg(long, env = "LEEKHA_TRUST_PROXY", default_value = "0")]
+    #[arg(action = ArgAction::Set, value_parser = switch)]
     pub trust_proxy: bool,
+}
+
+/// Everything clap reads: the [`Config`] and the one variable whose default depends on
+/// another (the pool size, on the backend).
+#[derive(Parser)]
+#[command(name = "leekha")]
+struct Env {
+    #[command(flatten)]
+    config: Config,
+    #[arg(long, env = "LEEKHA_DB_POOL_SIZE", value_parser = ranged::<u32>("an integer", 1..=512))]
+    pool_size: Option<u32>,
 }
 
 impl Config {
@@ -185,168 +277,46 @@ impl Config {
     /// # Errors
     /// The first variable whose value cannot be used.
     pub fn from_env() -> Result<Self, ConfigError> {
-        Self::from_lookup(|k| std::env::var(k).ok())
+        Self::parse(Env::command(), ["leekha".to_owned()])
     }
 
-    /// Reads the configuration from any key → value lookup (tests pass a map).
+    /// Reads the configuration from any key → value lookup (tests pass a map), never from
+    /// the process environment.
     ///
     /// # Errors
     /// The first variable whose value cannot be used.
     pub fn from_lookup(get: impl Fn(&str) -> Option<String>) -> Result<Self, ConfigError> {
-        let database_url =
-            DatabaseUrl::parse(&get("DATABASE_URL").unwrap_or_else(|| "leekha.db".into()))?;
-        let bind = parse_var(
-            &get,
-            "LEEKHA_BIND",
-            "127.0.0.1:8080",
-            "host:port, e.g. 127.0.0.1:8080",
-        )?;
-        let default_pool = match database_url.backend() {
-            Backend::Postgres => "16",
-            Backend::Sqlite => "8",
-        };
-        let pool_size: u32 = parse_var(
-            &get,
-            "LEEKHA_DB_POOL_SIZE",
-            default_pool,
-            "an integer 1..=512",
-        )?;
-        if !(1..=512).contains(&pool_size) {
-            return Err(invalid(
-                "LEEKHA_DB_POOL_SIZE",
-                pool_size,
-                "an integer 1..=512",
-            ));
-        }
-        let timeout_ms: u64 = parse_var(
-            &get,
-            "LEEKHA_DB_TIMEOUT_MS",
-            "5000",
-            "milliseconds 100..=60000",
-        )?;
-        if !(100..=60_000).contains(&timeout_ms) {
-            return Err(invalid(
-                "LEEKHA_DB_TIMEOUT_MS",
-                timeout_ms,
-                "milliseconds 100..=60000",
-            ));
-        }
-        let max_body_bytes: usize = parse_var(
-            &get,
-            "LEEKHA_MAX_BODY_BYTES",
-            "65536",
-            "bytes 1024..=16777216",
-        )?;
-        if !(1024..=16 * 1024 * 1024).contains(&max_body_bytes) {
-            return Err(invalid(
-                "LEEKHA_MAX_BODY_BYTES",
-                max_body_bytes,
-                "bytes 1024..=16777216",
-            ));
-        }
-        let workers = match get("LEEKHA_WORKERS") {
-            None => None,
-            Some(v) => match v.trim().parse::<usize>() {
-                Ok(n) if (1..=256).contains(&n) => Some(n),
-                _ => return Err(invalid("LEEKHA_WORKERS", v, "an integer 1..=256")),
-            },
-        };
-        let jwt_secret = secret_var(&get, "LEEKHA_JWT_SECRET")?;
-        let jwt_previous_secret = secret_var(&get, "LEEKHA_JWT_PREVIOUS_SECRET")?;
-        let access_ttl_secs: i64 = parse_var(
-            &get,
-            "LEEKHA_ACCESS_TOKEN_TTL_SECONDS",
-            "900",
-            "seconds 1..=86400",
-        )?;
-        if !(1..=86_400).contains(&access_ttl_secs) {
-            return Err(invalid(
-                "LEEKHA_ACCESS_TOKEN_TTL_SECONDS",
-                access_ttl_secs,
-                "seconds 1..=86400",
-            ));
-        }
-        let refresh_ttl_days: i64 =
-            parse_var(&get, "LEEKHA_REFRESH_TOKEN_TTL_DAYS", "30", "days 1..=365")?;
-        if !(1..=365).contains(&refresh_ttl_days) {
-            return Err(invalid(
-                "LEEKHA_REFRESH_TOKEN_TTL_DAYS",
-                refresh_ttl_days,
-                "days 1..=365",
-            ));
-        }
-        let auth_rate_per_minute: u32 = parse_var(
-            &get,
-            "LEEKHA_AUTH_RATE_PER_MINUTE",
-            "20",
-            "an integer 1..=1000000",
-        )?;
-        if !(1..=1_000_000).contains(&auth_rate_per_minute) {
-            return Err(invalid(
-                "LEEKHA_AUTH_RATE_PER_MINUTE",
-                auth_rate_per_minute,
-                "an integer 1..=1000000",
-            ));
-        }
-        let trust_proxy = bool_var(&get, "LEEKHA_TRUST_PROXY")?;
-        let webhook_allow_private = bool_var(&get, "LEEKHA_WEBHOOK_ALLOW_PRIVATE")?;
-        let interval_ms: u64 = parse_var(
-            &get,
-            "LEEKHA_SCHEDULER_INTERVAL_MS",
-            "1000",
-            "milliseconds 10..=60000",
-        )?;
-        if !(10..=60_000).contains(&interval_ms) {
-            return Err(invalid(
-                "LEEKHA_SCHEDULER_INTERVAL_MS",
-                interval_ms,
-                "milliseconds 10..=60000",
-            ));
-        }
-        let retry_ms: u64 = parse_var(
-            &get,
-            "LEEKHA_WEBHOOK_RETRY_BASE_MS",
-            "5000",
-            "milliseconds 10..=3600000",
-        )?;
-        if !(10..=3_600_000).contains(&retry_ms) {
-            return Err(invalid(
-                "LEEKHA_WEBHOOK_RETRY_BASE_MS",
-                retry_ms,
-                "milliseconds 10..=3600000",
-            ));
-        }
-        let webhook_max_age_secs: i64 = parse_var(
-            &get,
-            "LEEKHA_WEBHOOK_MAX_AGE_SECONDS",
-            "86400",
-            "seconds 1..=604800",
-        )?;
-        if !(1..=604_800).contains(&webhook_max_age_secs) {
-            return Err(invalid(
-                "LEEKHA_WEBHOOK_MAX_AGE_SECONDS",
-                webhook_max_age_secs,
-                "seconds 1..=604800",
-            ));
-        }
-        Ok(Self {
-            scheduler_interval: Duration::from_millis(interval_ms),
-            webhook_allow_private,
-            webhook_retry_base: Duration::from_millis(retry_ms),
-            webhook_max_age_secs,
-            jwt_secret,
-            jwt_previous_secret,
-            access_ttl_secs,
-            refresh_ttl_days,
-            auth_rate_per_minute,
-            trust_proxy,
-            database_url,
-            bind,
+        let command = Env::command();
+        // clap reads a variable when its argument is built and takes no other value for it:
+        // the lookup's values come in as options instead, and the arguments forget the
+        // process environment.
+        let given: Vec<String> = command
+            .get_arguments()
+            .filter_map(|a| {
+                let value = get(&a.get_env()?.to_string_lossy())?;
+                Some(format!("--{}={value}", a.get_long()?))
+            })
+            .collect();
+        let args = std::iter::once("leekha".to_owned()).chain(given);
+        Self::parse(command.mut_args(|a| a.env(None)), args)
+    }
+
+    fn parse(
+        command: clap::Command,
+        args: impl IntoIterator<Item = String>,
+    ) -> Result<Self, ConfigError> {
+        let Env {
+            mut config,
             pool_size,
-            db_timeout: Duration::from_millis(timeout_ms),
-            max_body_bytes,
-            workers,
-        })
+        } = command
+            .try_get_matches_from(args)
+            .and_then(|m| Env::from_arg_matches(&m))
+            .map_err(|e| ConfigError::from_clap(&e))?;
+        config.pool_size = pool_size.unwrap_or(match config.database_url.backend() {
+            Backend::Postgres => 16,
+            Backend::Sqlite => 8,
+        });
+        Ok(config)
     }
 
     /// A configuration for the given database with every other value at its default.
@@ -359,45 +329,46 @@ impl Config {
     }
 }
 
-fn bool_var(get: &impl Fn(&str) -> Option<String>, var: &'static str) -> Result<bool, ConfigError> {
-    match get(var).as_deref().map(str::trim) {
-        None | Some("" | "0" | "false") => Ok(false),
-        Some("1" | "true") => Ok(true),
-        Some(other) => Err(invalid(var, other, "1 or 0")),
+/// A number in `range`; otherwise the error says what was expected, e.g. `seconds 1..=86400`.
+fn ranged<T>(unit: &'static str, range: RangeInclusive<T>) -> impl TypedValueParser<Value = T>
+where
+    T: FromStr + PartialOrd + fmt::Display + Clone + Send + Sync + 'static,
+{
+    move |raw: &str| {
+        raw.trim()
+            .parse()
+            .ok()
+            .filter(|n| range.contains(n))
+            .ok_or_else(|| format!("{unit} {}..={}", range.start(), range.end()))
     }
 }
 
-fn secret_var(
-    get: &impl Fn(&str) -> Option<String>,
-    var: &'static str,
-) -> Result<Option<Secret>, ConfigError> {
-    match get(var) {
-        None => Ok(None),
-        Some(v) if v.len() >= 32 => Ok(Some(Secret::new(v))),
-        Some(v) => Err(ConfigError::Invalid {
-            var,
-            value: format!("<{} bytes>", v.len()),
-            expected: "at least 32 bytes, e.g. the output of `openssl rand -hex 32`".to_owned(),
-        }),
+/// Milliseconds in `range`, as a duration.
+fn millis(range: RangeInclusive<u64>) -> impl TypedValueParser<Value = Duration> {
+    ranged("milliseconds", range).map(Duration::from_millis)
+}
+
+fn socket_addr(raw: &str) -> Result<SocketAddr, &'static str> {
+    raw.trim()
+        .parse()
+        .map_err(|_| "host:port, e.g. 127.0.0.1:8080")
+}
+
+/// `1`/`true` or `0`/`false`/empty.
+fn switch(raw: &str) -> Result<bool, &'static str> {
+    match raw.trim() {
+        "" | "0" | "false" => Ok(false),
+        "1" | "true" => Ok(true),
+        _ => Err("1 or 0"),
     }
 }
 
-fn invalid(var: &'static str, value: impl ToString, expected: &str) -> ConfigError {
-    ConfigError::Invalid {
-        var,
-        value: value.to_string(),
-        expected: expected.to_owned(),
+fn secret(raw: &str) -> Result<Secret, &'static str> {
+    if raw.len() >= 32 {
+        Ok(Secret::new(raw))
+    } else {
+        Err("at least 32 bytes, e.g. the output of `openssl rand -hex 32`")
     }
-}
-
-fn parse_var<T: std::str::FromStr>(
-    get: &impl Fn(&str) -> Option<String>,
-    var: &'static str,
-    default: &str,
-    expected: &str,
-) -> Result<T, ConfigError> {
-    let raw = get(var).unwrap_or_else(|| default.to_owned());
-    raw.trim().parse().map_err(|_| invalid(var, raw, expected))
 }
 
 #[cfg(test)]
@@ -478,5 +449,82 @@ mod tests {
             !err.contains("short-secret"),
             "a secret is never echoed: {err}"
         );
+    }
+
+    /// The configuration from these variables only.
+    fn from(vars: &[(&str, &str)]) -> Result<Config, ConfigError> {
+        Config::from_lookup(|k| {
+            vars.iter()
+                .find(|(v, _)| *v == k)
+                .map(|(_, x)| x.to_string())
+        })
+    }
+
+    #[test]
+    fn every_default_is_the_documented_one() {
+        let c = from(&[]).unwrap();
+        assert_eq!(c.pool_size, 8);
+        assert_eq!(c.db_timeout, Duration::from_millis(5000));
+        assert_eq!(c.max_body_bytes, 65536);
+        assert_eq!(c.workers, None);
+        assert!(c.jwt_secret.is_none() && c.jwt_previous_secret.is_none());
+        assert_eq!((c.access_ttl_secs, c.refresh_ttl_days), (900, 30));
+        assert_eq!(c.auth_rate_per_minute, 20);
+        assert_eq!(c.scheduler_interval, Duration::from_millis(1000));
+        assert!(!c.webhook_allow_private && !c.trust_proxy);
+        assert_eq!(c.webhook_retry_base, Duration::from_millis(5000));
+        assert_eq!(c.webhook_max_age_secs, 86400);
+        let pg = from(&[("DATABASE_URL", "postgres://p@db/leekha")]).unwrap();
+        assert_eq!(pg.pool_size, 16);
+    }
+
+    #[test]
+    fn values_are_trimmed_and_checked_against_their_range() {
+        let c = from(&[
+            ("LEEKHA_WORKERS", " 4 "),
+            ("LEEKHA_DB_POOL_SIZE", "512"),
+            ("LEEKHA_DB_TIMEOUT_MS", "100"),
+            ("LEEKHA_TRUST_PROXY", "true"),
+            ("LEEKHA_WEBHOOK_ALLOW_PRIVATE", "1"),
+        ])
+        .unwrap();
+        assert_eq!((c.workers, c.pool_size), (Some(4), 512));
+        assert_eq!(c.db_timeout, Duration::from_millis(100));
+        assert!(c.trust_proxy && c.webhook_allow_private);
+
+        let err = |var, value| from(&[(var, value)]).unwrap_err().to_string();
+        assert_eq!(
+            err("LEEKHA_DB_TIMEOUT_MS", "60001"),
+            r#"LEEKHA_DB_TIMEOUT_MS="60001" is not valid: expected milliseconds 100..=60000"#
+        );
+        assert_eq!(
+            err("LEEKHA_WORKERS", ""),
+            r#"LEEKHA_WORKERS="" is not valid: expected an integer 1..=256"#
+        );
+        assert_eq!(
+            err("LEEKHA_TRUST_PROXY", "yes"),
+            r#"LEEKHA_TRUST_PROXY="yes" is not valid: expected 1 or 0"#
+        );
+        assert!(err("LEEKHA_DB_POOL_SIZE", "513").contains("an integer 1..=512"));
+        assert!(err("DATABASE_URL", "mysql://u:pw@h/x").contains(r#""mysql://u:***@h/x""#));
+    }
+
+    #[test]
+    fn secrets_are_never_shown() {
+        let key = "k".repeat(40);
+        let c = from(&[("LEEKHA_JWT_SECRET", &key)]).unwrap();
+        assert_eq!(
+            c.jwt_secret.as_ref().map(Secret::expose),
+            Some(key.as_str())
+        );
+        assert!(!format!("{c:?}").contains(&key));
+        let err = from(&[("LEEKHA_JWT_PREVIOUS_SECRET", "too-short-to-use")])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.starts_with(r#"LEEKHA_JWT_PREVIOUS_SECRET="<16 bytes>""#),
+            "{err}"
+        );
+        assert!(!err.contains("too-short"), "{err}");
     }
 }
