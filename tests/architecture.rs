@@ -53,7 +53,10 @@ fn offenders(needle: &str, allowed: &[&str]) -> Vec<String> {
 fn no_module_below_http_imports_it() {
     // The binary's wiring (cli, main, lib) is the one place above the HTTP layer; `bin/`
     // holds other crates, whose `crate::` is their own.
-    let bad = offenders("crate::http", &["http/", "cli.rs", "main.rs", "lib.rs", "bin/"]);
+    let bad = offenders(
+        "crate::http",
+        &["http/", "cli.rs", "main.rs", "lib.rs", "bin/"],
+    );
     assert!(
         bad.is_empty(),
         "these modules import the HTTP layer: {bad:?}"

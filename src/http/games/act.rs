@@ -16,21 +16,39 @@ use crate::http::problem::{ApiError, Problem};
 use crate::http::views::game::{CardCode, GameView, render};
 use crate::rules::Card;
 
-/// An action: `{type: "pass", cards: [3 codes]}` or `{type: "play", card}`.
+/// An action for the caller's seat.
 #[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
-#[serde(deny_unknown_fields)]
-pub struct ActionRequest {
-    /// `pass` or `play`.
+#[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
+pub enum ActionRequest {
+    /// Pass cards to the seat the round's direction names.
+    Pass {
+        /// Exactly 3 cards of the hand.
+        cards: Vec<CardCode>,
+        /// Refuse with 409 `version_conflict` unless the game is at this version (same as
+        /// the `If-Match` header).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        expected_version: Option<i64>,
+    },
+    /// Play a card to the current trick.
+    Play {
+        /// The card.
+        card: CardCode,
+        /// Refuse with 409 `version_conflict` unless the game is at this version (same as
+        /// the `If-Match` header).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        expected_version: Option<i64>,
+    },
+}
+
+/// The request as first stored with an `Idempotency-Key`: its fingerprint must not change
+/// when the wire type's shape does, or retries across an upgrade would be refused.
+#[derive(Serialize)]
+struct Fingerprinted<'a> {
     #[serde(rename = "type")]
-    #[schema(example = "play")]
-    pub kind: String,
-    /// For a pass: exactly 3 cards of the hand.
-    pub cards: Option<Vec<CardCode>>,
-    /// For a play: the card.
-    pub card: Option<CardCode>,
-    /// Refuse with 409 `version_conflict` unless the game is at this version (same as the
-    /// `If-Match` header).
-    pub expected_version: Option<i64>,
+    kind: &'a str,
+    cards: Option<&'a [CardCode]>,
+    card: Option<&'a CardCode>,
+    expected_version: Option<i64>,
 }
 
 fn parse_card(code: &CardCode) -> Result<Card, Error> {
@@ -44,8 +62,46 @@ fn parse_card(code: &CardCode) -> Result<Card, Error> {
 }
 
 impl ActionRequest {
-    /// The command: the action, the expected version (body or `If-Match`) and the retry key.
-    fn command(self, game_id: &str, user_id: &str, req: &HttpRequest) -> Result<Act, Error> {
+    fn expected_version(&self) -> Option<i64> {
+        match self {
+            ActionRequest::Pass {
+                expected_version, ..
+            }
+            | ActionRequest::Play {
+                expected_version, ..
+            } => *expected_version,
+        }
+    }
+
+    fn fingerprint(&self, game_id: &str) -> String {
+        let (kind, cards, card) = match self {
+            ActionRequest::Pass { cards, .. } => ("pass", Some(cards.as_slice()), None),
+            ActionRequest::Play { card, .. } => ("play", None, Some(card)),
+        };
+        let mut h = Sha256::new();
+        h.update(game_id.as_bytes());
+        h.update(
+            serde_json::to_vec(&Fingerprinted {
+                kind,
+                cards,
+                card,
+                expected_version: self.expected_version(),
+            })
+            .unwrap_or_default(),
+        );
+        hex::encode(h.finalize())
+    }
+
+    /// The command: the action, the expected version (body or `If-Match`) and the retry
+    /// key. `body` is any JSON: its shape is judged here, after the caller's account.
+    fn command(
+        body: serde_json::Value,
+        game_id: &str,
+        user_id: &str,
+        req: &HttpRequest,
+    ) -> Result<Act, Error> {
+        let this: ActionRequest =
+            serde_json::from_value(body).map_err(|e| Error::validation(e.to_string()))?;
         let key = match req.headers().get("idempotency-key") {
             None => None,
             Some(v) => {
@@ -58,50 +114,24 @@ impl ActionRequest {
                 Some(k.to_owned())
             }
         };
-        let expected_version = match (self.expected_version, if_match(req)?) {
+        let expected_version = match (this.expected_version(), if_match(req)?) {
             (Some(a), Some(b)) if a != b => {
                 return Err(Error::bad_request("expected_version and If-Match disagree"));
             }
             (a, b) => a.or(b),
         };
-        let wanted = match self.kind.as_str() {
-            "pass" => {
-                if self.card.is_some() {
-                    return Err(Error::validation("a pass takes `cards`, not `card`"));
-                }
-                let cards = self
-                    .cards
-                    .as_ref()
-                    .ok_or_else(|| Error::validation("a pass needs `cards`"))?;
+        let wanted = match &this {
+            ActionRequest::Pass { cards, .. } => {
                 if cards.len() > 52 {
                     return Err(Error::validation("too many cards"));
                 }
                 Wanted::Pass(cards.iter().map(parse_card).collect::<Result<_, _>>()?)
             }
-            "play" => {
-                if self.cards.is_some() {
-                    return Err(Error::validation("a play takes `card`, not `cards`"));
-                }
-                let card = self
-                    .card
-                    .as_ref()
-                    .ok_or_else(|| Error::validation("a play needs `card`"))?;
-                Wanted::Play(parse_card(card)?)
-            }
-            other => {
-                return Err(Error::validation(format!(
-                    "type must be pass or play, not {other:?}"
-                )));
-            }
+            ActionRequest::Play { card, .. } => Wanted::Play(parse_card(card)?),
         };
-        let idempotency = key.map(|key| {
-            let mut h = Sha256::new();
-            h.update(game_id.as_bytes());
-            h.update(serde_json::to_vec(&self).unwrap_or_default());
-            Idempotency {
-                key,
-                fingerprint: hex::encode(h.finalize()),
-            }
+        let idempotency = key.map(|key| Idempotency {
+            key,
+            fingerprint: this.fingerprint(game_id),
         });
         Ok(Act {
             game_id: game_id.to_owned(),
@@ -141,12 +171,12 @@ pub async fn act(
     caller: Caller,
     path: web::Path<uuid::Uuid>,
     req: HttpRequest,
-    body: web::Json<ActionRequest>,
+    body: web::Json<serde_json::Value>,
 ) -> Result<HttpResponse, ApiError> {
     let id = path.into_inner().to_string();
     // Judged by the service after the account check, so a banned caller hears 403 whatever
     // it sent.
-    let command = body.into_inner().command(&id, &caller.user_id, &req);
+    let command = ActionRequest::command(body.into_inner(), &id, &caller.user_id, &req);
     let hot = state.hot.clone();
     let gid = id.clone();
     let acted = state
@@ -174,5 +204,22 @@ pub async fn act(
         .insert_header(("idempotent-replayed", "true"))
         .content_type("application/json")
         .body(body)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_fingerprint_keeps_the_first_release_layout() {
+        let play = ActionRequest::Play {
+            card: CardCode("QS".into()),
+            expected_version: Some(3),
+        };
+        let mut h = Sha256::new();
+        h.update(b"g");
+        h.update(br#"{"type":"play","cards":null,"card":"QS","expected_version":3}"#);
+        assert_eq!(play.fingerprint("g"), hex::encode(h.finalize()));
     }
 }

@@ -2,7 +2,7 @@
 
 use actix_web::http::header;
 use actix_web::{HttpResponse, post, web};
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 use utoipa::ToSchema;
 
 use crate::app::AppState;
@@ -13,33 +13,60 @@ use crate::http::extract::{AuthUser, optional_json};
 use crate::http::preconditions::etag;
 use crate::http::problem::{ApiError, Problem};
 use crate::http::views::game::{GameView, game_view};
-use crate::rules::RuleOverrides;
+use crate::rules::{self, RuleOverrides};
 
-/// Rule options when creating a game: a preset and/or single options (rule book §8).
-#[derive(Debug, Clone, Default, Serialize, Deserialize, ToSchema)]
+/// Rule options when creating a game: a preset and/or single options (rule book §8). Each
+/// option is read by the rules' own type, so an unknown value is refused with the values it
+/// may take.
+#[derive(Debug, Clone, Default, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RulesInput {
     /// `classic` (all defaults) or `partnership` (partnership mode, alternate passing).
-    #[schema(example = "classic")]
-    pub preset: Option<String>,
+    #[schema(value_type = Option<String>, example = "classic")]
+    pub preset: Option<rules::Preset>,
     /// `solo` or `partnership`.
-    pub mode: Option<String>,
+    #[schema(value_type = Option<String>)]
+    pub mode: Option<rules::Mode>,
     /// 1..=1000 (51, 101, 151 are usual; default 101).
     pub target_score: Option<i64>,
     /// `right`, `left`, `alternate` or `none`.
-    pub pass_direction: Option<String>,
+    #[schema(value_type = Option<String>)]
+    pub pass_direction: Option<rules::PassDirection>,
     /// `on` or `off`.
-    pub pass_restriction: Option<String>,
+    #[schema(value_type = Option<String>)]
+    pub pass_restriction: Option<rules::PassRestriction>,
     /// `both`, `queen_only` or `off`.
-    pub forced_leekha: Option<String>,
+    #[schema(value_type = Option<String>)]
+    pub forced_leekha: Option<rules::ForcedLeekha>,
     /// `off` or `on`.
-    pub talbees: Option<String>,
+    #[schema(value_type = Option<String>)]
+    pub talbees: Option<rules::Talbees>,
     /// `queen_of_spades_taker` or `rotate_right`.
-    pub dealer_rotation: Option<String>,
+    #[schema(value_type = Option<String>)]
+    pub dealer_rotation: Option<rules::DealerRotation>,
     /// `co_winners` or `sudden_death`.
-    pub solo_tie: Option<String>,
+    #[schema(value_type = Option<String>)]
+    pub solo_tie: Option<rules::SoloTie>,
     /// `busted_team_loses` or `team_sum_reaches_target`.
-    pub team_loss: Option<String>,
+    #[schema(value_type = Option<String>)]
+    pub team_loss: Option<rules::TeamLoss>,
+}
+
+impl From<RulesInput> for RuleOverrides {
+    fn from(r: RulesInput) -> Self {
+        RuleOverrides {
+            preset: r.preset,
+            mode: r.mode,
+            target_score: r.target_score,
+            pass_direction: r.pass_direction,
+            pass_restriction: r.pass_restriction,
+            forced_leekha: r.forced_leekha,
+            talbees: r.talbees,
+            dealer_rotation: r.dealer_rotation,
+            solo_tie: r.solo_tie,
+            team_loss: r.team_loss,
+        }
+    }
 }
 
 /// One seat at creation.
@@ -70,34 +97,6 @@ pub struct CreateGame {
     pub turn_timeout_seconds: Option<i64>,
 }
 
-impl RulesInput {
-    /// The rule overrides these fields name, each option parsed by the rules' own type.
-    fn overrides(&self) -> Result<RuleOverrides, Error> {
-        fn option<T: serde::de::DeserializeOwned>(
-            name: &str,
-            raw: Option<&str>,
-        ) -> Result<Option<T>, Error> {
-            raw.map(|v| {
-                serde_json::from_value(serde_json::Value::String(v.to_owned()))
-                    .map_err(|e| Error::validation(format!("rules: {name}: {e}")))
-            })
-            .transpose()
-        }
-        Ok(RuleOverrides {
-            preset: option("preset", self.preset.as_deref())?,
-            mode: option("mode", self.mode.as_deref())?,
-            target_score: self.target_score,
-            pass_direction: option("pass_direction", self.pass_direction.as_deref())?,
-            pass_restriction: option("pass_restriction", self.pass_restriction.as_deref())?,
-            forced_leekha: option("forced_leekha", self.forced_leekha.as_deref())?,
-            talbees: option("talbees", self.talbees.as_deref())?,
-            dealer_rotation: option("dealer_rotation", self.dealer_rotation.as_deref())?,
-            solo_tie: option("solo_tie", self.solo_tie.as_deref())?,
-            team_loss: option("team_loss", self.team_loss.as_deref())?,
-        })
-    }
-}
-
 impl SeatRequest {
     fn plan(&self) -> Result<SeatPlan, Error> {
         if self.kind != "invite" && self.username.is_some() {
@@ -125,10 +124,7 @@ impl SeatRequest {
 impl CreateGame {
     /// The command this request asks for; every check that needs no database.
     fn command(self) -> Result<NewGame, Error> {
-        let rules = self
-            .rules
-            .unwrap_or_default()
-            .overrides()?
+        let rules = RuleOverrides::from(self.rules.unwrap_or_default())
             .resolve()
             .map_err(|e| Error::validation(e.to_string()).with_code("invalid_rules"))?;
         let public = match self.visibility.as_deref() {
