@@ -118,7 +118,7 @@ pub fn set_role(
 ) -> Result<UserRow, Error> {
     user_locked(conn, target, |conn| {
         let before = live_user(conn, target)?;
-        db::admin::set_role(conn, target, role.as_str(), db::now())?;
+        users::set_role(conn, target, role.as_str(), db::now())?;
         let details = json!({ "from": before.role, "to": role.as_str() });
         audit::record(
             conn,

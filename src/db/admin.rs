@@ -162,19 +162,6 @@ pub fn unban(conn: &mut AnyConnection, id: &str, now: NaiveDateTime) -> QueryRes
     Ok(n == 1)
 }
 
-/// Sets the role of an account.
-pub fn set_role(
-    conn: &mut AnyConnection,
-    id: &str,
-    role: &str,
-    now: NaiveDateTime,
-) -> QueryResult<()> {
-    diesel::update(users::table.find(id))
-        .set((users::role.eq(role), users::updated_at.eq(now)))
-        .execute(conn)
-        .map(drop)
-}
-
 /// Games with one of `statuses` (all when empty) in which `player` holds or held a seat,
 /// newest first, strictly before the keyset position.
 pub fn search_games(

@@ -89,6 +89,44 @@ impl GameRow {
     }
 }
 
+impl GameRow {
+    /// A new game waiting for players: version 0, nothing dealt, no timers.
+    pub fn new(
+        id: &str,
+        created_by: &str,
+        rules: String,
+        visibility: Visibility,
+        turn_timeout_seconds: i32,
+        now: NaiveDateTime,
+    ) -> Self {
+        Self {
+            id: id.to_owned(),
+            status: GameStatus::Waiting,
+            visibility,
+            rules,
+            version: 0,
+            created_by: created_by.to_owned(),
+            turn_timeout_seconds,
+            seed: None,
+            state: None,
+            to_act: String::new(),
+            deadline: None,
+            open_seats: 0,
+            action_count: 0,
+            event_count: 0,
+            result: None,
+            abort_reason: None,
+            created_at: now,
+            updated_at: now,
+            started_at: None,
+            finished_at: None,
+            reminder_at: None,
+            round_plays: String::new(),
+            wake_at: None,
+        }
+    }
+}
+
 /// A row of `game_seats`.
 #[derive(Debug, Clone, Queryable, Selectable, Insertable)]
 #[diesel(table_name = game_seats)]
@@ -833,29 +871,9 @@ impl GameRow {
     pub(crate) fn sample(id: &str) -> Self {
         let epoch = chrono::DateTime::UNIX_EPOCH.naive_utc();
         Self {
-            id: id.to_owned(),
             status: GameStatus::Active,
-            visibility: Visibility::Private,
-            rules: "{}".into(),
             version: 1,
-            created_by: "u".into(),
-            turn_timeout_seconds: 60,
-            seed: None,
-            state: None,
-            to_act: String::new(),
-            deadline: None,
-            open_seats: 0,
-            action_count: 0,
-            event_count: 0,
-            result: None,
-            abort_reason: None,
-            created_at: epoch,
-            updated_at: epoch,
-            started_at: None,
-            finished_at: None,
-            reminder_at: None,
-            round_plays: String::new(),
-            wake_at: None,
+            ..Self::new(id, "u", "{}".into(), Visibility::Private, 60, epoch)
         }
     }
 }

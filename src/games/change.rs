@@ -139,18 +139,7 @@ impl Change {
         let row = self.seat_mut(seat);
         row.bot_level = Some(level);
         row.bot_reason = Some(reason);
-        let user = row.user_id.clone();
-        let username = user
-            .as_deref()
-            .and_then(|u| self.table.name(u))
-            .map(str::to_owned);
-        self.push_server_event(&ServerEvent::SeatChanged {
-            seat: seat.number(),
-            user_id: user,
-            username,
-            bot: Some(level.as_str().into()),
-            reason: reason.as_str().into(),
-        });
+        self.announce_seat(seat, reason.as_str());
     }
 
     /// Gives a seat a bot took for timeouts back to its player.
@@ -159,17 +148,26 @@ impl Change {
         row.bot_level = None;
         row.bot_reason = None;
         row.timeouts_in_row = 0;
-        let user = row.user_id.clone();
-        let username = user
+        self.announce_seat(seat, "reclaimed");
+    }
+
+    /// A `seat_changed` event telling who holds `seat` now (and who held it, when a bot took
+    /// over), for `reason`: joined | left | resigned | timeout | admin | reclaimed |
+    /// invite_declined.
+    pub fn announce_seat(&mut self, seat: Seat, reason: &str) {
+        let row = &self.table.seats[seat.index()];
+        let user_id = row.user_id.clone();
+        let bot = row.bot_level.map(|l| l.as_str().to_owned());
+        let username = user_id
             .as_deref()
             .and_then(|u| self.table.name(u))
             .map(str::to_owned);
         self.push_server_event(&ServerEvent::SeatChanged {
             seat: seat.number(),
-            user_id: user,
+            user_id,
             username,
-            bot: None,
-            reason: "reclaimed".into(),
+            bot,
+            reason: reason.to_owned(),
         });
     }
 

@@ -9,7 +9,7 @@ use crate::error::Error;
 use crate::notifications::Kind;
 use crate::rules::RuleOptions;
 
-use super::{BotReason, Change, Committed, GameStatus, Table, Visibility};
+use super::{BotReason, Change, Committed, Table, Visibility};
 
 /// How many games one user may have waiting for players at once.
 pub const MAX_WAITING_GAMES_PER_USER: i64 = 20;
@@ -97,35 +97,19 @@ pub fn create(conn: &mut AnyConnection, creator: &str, new: NewGame) -> Result<C
             }
             seat_rows.push(row);
         }
-        let row = GameRow {
-            id: id.clone(),
-            status: GameStatus::Waiting,
-            visibility: if new.public {
-                Visibility::Public
-            } else {
-                Visibility::Private
-            },
-            rules: rules_text,
-            version: 0,
-            created_by: creator.to_owned(),
-            turn_timeout_seconds: new.turn_timeout_seconds,
-            seed: None,
-            state: None,
-            to_act: String::new(),
-            deadline: None,
-            open_seats: 0,
-            action_count: 0,
-            event_count: 0,
-            result: None,
-            abort_reason: None,
-            created_at: now,
-            updated_at: now,
-            started_at: None,
-            finished_at: None,
-            reminder_at: None,
-            round_plays: String::new(),
-            wake_at: None,
+        let visibility = if new.public {
+            Visibility::Public
+        } else {
+            Visibility::Private
         };
+        let row = GameRow::new(
+            &id,
+            creator,
+            rules_text,
+            visibility,
+            new.turn_timeout_seconds,
+            now,
+        );
         store::insert(conn, &row, &seat_rows)?;
         let table = Table::load(conn, &id)?;
         let mut change = Change::new(table)?;

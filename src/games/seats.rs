@@ -8,7 +8,7 @@ use crate::db::{self, AnyConnection};
 use crate::error::Error;
 use crate::rules::Seat;
 
-use super::{BotReason, Change, Committed, GameStatus, ServerEvent, locked, seat_of};
+use super::{BotReason, Change, Committed, GameStatus, locked, seat_of};
 
 /// Takes a seat: `wanted`, else the one reserved for the caller, else the first open one.
 /// The game starts when the fourth seat is taken.
@@ -70,20 +70,12 @@ pub fn join(
         let row = change.seat_mut(seat);
         row.user_id = Some(user_id.to_owned());
         row.invited_user_id = None;
-        let username = match change.table.name(user_id) {
-            Some(n) => Some(n.to_owned()),
-            None => db::users::by_id(conn, user_id)?.map(|u| u.username),
-        };
-        if let Some(name) = &username {
-            change.table.names.insert(user_id.to_owned(), name.clone());
+        if change.table.name(user_id).is_none()
+            && let Some(user) = db::users::by_id(conn, user_id)?
+        {
+            change.table.names.insert(user_id.to_owned(), user.username);
         }
-        change.push_server_event(&ServerEvent::SeatChanged {
-            seat: seat.number(),
-            user_id: Some(user_id.to_owned()),
-            username,
-            bot: None,
-            reason: "joined".into(),
-        });
+        change.announce_seat(seat, "joined");
         if change.is_full() {
             change.start()?;
         }
@@ -121,13 +113,7 @@ pub fn leave(conn: &mut AnyConnection, game_id: &str, user_id: &str) -> Result<C
         let row = change.seat_mut(seat);
         row.user_id = None;
         row.invited_user_id = None;
-        change.push_server_event(&ServerEvent::SeatChanged {
-            seat: seat.number(),
-            user_id: None,
-            username: None,
-            bot: None,
-            reason: reason.into(),
-        });
+        change.announce_seat(seat, reason);
         let humans = change
             .table
             .seats

@@ -136,7 +136,14 @@ impl utoipa::Modify for CommonResponses {
                         "401",
                         "Missing, invalid or expired access token (`missing_token`, `invalid_token`)",
                     );
-                    add("403", "Not allowed, or banned (`forbidden`, `banned`)");
+                    if path.starts_with("/api/v1/admin") {
+                        add(
+                            "403",
+                            "Not an administrator (`forbidden`), or banned (`banned`)",
+                        );
+                    } else {
+                        add("403", "Not allowed, or banned (`forbidden`, `banned`)");
+                    }
                 }
                 if path.contains('{') {
                     add("404", "No such resource (`not_found`)");

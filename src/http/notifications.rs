@@ -87,9 +87,6 @@ pub struct WebhookView {
     params(FeedQuery),
     responses(
         (status = 200, description = "Notifications (possibly none when the wait ran out)", body = FeedPage),
-        (status = 400, description = "Invalid query", body = Problem, content_type = "application/problem+json"),
-        (status = 401, description = "Missing or invalid token", body = Problem, content_type = "application/problem+json"),
-        (status = 403, description = "Banned", body = Problem, content_type = "application/problem+json"),
     )
 )]
 #[get("/me/notifications")]
@@ -136,8 +133,6 @@ pub async fn feed(
     responses(
         (status = 200, description = "Set", body = WebhookView),
         (status = 400, description = "Invalid URL or secret; private addresses (`webhook_url_not_allowed`)", body = Problem, content_type = "application/problem+json"),
-        (status = 401, description = "Missing or invalid token", body = Problem, content_type = "application/problem+json"),
-        (status = 403, description = "Banned", body = Problem, content_type = "application/problem+json"),
     )
 )]
 #[put("/me/webhook")]
@@ -173,8 +168,6 @@ pub async fn put_webhook(
     security(("bearer" = [])),
     responses(
         (status = 200, description = "The webhook (url null when none)", body = WebhookView),
-        (status = 401, description = "Missing or invalid token", body = Problem, content_type = "application/problem+json"),
-        (status = 403, description = "Banned", body = Problem, content_type = "application/problem+json"),
     )
 )]
 #[get("/me/webhook")]
@@ -196,8 +189,6 @@ pub async fn get_webhook(
     security(("bearer" = [])),
     responses(
         (status = 204, description = "Removed"),
-        (status = 401, description = "Missing or invalid token", body = Problem, content_type = "application/problem+json"),
-        (status = 403, description = "Banned", body = Problem, content_type = "application/problem+json"),
     )
 )]
 #[delete("/me/webhook")]

@@ -3,8 +3,9 @@
 use actix_web::{HttpResponse, get, post, web};
 
 use crate::app::AppState;
+use crate::db::AnyConnection;
 use crate::error::Error;
-use crate::games::{self, lists};
+use crate::games::{self, Committed, lists};
 use crate::http::extract::{AdminUser, optional_json};
 use crate::http::pagination::{Cursor, keyset_page, limit};
 use crate::http::problem::{ApiError, Problem};
@@ -21,9 +22,6 @@ use super::{AbortRequest, GamesQuery, OptionalReason, optional_reason, reason};
     params(GamesQuery),
     responses(
         (status = 200, description = "A page of games", body = AdminGamesPage),
-        (status = 400, description = "Invalid query", body = Problem, content_type = "application/problem+json"),
-        (status = 401, description = "Missing or invalid token", body = Problem, content_type = "application/problem+json"),
-        (status = 403, description = "Not an administrator (`forbidden`), or banned", body = Problem, content_type = "application/problem+json"),
     )
 )]
 #[get("/admin/games")]
@@ -60,10 +58,6 @@ pub async fn list_games(
     params(("id" = uuid::Uuid, Path, description = "Game id")),
     responses(
         (status = 200, description = "The whole game", body = AdminGameView),
-        (status = 400, description = "Malformed id", body = Problem, content_type = "application/problem+json"),
-        (status = 401, description = "Missing or invalid token", body = Problem, content_type = "application/problem+json"),
-        (status = 403, description = "Not an administrator (`forbidden`), or banned", body = Problem, content_type = "application/problem+json"),
-        (status = 404, description = "No such game", body = Problem, content_type = "application/problem+json"),
     )
 )]
 #[get("/admin/games/{id}")]
@@ -91,9 +85,6 @@ pub async fn get_game(
     responses(
         (status = 200, description = "Aborted; the game as spectators see it", body = GameView),
         (status = 400, description = "Invalid reason or id", body = Problem, content_type = "application/problem+json"),
-        (status = 401, description = "Missing or invalid token", body = Problem, content_type = "application/problem+json"),
-        (status = 403, description = "Not an administrator (`forbidden`), or banned", body = Problem, content_type = "application/problem+json"),
-        (status = 404, description = "No such game", body = Problem, content_type = "application/problem+json"),
         (status = 409, description = "The game already ended (`game_over`)", body = Problem, content_type = "application/problem+json"),
     )
 )]
@@ -107,13 +98,10 @@ pub async fn abort_game(
     let request: AbortRequest = optional_json(&body)?;
     let why = reason(&request.reason)?;
     let id = path.into_inner().to_string();
-    let admin_id = admin.id().to_owned();
-    let done = state
-        .db
-        .run(move |conn| games::abort(conn, &id, &admin_id, &why))
-        .await?;
-    state.published(&done);
-    Ok(HttpResponse::Ok().json(game_view(&done.table, None)?))
+    change_game(&state, &admin, move |conn, admin_id| {
+        games::abort(conn, &id, admin_id, &why)
+    })
+    .await
 }
 
 /// Hands a seat of a running game to a bot for the rest of the game (the human keeps the
@@ -130,9 +118,6 @@ pub async fn abort_game(
     responses(
         (status = 200, description = "A bot plays the seat now; the game as spectators see it", body = GameView),
         (status = 400, description = "Invalid seat, reason or id", body = Problem, content_type = "application/problem+json"),
-        (status = 401, description = "Missing or invalid token", body = Problem, content_type = "application/problem+json"),
-        (status = 403, description = "Not an administrator (`forbidden`), or banned", body = Problem, content_type = "application/problem+json"),
-        (status = 404, description = "No such game", body = Problem, content_type = "application/problem+json"),
         (status = 409, description = "`game_not_active`, or a bot already plays the seat (`seat_controlled_by_bot`)", body = Problem, content_type = "application/problem+json"),
     )
 )]
@@ -149,11 +134,23 @@ pub async fn seat_to_bot(
     let seat = Seat::new(seat)
         .ok_or_else(|| Error::validation(format!("seat must be 0..=3, got {seat}")))?;
     let id = id.to_string();
+    change_game(&state, &admin, move |conn, admin_id| {
+        games::seat_to_bot(conn, &id, seat, admin_id, why.as_deref())
+    })
+    .await
+}
+
+/// Runs an administrator's change of a game and answers the game as spectators see it.
+async fn change_game<F>(
+    state: &AppState,
+    admin: &AdminUser,
+    change: F,
+) -> Result<HttpResponse, ApiError>
+where
+    F: FnOnce(&mut AnyConnection, &str) -> Result<Committed, Error> + Send + 'static,
+{
     let admin_id = admin.id().to_owned();
-    let done = state
-        .db
-        .run(move |conn| games::seat_to_bot(conn, &id, seat, &admin_id, why.as_deref()))
-        .await?;
+    let done = state.db.run(move |conn| change(conn, &admin_id)).await?;
     state.published(&done);
     Ok(HttpResponse::Ok().json(game_view(&done.table, None)?))
 }

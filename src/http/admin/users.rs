@@ -3,7 +3,9 @@
 use actix_web::{HttpResponse, get, post, put, web};
 
 use crate::app::AppState;
+use crate::db::AnyConnection;
 use crate::db::admin as store;
+use crate::db::users::UserRow;
 use crate::error::Error;
 use crate::http::extract::{AdminUser, optional_json};
 use crate::http::pagination::{Cursor, keyset_page, limit};
@@ -22,9 +24,6 @@ use super::{
     params(UsersQuery),
     responses(
         (status = 200, description = "A page of accounts", body = AdminUsersPage),
-        (status = 400, description = "Invalid query", body = Problem, content_type = "application/problem+json"),
-        (status = 401, description = "Missing or invalid token", body = Problem, content_type = "application/problem+json"),
-        (status = 403, description = "Not an administrator (`forbidden`), or banned", body = Problem, content_type = "application/problem+json"),
     )
 )]
 #[get("/admin/users")]
@@ -68,8 +67,6 @@ pub async fn list_users(
     responses(
         (status = 200, description = "Banned", body = AdminUserView),
         (status = 400, description = "Invalid reason or id", body = Problem, content_type = "application/problem+json"),
-        (status = 401, description = "Missing or invalid token", body = Problem, content_type = "application/problem+json"),
-        (status = 403, description = "Not an administrator (`forbidden`), or banned", body = Problem, content_type = "application/problem+json"),
         (status = 404, description = "No such (live) account", body = Problem, content_type = "application/problem+json"),
         (status = 409, description = "Already banned (`already_banned`), or the caller's own account (`own_account`)", body = Problem, content_type = "application/problem+json"),
     )
@@ -83,14 +80,14 @@ pub async fn ban_user(
 ) -> Result<HttpResponse, ApiError> {
     let request: BanRequest = optional_json(&body)?;
     let why = reason(&request.reason)?;
-    let target = path.into_inner().to_string();
-    not_yourself(&admin, &target, "ban")?;
-    let admin_id = admin.id().to_owned();
-    let user = state
-        .db
-        .run(move |conn| crate::admin::ban(conn, &admin_id, &target, &why))
-        .await?;
-    Ok(HttpResponse::Ok().json(AdminUserView::from(&user)))
+    change_user(
+        &state,
+        &admin,
+        path,
+        Some("ban"),
+        move |conn, admin_id, target| crate::admin::ban(conn, admin_id, target, &why),
+    )
+    .await
 }
 
 /// Lifts a ban: the account's access tokens work again at once; its revoked refresh tokens
@@ -103,8 +100,6 @@ pub async fn ban_user(
     responses(
         (status = 200, description = "Unbanned", body = AdminUserView),
         (status = 400, description = "Invalid reason or id", body = Problem, content_type = "application/problem+json"),
-        (status = 401, description = "Missing or invalid token", body = Problem, content_type = "application/problem+json"),
-        (status = 403, description = "Not an administrator (`forbidden`), or banned", body = Problem, content_type = "application/problem+json"),
         (status = 404, description = "No such (live) account", body = Problem, content_type = "application/problem+json"),
         (status = 409, description = "Not banned (`not_banned`)", body = Problem, content_type = "application/problem+json"),
     )
@@ -118,13 +113,10 @@ pub async fn unban_user(
 ) -> Result<HttpResponse, ApiError> {
     let request: OptionalReason = optional_json(&body)?;
     let why = optional_reason(request.reason.as_deref())?;
-    let target = path.into_inner().to_string();
-    let admin_id = admin.id().to_owned();
-    let user = state
-        .db
-        .run(move |conn| crate::admin::unban(conn, &admin_id, &target, why.as_deref()))
-        .await?;
-    Ok(HttpResponse::Ok().json(AdminUserView::from(&user)))
+    change_user(&state, &admin, path, None, move |conn, admin_id, target| {
+        crate::admin::unban(conn, admin_id, target, why.as_deref())
+    })
+    .await
 }
 
 /// Sets an account's role; it takes effect on the account's next request.
@@ -136,8 +128,6 @@ pub async fn unban_user(
     responses(
         (status = 200, description = "The account with its new role", body = AdminUserView),
         (status = 400, description = "Missing or unknown role, invalid reason or id", body = Problem, content_type = "application/problem+json"),
-        (status = 401, description = "Missing or invalid token", body = Problem, content_type = "application/problem+json"),
-        (status = 403, description = "Not an administrator (`forbidden`), or banned", body = Problem, content_type = "application/problem+json"),
         (status = 404, description = "No such (live) account", body = Problem, content_type = "application/problem+json"),
         (status = 409, description = "The caller's own account (`own_account`)", body = Problem, content_type = "application/problem+json"),
     )
@@ -154,12 +144,39 @@ pub async fn set_role(
         .role
         .ok_or_else(|| Error::validation("role is required: player or admin"))?;
     let why = optional_reason(request.reason.as_deref())?;
+    change_user(
+        &state,
+        &admin,
+        path,
+        Some("change the role of"),
+        move |conn, admin_id, target| {
+            crate::admin::set_role(conn, admin_id, target, role, why.as_deref())
+        },
+    )
+    .await
+}
+
+/// Runs an administrator's change of the account the path names and answers the account.
+/// With `not_own`, the change is refused on the administrator's own account (`own_account`),
+/// `not_own` naming what is refused.
+async fn change_user<F>(
+    state: &AppState,
+    admin: &AdminUser,
+    path: web::Path<uuid::Uuid>,
+    not_own: Option<&str>,
+    change: F,
+) -> Result<HttpResponse, ApiError>
+where
+    F: FnOnce(&mut AnyConnection, &str, &str) -> Result<UserRow, Error> + Send + 'static,
+{
     let target = path.into_inner().to_string();
-    not_yourself(&admin, &target, "change the role of")?;
+    if let Some(what) = not_own {
+        not_yourself(admin, &target, what)?;
+    }
     let admin_id = admin.id().to_owned();
     let user = state
         .db
-        .run(move |conn| crate::admin::set_role(conn, &admin_id, &target, role, why.as_deref()))
+        .run(move |conn| change(conn, &admin_id, &target))
         .await?;
     Ok(HttpResponse::Ok().json(AdminUserView::from(&user)))
 }

@@ -158,9 +158,7 @@ impl ActionRequest {
     responses(
         (status = 200, description = "Applied; the new game view", body = GameView),
         (status = 400, description = "Malformed action or card code (`invalid_card`)", body = Problem, content_type = "application/problem+json"),
-        (status = 401, description = "Missing or invalid token", body = Problem, content_type = "application/problem+json"),
         (status = 403, description = "The caller has no seat (`not_seated`), or banned", body = Problem, content_type = "application/problem+json"),
-        (status = 404, description = "No such game", body = Problem, content_type = "application/problem+json"),
         (status = 409, description = "`version_conflict`, `game_not_active`, `seat_controlled_by_bot`", body = Problem, content_type = "application/problem+json"),
         (status = 422, description = "Illegal: `not_your_turn`, `wrong_phase`, `card_not_in_hand`, `must_follow_suit`, `must_play_leekha`, `talbees`, `pass_restriction`, `wrong_card_count`, `duplicate_card`, `already_committed`, `game_over`, `idempotency_key_reused`", body = Problem, content_type = "application/problem+json"),
     )

@@ -177,8 +177,6 @@ impl CreateGame {
     responses(
         (status = 201, description = "Created", body = GameView),
         (status = 400, description = "Invalid rules, seats, visibility or timeout", body = Problem, content_type = "application/problem+json"),
-        (status = 401, description = "Missing or invalid token", body = Problem, content_type = "application/problem+json"),
-        (status = 403, description = "Banned", body = Problem, content_type = "application/problem+json"),
         (status = 409, description = "Too many waiting games (`too_many_games`)", body = Problem, content_type = "application/problem+json"),
     )
 )]

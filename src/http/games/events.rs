@@ -8,7 +8,7 @@ use crate::app::AppState;
 use crate::db::games as store;
 use crate::games::Table;
 use crate::http::extract::AuthUser;
-use crate::http::problem::{ApiError, Problem};
+use crate::http::problem::ApiError;
 use crate::http::views::events::{EventView, EventsPage};
 use crate::http::{long_poll, pagination};
 
@@ -34,10 +34,6 @@ pub struct EventsQuery {
     params(("id" = uuid::Uuid, Path, description = "Game id"), EventsQuery),
     responses(
         (status = 200, description = "Events (possibly none when the wait ran out)", body = EventsPage),
-        (status = 400, description = "Invalid query", body = Problem, content_type = "application/problem+json"),
-        (status = 401, description = "Missing or invalid token", body = Problem, content_type = "application/problem+json"),
-        (status = 403, description = "Banned", body = Problem, content_type = "application/problem+json"),
-        (status = 404, description = "No such game", body = Problem, content_type = "application/problem+json"),
     )
 )]
 #[get("/games/{id}/events")]

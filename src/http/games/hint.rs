@@ -12,6 +12,8 @@ use crate::http::problem::{ApiError, Problem};
 use crate::http::views::game::{CardCode, codes_of};
 use crate::rules::Action;
 
+use super::for_caller;
+
 /// The strongest bot's suggestion for the caller's pending action.
 #[derive(Debug, Serialize, Deserialize, ToSchema)]
 pub struct HintView {
@@ -39,9 +41,7 @@ pub struct HintView {
     params(("id" = uuid::Uuid, Path, description = "Game id")),
     responses(
         (status = 200, description = "A legal action for the caller", body = HintView),
-        (status = 401, description = "Missing or invalid token", body = Problem, content_type = "application/problem+json"),
         (status = 403, description = "Not seated (`not_seated`), or banned", body = Problem, content_type = "application/problem+json"),
-        (status = 404, description = "No such game", body = Problem, content_type = "application/problem+json"),
         (status = 409, description = "The game is not running (`game_not_active`) or the caller has nothing to do now (`nothing_to_do`)", body = Problem, content_type = "application/problem+json"),
     )
 )]
@@ -51,12 +51,7 @@ pub async fn hint(
     user: AuthUser,
     path: web::Path<uuid::Uuid>,
 ) -> Result<HttpResponse, ApiError> {
-    let id = path.into_inner().to_string();
-    let user_id = user.id().to_owned();
-    let job = state
-        .db
-        .run(move |conn| prepare(conn, &id, &user_id))
-        .await?;
+    let job = for_caller(&state, &user, path, prepare).await?;
     let version = job.version;
     let action = web::block(move || job.run()).await??;
     let (kind, cards, card) = match action {

@@ -9,7 +9,7 @@ use crate::error::Error;
 use crate::games::{GameStatus, lists};
 use crate::http::extract::AuthUser;
 use crate::http::pagination::{Cursor, limit};
-use crate::http::problem::{ApiError, Problem};
+use crate::http::problem::ApiError;
 use crate::http::views::game::game_view;
 use crate::http::views::lists::{LobbyPage, MyGamesPage, my_game};
 
@@ -33,9 +33,6 @@ pub struct ListQuery {
     params(ListQuery),
     responses(
         (status = 200, description = "A page of waiting games", body = LobbyPage),
-        (status = 400, description = "Invalid query", body = Problem, content_type = "application/problem+json"),
-        (status = 401, description = "Missing or invalid token", body = Problem, content_type = "application/problem+json"),
-        (status = 403, description = "Banned", body = Problem, content_type = "application/problem+json"),
     )
 )]
 #[get("/games")]
@@ -75,9 +72,6 @@ pub async fn lobby(
     params(ListQuery),
     responses(
         (status = 200, description = "A page of the caller's games", body = MyGamesPage),
-        (status = 400, description = "Invalid query", body = Problem, content_type = "application/problem+json"),
-        (status = 401, description = "Missing or invalid token", body = Problem, content_type = "application/problem+json"),
-        (status = 403, description = "Banned", body = Problem, content_type = "application/problem+json"),
     )
 )]
 #[get("/me/games")]

@@ -19,8 +19,13 @@ pub use hint::HintView;
 pub use lobby::ListQuery;
 pub use seats::JoinRequest;
 
+use actix_web::web;
+
+use crate::app::AppState;
+use crate::db::AnyConnection;
 use crate::error::Error;
 use crate::games::Table;
+use crate::http::extract::AuthUser;
 use crate::rules::Seat;
 
 /// Registers the routes of this module.
@@ -46,4 +51,24 @@ fn viewer_of(table: &Table, user_id: &str) -> Result<Option<Seat>, Error> {
         return Err(Error::not_found("no such game"));
     }
     Ok(table.seat_of(user_id))
+}
+
+/// Runs `use_case(conn, game_id, user_id)` for the caller on the game the path names, on the
+/// blocking pool.
+async fn for_caller<T, F>(
+    state: &AppState,
+    user: &AuthUser,
+    path: web::Path<uuid::Uuid>,
+    use_case: F,
+) -> Result<T, Error>
+where
+    F: FnOnce(&mut AnyConnection, &str, &str) -> Result<T, Error> + Send + 'static,
+    T: Send + 'static,
+{
+    let id = path.into_inner().to_string();
+    let user_id = user.id().to_owned();
+    state
+        .db
+        .run(move |conn| use_case(conn, &id, &user_id))
+        .await
 }

@@ -8,6 +8,8 @@ use crate::http::extract::AuthUser;
 use crate::http::problem::{ApiError, Problem};
 use crate::http::views::replay::{ReplayView, replay_view};
 
+use super::for_caller;
+
 /// After the end: the seed, every deal and every action, for the game's players.
 #[utoipa::path(
     tag = "games",
@@ -15,9 +17,7 @@ use crate::http::views::replay::{ReplayView, replay_view};
     params(("id" = uuid::Uuid, Path, description = "Game id")),
     responses(
         (status = 200, description = "The whole game", body = ReplayView),
-        (status = 401, description = "Missing or invalid token", body = Problem, content_type = "application/problem+json"),
         (status = 403, description = "Not one of the game's players (`not_seated`), or banned", body = Problem, content_type = "application/problem+json"),
-        (status = 404, description = "No such game", body = Problem, content_type = "application/problem+json"),
         (status = 409, description = "The game is not over yet (`game_not_finished`)", body = Problem, content_type = "application/problem+json"),
     )
 )]
@@ -27,11 +27,6 @@ pub async fn replay(
     user: AuthUser,
     path: web::Path<uuid::Uuid>,
 ) -> Result<HttpResponse, ApiError> {
-    let id = path.into_inner().to_string();
-    let user_id = user.id().to_owned();
-    let (table, record) = state
-        .db
-        .run(move |conn| games::replay(conn, &id, &user_id))
-        .await?;
+    let (table, record) = for_caller(&state, &user, path, games::replay).await?;
     Ok(HttpResponse::Ok().json(replay_view(&table, &record)?))
 }

@@ -9,6 +9,8 @@ use crate::games::{self, Committed};
 use crate::http::extract::{AuthUser, optional_json};
 use crate::http::preconditions::with_etag;
 use crate::http::problem::{ApiError, Problem};
+
+use super::for_caller;
 use crate::http::views::game::{GameView, game_view};
 
 /// Which seat to take.
@@ -36,9 +38,6 @@ fn answer(state: &AppState, done: &Committed) -> Result<HttpResponse, ApiError> 
     responses(
         (status = 200, description = "Seated", body = GameView),
         (status = 400, description = "Invalid seat", body = Problem, content_type = "application/problem+json"),
-        (status = 401, description = "Missing or invalid token", body = Problem, content_type = "application/problem+json"),
-        (status = 403, description = "Banned", body = Problem, content_type = "application/problem+json"),
-        (status = 404, description = "No such game", body = Problem, content_type = "application/problem+json"),
         (status = 409, description = "`already_seated`, `seat_taken`, `game_full`, `game_not_waiting`", body = Problem, content_type = "application/problem+json"),
     )
 )]
@@ -50,12 +49,11 @@ pub async fn join(
     body: web::Bytes,
 ) -> Result<HttpResponse, ApiError> {
     let request: JoinRequest = optional_json(&body)?;
-    let id = path.into_inner().to_string();
-    let user_id = user.id().to_owned();
-    let done = state
-        .db
-        .run(move |conn| games::join(conn, &id, &user_id, request.seat))
-        .await?;
+    let seat = request.seat;
+    let done = for_caller(&state, &user, path, move |conn, id, user_id| {
+        games::join(conn, id, user_id, seat)
+    })
+    .await?;
     answer(&state, &done)
 }
 
@@ -67,9 +65,7 @@ pub async fn join(
     params(("id" = uuid::Uuid, Path, description = "Game id")),
     responses(
         (status = 200, description = "Left; the game as it is now", body = GameView),
-        (status = 401, description = "Missing or invalid token", body = Problem, content_type = "application/problem+json"),
         (status = 403, description = "Not seated or invited (`not_seated`), or banned", body = Problem, content_type = "application/problem+json"),
-        (status = 404, description = "No such game", body = Problem, content_type = "application/problem+json"),
         (status = 409, description = "The game has started (`game_not_waiting`): resign instead", body = Problem, content_type = "application/problem+json"),
     )
 )]
@@ -79,13 +75,10 @@ pub async fn leave(
     user: AuthUser,
     path: web::Path<uuid::Uuid>,
 ) -> Result<HttpResponse, ApiError> {
-    let id = path.into_inner().to_string();
-    let user_id = user.id().to_owned();
-    let done = state
-        .db
-        .run(move |conn| games::leave(conn, &id, &user_id))
-        .await?;
-    answer(&state, &done)
+    answer(
+        &state,
+        &for_caller(&state, &user, path, games::leave).await?,
+    )
 }
 
 /// Hands the caller's seat to a bot for the rest of the game.
@@ -95,9 +88,7 @@ pub async fn leave(
     params(("id" = uuid::Uuid, Path, description = "Game id")),
     responses(
         (status = 200, description = "A bot plays the seat now", body = GameView),
-        (status = 401, description = "Missing or invalid token", body = Problem, content_type = "application/problem+json"),
         (status = 403, description = "Not seated (`not_seated`), or banned", body = Problem, content_type = "application/problem+json"),
-        (status = 404, description = "No such game", body = Problem, content_type = "application/problem+json"),
         (status = 409, description = "`game_not_active`, or the seat is already a bot's", body = Problem, content_type = "application/problem+json"),
     )
 )]
@@ -107,13 +98,10 @@ pub async fn resign(
     user: AuthUser,
     path: web::Path<uuid::Uuid>,
 ) -> Result<HttpResponse, ApiError> {
-    let id = path.into_inner().to_string();
-    let user_id = user.id().to_owned();
-    let done = state
-        .db
-        .run(move |conn| games::resign(conn, &id, &user_id))
-        .await?;
-    answer(&state, &done)
+    answer(
+        &state,
+        &for_caller(&state, &user, path, games::resign).await?,
+    )
 }
 
 /// Takes the caller's seat back from the bot that took it after two timeouts in a row.
@@ -123,9 +111,7 @@ pub async fn resign(
     params(("id" = uuid::Uuid, Path, description = "Game id")),
     responses(
         (status = 200, description = "The caller plays the seat again", body = GameView),
-        (status = 401, description = "Missing or invalid token", body = Problem, content_type = "application/problem+json"),
         (status = 403, description = "Not seated (`not_seated`), or banned", body = Problem, content_type = "application/problem+json"),
-        (status = 404, description = "No such game", body = Problem, content_type = "application/problem+json"),
         (status = 409, description = "`game_not_active`, or no bot took the seat for timeouts (`nothing_to_reclaim`)", body = Problem, content_type = "application/problem+json"),
     )
 )]
@@ -135,11 +121,8 @@ pub async fn reclaim(
     user: AuthUser,
     path: web::Path<uuid::Uuid>,
 ) -> Result<HttpResponse, ApiError> {
-    let id = path.into_inner().to_string();
-    let user_id = user.id().to_owned();
-    let done = state
-        .db
-        .run(move |conn| games::reclaim(conn, &id, &user_id))
-        .await?;
-    answer(&state, &done)
+    answer(
+        &state,
+        &for_caller(&state, &user, path, games::reclaim).await?,
+    )
 }

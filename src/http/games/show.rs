@@ -19,9 +19,6 @@ use super::viewer_of;
     responses(
         (status = 200, description = "The game", body = GameView, headers(("ETag" = String, description = "The version, quoted"))),
         (status = 304, description = "Not modified since the given ETag"),
-        (status = 400, description = "Malformed id", body = Problem, content_type = "application/problem+json"),
-        (status = 401, description = "Missing or invalid token", body = Problem, content_type = "application/problem+json"),
-        (status = 403, description = "Banned", body = Problem, content_type = "application/problem+json"),
         (status = 404, description = "No such game, or a private game the caller is not part of", body = Problem, content_type = "application/problem+json"),
     )
 )]
