@@ -9,8 +9,7 @@ use crate::bots::BotLevel;
 use crate::games::hint::{HINT_LEVEL, prepare};
 use crate::http::extract::AuthUser;
 use crate::http::problem::{ApiError, Problem};
-use crate::http::views::game::{CardCode, codes_of};
-use crate::rules::Action;
+use crate::http::views::game::{CardCode, action_parts};
 
 use super::for_caller;
 
@@ -54,10 +53,7 @@ pub async fn hint(
     let job = for_caller(&state, &user, path, prepare).await?;
     let version = job.version;
     let action = web::block(move || job.run()).await??;
-    let (kind, cards, card) = match action {
-        Action::Pass { cards, .. } => ("pass", Some(codes_of(&cards)), None),
-        Action::Play { card, .. } => ("play", None, Some(CardCode(card.to_string()))),
-    };
+    let (kind, cards, card) = action_parts(&action);
     Ok(HttpResponse::Ok().json(HintView {
         kind: kind.into(),
         cards,

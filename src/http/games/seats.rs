@@ -57,72 +57,61 @@ pub async fn join(
     answer(&state, &done)
 }
 
-/// Leaves a game before it starts (or declines an invitation). A waiting game that no human
-/// holds or is invited to any more is aborted.
-#[utoipa::path(
-    tag = "games",
-    security(("bearer" = [])),
-    params(("id" = uuid::Uuid, Path, description = "Game id")),
-    responses(
+/// A handler for a seat use case that needs only the game and the caller: its doc, name,
+/// path, service function and the responses it documents beyond the common ones.
+macro_rules! seat_change {
+    ($(#[$doc:meta])* $name:ident, $path:literal, $use_case:path, [$($response:tt)*]) => {
+        $(#[$doc])*
+        #[utoipa::path(
+            tag = "games",
+            security(("bearer" = [])),
+            params(("id" = uuid::Uuid, Path, description = "Game id")),
+            responses($($response)*)
+        )]
+        #[post($path)]
+        pub async fn $name(
+            state: web::Data<AppState>,
+            user: AuthUser,
+            path: web::Path<uuid::Uuid>,
+        ) -> Result<HttpResponse, ApiError> {
+            answer(&state, &for_caller(&state, &user, path, $use_case).await?)
+        }
+    };
+}
+
+seat_change!(
+    /// Leaves a game before it starts (or declines an invitation). A waiting game that no
+    /// human holds or is invited to any more is aborted.
+    leave,
+    "/games/{id}/leave",
+    games::leave,
+    [
         (status = 200, description = "Left; the game as it is now", body = GameView),
         (status = 403, description = "Not seated or invited (`not_seated`), or banned", body = Problem, content_type = "application/problem+json"),
         (status = 409, description = "The game has started (`game_not_waiting`): resign instead", body = Problem, content_type = "application/problem+json"),
-    )
-)]
-#[post("/games/{id}/leave")]
-pub async fn leave(
-    state: web::Data<AppState>,
-    user: AuthUser,
-    path: web::Path<uuid::Uuid>,
-) -> Result<HttpResponse, ApiError> {
-    answer(
-        &state,
-        &for_caller(&state, &user, path, games::leave).await?,
-    )
-}
+    ]
+);
 
-/// Hands the caller's seat to a bot for the rest of the game.
-#[utoipa::path(
-    tag = "games",
-    security(("bearer" = [])),
-    params(("id" = uuid::Uuid, Path, description = "Game id")),
-    responses(
+seat_change!(
+    /// Hands the caller's seat to a bot for the rest of the game.
+    resign,
+    "/games/{id}/resign",
+    games::resign,
+    [
         (status = 200, description = "A bot plays the seat now", body = GameView),
         (status = 403, description = "Not seated (`not_seated`), or banned", body = Problem, content_type = "application/problem+json"),
         (status = 409, description = "`game_not_active`, or the seat is already a bot's", body = Problem, content_type = "application/problem+json"),
-    )
-)]
-#[post("/games/{id}/resign")]
-pub async fn resign(
-    state: web::Data<AppState>,
-    user: AuthUser,
-    path: web::Path<uuid::Uuid>,
-) -> Result<HttpResponse, ApiError> {
-    answer(
-        &state,
-        &for_caller(&state, &user, path, games::resign).await?,
-    )
-}
+    ]
+);
 
-/// Takes the caller's seat back from the bot that took it after two timeouts in a row.
-#[utoipa::path(
-    tag = "games",
-    security(("bearer" = [])),
-    params(("id" = uuid::Uuid, Path, description = "Game id")),
-    responses(
+seat_change!(
+    /// Takes the caller's seat back from the bot that took it after two timeouts in a row.
+    reclaim,
+    "/games/{id}/reclaim",
+    games::reclaim,
+    [
         (status = 200, description = "The caller plays the seat again", body = GameView),
         (status = 403, description = "Not seated (`not_seated`), or banned", body = Problem, content_type = "application/problem+json"),
         (status = 409, description = "`game_not_active`, or no bot took the seat for timeouts (`nothing_to_reclaim`)", body = Problem, content_type = "application/problem+json"),
-    )
-)]
-#[post("/games/{id}/reclaim")]
-pub async fn reclaim(
-    state: web::Data<AppState>,
-    user: AuthUser,
-    path: web::Path<uuid::Uuid>,
-) -> Result<HttpResponse, ApiError> {
-    answer(
-        &state,
-        &for_caller(&state, &user, path, games::reclaim).await?,
-    )
-}
+    ]
+);

@@ -274,6 +274,27 @@ pub fn player_ref(table: &Table, user_id: Option<&str>) -> Option<PlayerRef> {
     })
 }
 
+/// The cards of a trick, in the order played.
+fn played(cards: &[crate::rules::PlayedCard]) -> Vec<PlayedCardView> {
+    cards
+        .iter()
+        .map(|p| PlayedCardView {
+            seat: p.seat.number(),
+            card: CardCode(p.card.to_string()),
+        })
+        .collect()
+}
+
+/// An action's `type` and its card or cards, as requests, hints and replays spell them.
+pub fn action_parts(
+    action: &crate::rules::Action,
+) -> (&'static str, Option<Vec<CardCode>>, Option<CardCode>) {
+    match action {
+        crate::rules::Action::Pass { cards, .. } => ("pass", Some(codes_of(cards)), None),
+        crate::rules::Action::Play { card, .. } => ("play", None, Some(CardCode(card.to_string()))),
+    }
+}
+
 /// The cards of a list, as codes.
 pub fn codes_of(cards: &[crate::rules::Card]) -> Vec<CardCode> {
     cards.iter().map(|c| CardCode(c.to_string())).collect()
@@ -358,26 +379,11 @@ pub fn game_view(table: &Table, viewer: Option<Seat>) -> Result<GameView, Error>
         passes_committed: v.passes_committed.into_inner(),
         trick: TrickView {
             leader: v.trick.leader.number(),
-            cards: v
-                .trick
-                .cards
-                .iter()
-                .map(|p| PlayedCardView {
-                    seat: p.seat.number(),
-                    card: CardCode(p.card.to_string()),
-                })
-                .collect(),
+            cards: played(&v.trick.cards),
         },
         last_trick: v.last_trick.as_ref().map(|t| LastTrickView {
             leader: t.leader.number(),
-            cards: t
-                .cards
-                .iter()
-                .map(|p| PlayedCardView {
-                    seat: p.seat.number(),
-                    card: CardCode(p.card.to_string()),
-                })
-                .collect(),
+            cards: played(&t.cards),
             winner: t.winner.number(),
             points: t.points,
         }),

@@ -6,9 +6,8 @@ use utoipa::ToSchema;
 
 use crate::error::Error;
 use crate::games::{Record, Table};
-use crate::rules::Action;
 
-use super::game::{CardCode, ResultView, RulesView, codes_of, rules_view};
+use super::game::{CardCode, ResultView, RulesView, action_parts, rules_view};
 
 /// A deal, revealed after the game.
 #[derive(Debug, Serialize, Deserialize, ToSchema)]
@@ -76,13 +75,10 @@ impl ReplayRound {
 
 impl ReplayAction {
     fn of(a: &crate::games::record::RecordedAction) -> Self {
-        let (seat, kind, cards, card) = match &a.action {
-            Action::Pass { seat, cards } => (seat, "pass", Some(codes_of(cards)), None),
-            Action::Play { seat, card } => (seat, "play", None, Some(CardCode(card.to_string()))),
-        };
+        let (kind, cards, card) = action_parts(&a.action);
         Self {
             seq: a.seq,
-            seat: seat.number(),
+            seat: a.action.seat().number(),
             kind: kind.into(),
             cards,
             card,
