@@ -11,7 +11,7 @@ use clap::builder::TypedValueParser;
 use clap::error::{ContextKind, ContextValue, ErrorKind};
 use clap::{ArgAction, CommandFactory, FromArgMatches, Parser};
 
-use crate::auth::Secret;
+use crate::secret::Secret;
 
 /// Which database engine a [`DatabaseUrl`] selects.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -26,5 +26,6 @@ pub mod metrics;
 pub mod notifications;
 pub mod rules;
 pub mod scheduler;
+pub mod secret;
 pub mod telemetry;
 pub mod webhooks;

@@ -95,3 +95,78 @@ fn nothing_below_http_uses_actix() {
     let bad = offenders("actix_web", &["http/", "cli.rs", "main.rs"]);
     assert!(bad.is_empty(), "these modules depend on actix-web: {bad:?}");
 }
+
+/// The top-level modules each module's code names (`crate::x`), comments aside.
+fn module_graph() -> std::collections::BTreeMap<String, std::collections::BTreeSet<String>> {
+    let mut graph = std::collections::BTreeMap::<String, std::collections::BTreeSet<String>>::new();
+    for (path, text) in files() {
+        if path.starts_with("bin/") || path == "lib.rs" || path == "main.rs" {
+            continue;
+        }
+        let module = path
+            .split('/')
+            .next()
+            .unwrap()
+            .trim_end_matches(".rs")
+            .to_owned();
+        let deps = graph.entry(module.clone()).or_default();
+        for line in text.lines().map(str::trim_start) {
+            if line.starts_with("//") {
+                continue;
+            }
+            for (i, _) in line.match_indices("crate::") {
+                let name: String = line[i + 7..]
+                    .chars()
+                    .take_while(|c| c.is_ascii_lowercase() || *c == '_')
+                    .collect();
+                if !name.is_empty() && name != module {
+                    deps.insert(name);
+                }
+            }
+        }
+    }
+    graph
+}
+
+#[test]
+fn modules_import_each_other_without_cycles() {
+    let graph = module_graph();
+    assert!(
+        graph.contains_key("games") && graph.contains_key("db"),
+        "{graph:?}"
+    );
+    // Depth-first search for a back edge; report the first cycle found.
+    fn visit(
+        node: &str,
+        graph: &std::collections::BTreeMap<String, std::collections::BTreeSet<String>>,
+        path: &mut Vec<String>,
+        done: &mut std::collections::BTreeSet<String>,
+    ) -> Option<Vec<String>> {
+        if let Some(i) = path.iter().position(|p| p == node) {
+            let mut cycle = path[i..].to_vec();
+            cycle.push(node.to_owned());
+            return Some(cycle);
+        }
+        if done.contains(node) {
+            return None;
+        }
+        path.push(node.to_owned());
+        for dep in graph.get(node).into_iter().flatten() {
+            if let Some(cycle) = visit(dep, graph, path, done) {
+                return Some(cycle);
+            }
+        }
+        path.pop();
+        done.insert(node.to_owned());
+        None
+    }
+    let mut done = std::collections::BTreeSet::new();
+    for module in graph.keys() {
+        let cycle = visit(module, &graph, &mut Vec::new(), &mut done);
+        assert!(
+            cycle.is_none(),
+            "import cycle: {}",
+            cycle.unwrap().join(" -> ")
+        );
+    }
+}

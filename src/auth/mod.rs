@@ -11,27 +11,7 @@ use argon2::password_hash::{PasswordHasher, PasswordVerifier};
 
 use crate::error::Error;
 
-/// A secret string (signing key, password) whose `Debug` never shows it.
-#[derive(Clone, PartialEq, Eq)]
-pub struct Secret(String);
-
-impl Secret {
-    /// Wraps a secret.
-    pub fn new(value: impl Into<String>) -> Self {
-        Self(value.into())
-    }
-
-    /// The secret itself; keep it out of logs.
-    pub fn expose(&self) -> &str {
-        &self.0
-    }
-}
-
-impl fmt::Debug for Secret {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("Secret(***)")
-    }
-}
+pub use crate::secret::Secret;
 
 /// A user's role.
 #[derive(
