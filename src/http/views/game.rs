@@ -3,70 +3,15 @@
 
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
-use utoipa::openapi::RefOr;
-use utoipa::openapi::schema::{ObjectBuilder, Schema, Type};
-use utoipa::{PartialSchema, ToSchema};
+use utoipa::ToSchema;
 
 use crate::bots::BotLevel;
 use crate::error::Error;
 use crate::games::{GameStatus, Table};
-use crate::rules::{CARD_CODES, CardSet, GameResult, LegalActions, Phase, Seat, SeatView};
+use crate::rules::{GameResult, LegalActions, Phase, Seat, SeatView};
 
-/// A card code: rank `2`…`10`, `J`, `Q`, `K`, `A` then suit `C`, `D`, `H`, `S`. Input also
-/// accepts `T` for ten and lower case.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(transparent)]
-pub struct CardCode(pub String);
-
-impl PartialSchema for CardCode {
-    fn schema() -> RefOr<Schema> {
-        ObjectBuilder::new()
-            .schema_type(Type::String)
-            .description(Some("A card: rank (2–10, J, Q, K, A) then suit (C, D, H, S); `T` is accepted for ten on input"))
-            .enum_values(Some(CARD_CODES.iter().copied()))
-            .examples([serde_json::json!("QS")])
-            .into()
-    }
-}
-
-impl ToSchema for CardCode {}
-
-/// The codes of a card set.
-pub fn codes(cards: CardSet) -> Vec<CardCode> {
-    cards.iter().map(|c| CardCode(c.to_string())).collect()
-}
-
-/// The resolved rule set of a game (rule book §8).
-#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
-pub struct RulesView {
-    /// `solo` or `partnership`.
-    #[schema(example = "solo")]
-    pub mode: String,
-    /// The score that ends the game, 1..=1000.
-    #[schema(example = 101)]
-    pub target_score: u32,
-    /// `right`, `left`, `alternate` or `none`.
-    #[schema(example = "right")]
-    pub pass_direction: String,
-    /// `on` or `off`.
-    #[schema(example = "on")]
-    pub pass_restriction: String,
-    /// `both`, `queen_only` or `off`.
-    #[schema(example = "both")]
-    pub forced_leekha: String,
-    /// `off` or `on`.
-    #[schema(example = "off")]
-    pub talbees: String,
-    /// `queen_of_spades_taker` or `rotate_right`.
-    #[schema(example = "queen_of_spades_taker")]
-    pub dealer_rotation: String,
-    /// `co_winners` or `sudden_death`.
-    #[schema(example = "co_winners")]
-    pub solo_tie: String,
-    /// `busted_team_loses` or `team_sum_reaches_target`.
-    #[schema(example = "busted_team_loses")]
-    pub team_loss: String,
-}
+pub use super::cards::{CardCode, action_parts, codes, codes_of};
+pub use super::rules::{ResultView, RulesView, StandingView, rules_view};
 
 /// A user as others see them.
 #[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
@@ -185,47 +130,6 @@ pub struct LegalActionsView {
     pub cards: Vec<CardCode>,
 }
 
-/// A seat's final place.
-#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
-pub struct StandingView {
-    /// The seat.
-    pub seat: u8,
-    /// Final total.
-    pub total_score: u32,
-    /// 1 is best; equal totals share a rank in solo.
-    pub rank: u32,
-}
-
-/// How the game ended.
-#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
-pub struct ResultView {
-    /// Winning seats.
-    pub winners: Vec<u8>,
-    /// Every seat, best first.
-    pub ranking: Vec<StandingView>,
-    /// Partnership: the losing team (0 or 1).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub losing_team: Option<u8>,
-}
-
-impl From<&GameResult> for ResultView {
-    fn from(r: &GameResult) -> Self {
-        Self {
-            winners: r.winners.iter().map(|s| s.number()).collect(),
-            ranking: r
-                .ranking
-                .iter()
-                .map(|s| StandingView {
-                    seat: s.seat.number(),
-                    total_score: s.total_score,
-                    rank: s.rank,
-                })
-                .collect(),
-            losing_team: r.losing_team.map(|t| t.number()),
-        }
-    }
-}
-
 /// A game as the caller may see it.
 #[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
 pub struct GameView {
@@ -283,31 +187,6 @@ fn played(cards: &[crate::rules::PlayedCard]) -> Vec<PlayedCardView> {
             card: CardCode(p.card.to_string()),
         })
         .collect()
-}
-
-/// An action's `type` and its card or cards, as requests, hints and replays spell them.
-pub fn action_parts(
-    action: &crate::rules::Action,
-) -> (&'static str, Option<Vec<CardCode>>, Option<CardCode>) {
-    match action {
-        crate::rules::Action::Pass { cards, .. } => ("pass", Some(codes_of(cards)), None),
-        crate::rules::Action::Play { card, .. } => ("play", None, Some(CardCode(card.to_string()))),
-    }
-}
-
-/// The cards of a list, as codes.
-pub fn codes_of(cards: &[crate::rules::Card]) -> Vec<CardCode> {
-    cards.iter().map(|c| CardCode(c.to_string())).collect()
-}
-
-/// The game's rules as the API shows them.
-///
-/// # Errors
-/// 500 when the stored rules do not parse.
-pub fn rules_view(table: &Table) -> Result<RulesView, Error> {
-    Ok(serde_json::from_value(serde_json::to_value(
-        table.rules()?,
-    )?)?)
 }
 
 /// The JSON body of the view of `table` for `seat`: what an action answers (and stores for
