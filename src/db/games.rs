@@ -20,8 +20,8 @@ macro_rules! batch_insert {
 }
 
 /// A row of `games`.
-#[derive(Debug, Clone, Queryable, QueryableByName, Selectable, Insertable)]
-#[diesel(table_name = games)]
+#[derive(Debug, Clone, Queryable, QueryableByName, Selectable, Insertable, AsChangeset)]
+#[diesel(table_name = games, treat_none_as_null = true)]
 pub struct GameRow {
     /// UUID.
     pub id: String,
@@ -128,8 +128,8 @@ impl GameRow {
 }
 
 /// A row of `game_seats`.
-#[derive(Debug, Clone, Queryable, Selectable, Insertable)]
-#[diesel(table_name = game_seats)]
+#[derive(Debug, Clone, Queryable, Selectable, Insertable, AsChangeset)]
+#[diesel(table_name = game_seats, primary_key(game_id, seat), treat_none_as_null = true)]
 pub struct SeatRow {
     /// Game.
     pub game_id: String,
@@ -513,27 +513,9 @@ pub fn insert(conn: &mut AnyConnection, game: &GameRow, seats: &[SeatRow]) -> Qu
 /// Writes back every mutable column of the game row.
 pub fn save(conn: &mut AnyConnection, game: &GameRow) -> QueryResult<()> {
     diesel::update(games::table.find(&game.id))
-        .set((
-            games::status.eq(&game.status),
-            games::version.eq(game.version),
-            games::seed.eq(&game.seed),
-            games::state.eq(&game.state),
-            games::to_act.eq(&game.to_act),
-            games::deadline.eq(game.deadline),
-            games::open_seats.eq(game.open_seats),
-            games::action_count.eq(game.action_count),
-            games::event_count.eq(game.event_count),
-            games::result.eq(&game.result),
-            games::abort_reason.eq(&game.abort_reason),
-            games::updated_at.eq(game.updated_at),
-            games::started_at.eq(game.started_at),
-            games::finished_at.eq(game.finished_at),
-            games::reminder_at.eq(game.reminder_at),
-            games::round_plays.eq(&game.round_plays),
-            games::wake_at.eq(game.wake_at),
-        ))
-        .execute(conn)?;
-    Ok(())
+        .set(game)
+        .execute(conn)
+        .map(drop)
 }
 
 /// What a common change writes, for [`commit_pg`].
@@ -671,15 +653,9 @@ pub fn commit_pg(pg: &mut diesel::PgConnection, c: &PgCommit<'_>) -> QueryResult
 /// Writes back one seat.
 pub fn save_seat(conn: &mut AnyConnection, seat: &SeatRow) -> QueryResult<()> {
     diesel::update(game_seats::table.find((&seat.game_id, seat.seat)))
-        .set((
-            game_seats::user_id.eq(&seat.user_id),
-            game_seats::invited_user_id.eq(&seat.invited_user_id),
-            game_seats::bot_level.eq(&seat.bot_level),
-            game_seats::bot_reason.eq(&seat.bot_reason),
-            game_seats::timeouts_in_row.eq(seat.timeouts_in_row),
-        ))
-        .execute(conn)?;
-    Ok(())
+        .set(seat)
+        .execute(conn)
+        .map(drop)
 }
 
 /// Appends actions (their `(game_id, seq)` key is unique: a duplicate fails the transaction).
