@@ -11,6 +11,7 @@
 //! Beside them, [`metrics`] holds the instance's Prometheus counters (served by [`http`]).
 #![forbid(unsafe_code)]
 
+pub mod accounts;
 pub mod admin;
 pub mod app;
 pub mod audit;

@@ -180,6 +180,15 @@ impl Drop for HashingPermit {
     }
 }
 
+/// 403 `banned`: the account is banned, whatever it tries (a request, a login, a refresh).
+pub fn banned() -> Error {
+    Error::new(
+        crate::error::Kind::Forbidden,
+        "banned",
+        "this account is banned",
+    )
+}
+
 /// The rules every authenticated request applies to the caller's account as stored now
 /// (`None`: it does not exist), so a ban, a deletion or a role change takes effect at once.
 ///
@@ -190,11 +199,7 @@ pub fn judge(state: Option<crate::db::games::CallerState>) -> Result<Role, Error
         .filter(|s| !s.deleted)
         .ok_or_else(|| Error::unauthorized("invalid_token", "the account no longer exists"))?;
     if state.banned {
-        return Err(Error::new(
-            crate::error::Kind::Forbidden,
-            "banned",
-            "this account is banned",
-        ));
+        return Err(banned());
     }
     Role::parse(&state.role).ok_or_else(|| Error::internal("unknown role in database"))
 }

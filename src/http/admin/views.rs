@@ -8,7 +8,7 @@ use crate::auth::Role;
 use crate::db::users::UserRow;
 use crate::error::Error;
 use crate::games::{GameStatus, Record, Table};
-use crate::http::accounts::UserStats;
+use crate::http::accounts::{UserStats, UserView};
 use crate::http::views::game::{CardCode, GameView, LegalActionsView, PlayerRef, codes, game_view};
 use crate::http::views::lists::{SeatBrief, seat_briefs};
 use crate::http::views::replay::{ReplayAction, ReplayRound, rounds_and_actions};
@@ -41,20 +41,26 @@ pub struct AdminUserView {
 
 impl From<&UserRow> for AdminUserView {
     fn from(u: &UserRow) -> Self {
+        // The fields both views show convert in one place, so they never disagree.
+        let UserView {
+            id,
+            username,
+            role,
+            is_guest,
+            created_at,
+            stats,
+        } = UserView::from(u);
         Self {
-            id: u.id.parse().unwrap_or_default(),
-            username: u.username.clone(),
-            role: Role::parse(&u.role).unwrap_or(Role::Player),
-            is_guest: u.is_guest,
+            id,
+            username,
+            role,
+            is_guest,
             banned_at: u.banned_at.map(|t| t.and_utc()),
             ban_reason: u.ban_reason.clone(),
             deleted_at: u.deleted_at.map(|t| t.and_utc()),
-            created_at: u.created_at.and_utc(),
+            created_at,
             updated_at: u.updated_at.and_utc(),
-            stats: UserStats {
-                games_played: u.games_played,
-                games_won: u.games_won,
-            },
+            stats,
         }
     }
 }

@@ -1,0 +1,354 @@
+//! Players' use cases on their own accounts: register, log in, guests, rotating refresh
+//! tokens, log out, change or delete one's account. Administrators' use cases are in
+//! [`crate::admin`].
+//!
+//! Each function blocks: argon2 takes a core for tens of milliseconds, so callers run them on
+//! the blocking pool (`Db::run`). The hashing and checking of passwords happen before the
+//! transaction opens, so no transaction waits on them. Rate limits key on the client's
+//! address and stay with the HTTP layer, which checks them first.
+
+use std::sync::Arc;
+
+use diesel::Connection;
+
+use crate::auth::tokens::{TokenKeys, hash_refresh_token, new_refresh_token};
+use crate::auth::{Password, Role, Secret, Username, banned, verify_password};
+use crate::db::users::{self, NewRefreshToken, NewUser, UserRow};
+use crate::db::{self, AnyConnection};
+use crate::error::Error;
+
+/// What issues sessions: the keys that sign access tokens, and how long a refresh token
+/// lives.
+#[derive(Debug, Clone)]
+pub struct Issuer {
+    keys: Arc<TokenKeys>,
+    refresh_ttl: chrono::Duration,
+}
+
+impl Issuer {
+    /// Sessions signed with `keys`, whose refresh tokens expire after `refresh_ttl_days`.
+    pub fn new(keys: Arc<TokenKeys>, refresh_ttl_days: i64) -> Self {
+        Self {
+            keys,
+            refresh_ttl: chrono::Duration::days(refresh_ttl_days),
+        }
+    }
+
+    /// Stores a new refresh token of `family` (a new family for a new login) and signs the
+    /// pair; inside the caller's transaction.
+    fn open(
+        &self,
+        conn: &mut AnyConnection,
+        user: UserRow,
+        family: Option<&str>,
+    ) -> Result<Session, Error> {
+        let now = db::now();
+        let refresh_token = new_refresh_token();
+        let id = uuid::Uuid::new_v4().to_string();
+        let family = family.map_or_else(|| id.clone(), str::to_owned);
+        users::insert_refresh(
+            conn,
+            &NewRefreshToken {
+                id: &id,
+                user_id: &user.id,
+                family_id: &family,
+                token_hash: &hash_refresh_token(&refresh_token),
+                created_at: now,
+                expires_at: now + self.refresh_ttl,
+            },
+        )?;
+        let role = Role::parse(&user.role).unwrap_or(Role::Player);
+        Ok(Session {
+            access_token: self.keys.issue(&user.id, role, now.and_utc().timestamp()),
+            refresh_token,
+            expires_in: self.keys.access_ttl_secs(),
+            user,
+        })
+    }
+}
+
+/// A session just opened: the account and its token pair.
+pub struct Session {
+    /// The account, as stored when the session opened.
+    pub user: UserRow,
+    /// The signed access token (JWT).
+    pub access_token: String,
+    /// The refresh token in the clear; only its hash is stored, so this is the one copy.
+    pub refresh_token: String,
+    /// Seconds until the access token expires.
+    pub expires_in: i64,
+}
+
+impl std::fmt::Debug for Session {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // The tokens are credentials: keep them out of logs.
+        f.debug_struct("Session")
+            .field("user_id", &self.user.id)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A new account with a password.
+#[derive(Debug)]
+pub struct NewAccount {
+    /// Its username.
+    pub username: Username,
+    /// Its password.
+    pub password: Password,
+}
+
+/// Changes to one's own account: a new username, a new password, or both.
+#[derive(Debug)]
+pub struct ProfileChange {
+    username: Option<Username>,
+    password: Option<Password>,
+    current_password: Option<Secret>,
+}
+
+impl ProfileChange {
+    /// A change of the username and/or the password; `current_password` proves the caller
+    /// knows the password it replaces.
+    ///
+    /// # Errors
+    /// 400 `validation_failed` when it changes nothing.
+    pub fn new(
+        username: Option<Username>,
+        password: Option<Password>,
+        current_password: Option<String>,
+    ) -> Result<Self, Error> {
+        if username.is_none() && password.is_none() {
+            return Err(Error::validation(
+                "nothing to change: give username and/or password",
+            ));
+        }
+        Ok(Self {
+            username,
+            password,
+            current_password: current_password.map(Secret::new),
+        })
+    }
+}
+
+/// A taken username (ignoring case) is the unique key refusing the row.
+fn username_taken(e: diesel::result::Error) -> Error {
+    match e {
+        diesel::result::Error::DatabaseError(
+            diesel::result::DatabaseErrorKind::UniqueViolation,
+            _,
+        ) => Error::conflict("username_taken", "this username is taken"),
+        other => other.into(),
+    }
+}
+
+/// Inserts a player's account and opens its first session, in one transaction. An account
+/// without a password is a guest.
+fn open_account(
+    conn: &mut AnyConnection,
+    issuer: &Issuer,
+    username: &str,
+    username_key: &str,
+    password_hash: Option<&str>,
+) -> Result<Session, Error> {
+    let now = db::now();
+    let id = uuid::Uuid::new_v4().to_string();
+    conn.transaction(|conn| {
+        let account = NewUser {
+            id: &id,
+            username,
+            username_key,
+            password_hash,
+            role: Role::Player.as_str(),
+            is_guest: password_hash.is_none(),
+            created_at: now,
+            updated_at: now,
+        };
+        users::insert(conn, &account).map_err(username_taken)?;
+        let user = users::by_id(conn, &id)?.ok_or_else(|| Error::internal("user vanished"))?;
+        issuer.open(conn, user, None)
+    })
+}
+
+/// Creates an account and logs it in.
+///
+/// # Errors
+/// 409 `username_taken` (ignoring case).
+pub fn register(
+    conn: &mut AnyConnection,
+    issuer: &Issuer,
+    account: NewAccount,
+) -> Result<Session, Error> {
+    let hash = account.password.hash()?;
+    let name = &account.username;
+    open_account(conn, issuer, name.as_str(), &name.key(), Some(&hash))
+}
+
+/// A random guest username: `guest_` and 10 letters and digits, without the look-alikes
+/// `l`, `o`, `0` and `1`, so a player can read it out.
+fn guest_name() -> String {
+    const ALPHABET: &[u8] = b"abcdefghijkmnpqrstuvwxyz23456789";
+    let suffix: String = (0..10)
+        .map(|_| ALPHABET[rand::random_range(0..ALPHABET.len())] as char)
+        .collect();
+    format!("guest_{suffix}")
+}
+
+/// Creates a guest account with a random username and no password, and logs it in.
+///
+/// # Errors
+/// 500 when five random names in a row are taken.
+pub fn guest(conn: &mut AnyConnection, issuer: &Issuer) -> Result<Session, Error> {
+    for _ in 0..5 {
+        let name = guest_name();
+        match open_account(conn, issuer, &name, &name, None) {
+            Err(e) if e.code() == "username_taken" => continue,
+            other => return other,
+        }
+    }
+    Err(Error::internal("could not pick a free guest name"))
+}
+
+/// Logs in with a username (in any case) and a password, both as typed: a name that breaks
+/// the rules matches no account. An unknown user and a wrong password get the same answer,
+/// in the same time.
+///
+/// # Errors
+/// 401 `invalid_credentials`; 403 `banned`.
+pub fn login(
+    conn: &mut AnyConnection,
+    issuer: &Issuer,
+    username: &str,
+    password: &str,
+) -> Result<Session, Error> {
+    let user = users::by_username(conn, &username.to_ascii_lowercase())?;
+    let hash = user.as_ref().and_then(|u| u.password_hash.as_deref());
+    if !verify_password(password, hash) {
+        return Err(Error::unauthorized(
+            "invalid_credentials",
+            "wrong username or password",
+        ));
+    }
+    let user = user.ok_or_else(|| Error::internal("verified without a user"))?;
+    if user.banned_at.is_some() {
+        return Err(banned());
+    }
+    conn.transaction(|conn| issuer.open(conn, user, None))
+}
+
+/// Spends a refresh token for a new pair of the same family (rotation). A token presented
+/// after it was spent revokes its whole family.
+///
+/// # Errors
+/// 401 `invalid_token` for an unknown, revoked, spent or expired token or a deleted
+/// account; 403 `banned`.
+pub fn refresh(
+    conn: &mut AnyConnection,
+    issuer: &Issuer,
+    refresh_token: &str,
+) -> Result<Session, Error> {
+    let hash = hash_refresh_token(refresh_token);
+    // The inner error is a refusal that commits what it wrote (the token spent, a family
+    // revoked); the outer one rolls back.
+    db::write_transaction(conn, |conn| rotate(conn, issuer, &hash))?
+}
+
+/// The transaction of [`refresh`].
+fn rotate(
+    conn: &mut AnyConnection,
+    issuer: &Issuer,
+    hash: &str,
+) -> Result<Result<Session, Error>, Error> {
+    let now = db::now();
+    let invalid = |detail: &str| Err(Error::unauthorized("invalid_token", detail));
+    let Some(token) = users::refresh_by_hash(conn, hash)? else {
+        return Ok(invalid("unknown refresh token"));
+    };
+    if token.revoked_at.is_some() {
+        return Ok(invalid("this refresh token was revoked; log in again"));
+    }
+    if token.spent_at.is_some() || !users::spend_refresh(conn, &token.id, now)? {
+        // A spent token presented again means it leaked or was replayed: end the whole
+        // session, the copy in the thief's hands included.
+        users::revoke_family(conn, &token.family_id, now)?;
+        tracing::warn!(family = %token.family_id, user = %token.user_id, "refresh token reuse; family revoked");
+        return Ok(invalid(
+            "this refresh token was already used; the session is revoked, log in again",
+        ));
+    }
+    if token.expires_at <= now {
+        return Ok(invalid("this refresh token has expired; log in again"));
+    }
+    let user = users::by_id(conn, &token.user_id)?
+        .filter(|u| u.deleted_at.is_none())
+        .ok_or_else(|| Error::unauthorized("invalid_token", "the account no longer exists"))?;
+    if user.banned_at.is_some() {
+        return Ok(Err(banned()));
+    }
+    issuer.open(conn, user, Some(&token.family_id)).map(Ok)
+}
+
+/// Ends the session of this refresh token (its whole family), if the token is known; an
+/// unknown one is no error, so a logout can be retried.
+///
+/// # Errors
+/// Database errors only.
+pub fn logout(conn: &mut AnyConnection, refresh_token: &str) -> Result<(), Error> {
+    // One write, and revoking twice is revoking: no transaction needed.
+    if let Some(token) = users::refresh_by_hash(conn, &hash_refresh_token(refresh_token))? {
+        users::revoke_family(conn, &token.family_id, db::now())?;
+    }
+    Ok(())
+}
+
+/// Applies a [`ProfileChange`] to `user`'s account and answers the account as it is now. A
+/// guest that sets a password becomes a full account; an account that has a password needs
+/// it to set another.
+///
+/// # Errors
+/// 400 `validation_failed` without `current_password` where one is needed; 403
+/// `invalid_credentials` when it is wrong; 409 `username_taken`.
+pub fn update_me(
+    conn: &mut AnyConnection,
+    user: &UserRow,
+    change: ProfileChange,
+) -> Result<UserRow, Error> {
+    let new_hash = match &change.password {
+        None => None,
+        Some(password) => {
+            if let Some(old) = user.password_hash.as_deref() {
+                let current = change.current_password.as_ref().ok_or_else(|| {
+                    Error::validation("current_password is required to change the password")
+                })?;
+                if !verify_password(current.expose(), Some(old)) {
+                    return Err(Error::forbidden("the current password is wrong")
+                        .with_code("invalid_credentials"));
+                }
+            }
+            Some(password.hash()?)
+        }
+    };
+    conn.transaction(|conn| {
+        let now = db::now();
+        if let Some(name) = &change.username {
+            users::rename(conn, &user.id, name.as_str(), &name.key(), now)
+                .map_err(username_taken)?;
+        }
+        if let Some(hash) = &new_hash {
+            users::set_password(conn, &user.id, hash, now)?;
+        }
+        users::by_id(conn, &user.id)?.ok_or_else(|| Error::internal("user vanished"))
+    })
+}
+
+/// Deletes the account `user_id`: its sessions end, its username is freed, its past games
+/// keep their record.
+///
+/// # Errors
+/// Database errors only.
+pub fn delete_me(conn: &mut AnyConnection, user_id: &str) -> Result<(), Error> {
+    conn.transaction(|conn| {
+        let now = db::now();
+        users::mark_deleted(conn, user_id, now)?;
+        users::revoke_user(conn, user_id, now)?;
+        Ok(())
+    })
+}

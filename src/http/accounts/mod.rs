@@ -1,0 +1,70 @@
+//! Accounts and authentication: register, login, guests, rotating refresh tokens
+//! (`session.rs`), the caller's profile (`me.rs`). The use cases are [`crate::accounts`].
+
+mod me;
+mod session;
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
+
+use crate::auth::Role;
+use crate::db::users::UserRow;
+
+pub use me::UpdateMe;
+pub use session::{Credentials, RefreshRequest, TokenResponse};
+
+/// Registers the routes of this module.
+pub fn routes(cfg: &mut utoipa_actix_web::service_config::ServiceConfig) {
+    cfg.service(session::register)
+        .service(session::login)
+        .service(session::guest)
+        .service(session::refresh)
+        .service(session::logout)
+        .service(me::me)
+        .service(me::update_me)
+        .service(me::delete_me);
+}
+
+/// Per-player statistics.
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+pub struct UserStats {
+    /// Finished games the user had a seat in.
+    pub games_played: i32,
+    /// Of those, games the user won (or co-won).
+    pub games_won: i32,
+}
+
+/// A user as the user sees themself.
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+pub struct UserView {
+    /// User id.
+    pub id: uuid::Uuid,
+    /// Username.
+    #[schema(example = "layla_99")]
+    pub username: String,
+    /// `player` or `admin`.
+    pub role: Role,
+    /// A guest account (random username, no password yet).
+    pub is_guest: bool,
+    /// When the account was made.
+    pub created_at: DateTime<Utc>,
+    /// Statistics.
+    pub stats: UserStats,
+}
+
+impl From<&UserRow> for UserView {
+    fn from(u: &UserRow) -> Self {
+        Self {
+            id: u.id.parse().unwrap_or_default(),
+            username: u.username.clone(),
+            role: Role::parse(&u.role).unwrap_or(Role::Player),
+            is_guest: u.is_guest,
+            created_at: u.created_at.and_utc(),
+            stats: UserStats {
+                games_played: u.games_played,
+                games_won: u.games_won,
+            },
+        }
+    }
+}

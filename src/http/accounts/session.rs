@@ -1,0 +1,214 @@
+//! Sessions: register, login, guest, refresh, logout.
+
+use actix_web::http::StatusCode;
+use actix_web::{HttpRequest, HttpResponse, post, web};
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
+
+use crate::accounts::{self, Issuer, NewAccount, Session};
+use crate::app::AppState;
+use crate::auth::{Password, Username};
+use crate::db::AnyConnection;
+use crate::error::Error;
+use crate::http::extract::client_ip;
+use crate::http::problem::{ApiError, Problem};
+
+use super::UserView;
+
+/// Credentials for register and login.
+#[derive(Debug, Deserialize, ToSchema)]
+pub struct Credentials {
+    /// 3–32 characters of `a-z`, `0-9`, `_`; unique ignoring case.
+    #[schema(example = "layla_99")]
+    pub username: String,
+    /// 8–128 characters.
+    #[schema(example = "correct horse battery", format = Password)]
+    pub password: String,
+}
+
+/// A refresh token presented for rotation or logout.
+#[derive(Debug, Deserialize, ToSchema)]
+pub struct RefreshRequest {
+    /// The refresh token from the last login, registration or refresh.
+    pub refresh_token: String,
+}
+
+/// A new session: the user and a token pair.
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+pub struct TokenResponse {
+    /// The account.
+    pub user: UserView,
+    /// Bearer access token (JWT); send as `Authorization: Bearer …`.
+    pub access_token: String,
+    /// Opaque refresh token; single use: `POST /auth/refresh` spends it for a new pair.
+    pub refresh_token: String,
+    /// Always `Bearer`.
+    #[schema(example = "Bearer")]
+    pub token_type: String,
+    /// Seconds until the access token expires.
+    #[schema(example = 900)]
+    pub expires_in: i64,
+}
+
+impl From<Session> for TokenResponse {
+    fn from(s: Session) -> Self {
+        Self {
+            user: UserView::from(&s.user),
+            access_token: s.access_token,
+            refresh_token: s.refresh_token,
+            token_type: "Bearer".to_owned(),
+            expires_in: s.expires_in,
+        }
+    }
+}
+
+/// Counts an attempt at `action` from the client's address and, when given, for the
+/// username; refuses with 429 past the quota.
+fn check_rate(
+    state: &AppState,
+    req: &HttpRequest,
+    action: &str,
+    username: Option<&str>,
+) -> Result<(), Error> {
+    let ip = client_ip(req, state.config.trust_proxy);
+    let mut keys = vec![format!("{action}:ip:{ip}")];
+    if let Some(name) = username {
+        keys.push(format!("{action}:user:{}", name.to_ascii_lowercase()));
+    }
+    state.limits.check(&keys)
+}
+
+/// Runs a use case that opens a session on the blocking pool, with this server's keys, and
+/// answers its token pair with `status`.
+async fn answer_session<F>(
+    state: &AppState,
+    status: StatusCode,
+    open: F,
+) -> Result<HttpResponse, ApiError>
+where
+    F: FnOnce(&mut AnyConnection, &Issuer) -> Result<Session, Error> + Send + 'static,
+{
+    let issuer = Issuer::new(state.keys.clone(), state.config.refresh_ttl_days);
+    let session = state.db.run(move |conn| open(conn, &issuer)).await?;
+    Ok(HttpResponse::build(status).json(TokenResponse::from(session)))
+}
+
+/// Creates an account and logs it in.
+#[utoipa::path(
+    tag = "accounts",
+    request_body = Credentials,
+    responses(
+        (status = 201, description = "Registered and logged in", body = TokenResponse),
+        (status = 400, description = "Malformed or invalid input", body = Problem, content_type = "application/problem+json"),
+        (status = 409, description = "Username taken (`username_taken`)", body = Problem, content_type = "application/problem+json"),
+        (status = 429, description = "Rate limited", body = Problem, content_type = "application/problem+json"),
+    )
+)]
+#[post("/auth/register")]
+pub async fn register(
+    state: web::Data<AppState>,
+    req: HttpRequest,
+    body: web::Json<Credentials>,
+) -> Result<HttpResponse, ApiError> {
+    check_rate(&state, &req, "register", Some(&body.username))?;
+    let account = NewAccount {
+        username: Username::parse(&body.username)?,
+        password: Password::parse(&body.password)?,
+    };
+    answer_session(&state, StatusCode::CREATED, move |conn, issuer| {
+        accounts::register(conn, issuer, account)
+    })
+    .await
+}
+
+/// Logs in with username and password. An unknown user and a wrong password get the same
+/// answer, in the same time.
+#[utoipa::path(
+    tag = "accounts",
+    request_body = Credentials,
+    responses(
+        (status = 200, description = "Logged in", body = TokenResponse),
+        (status = 400, description = "Malformed input", body = Problem, content_type = "application/problem+json"),
+        (status = 401, description = "Wrong username or password (`invalid_credentials`)", body = Problem, content_type = "application/problem+json"),
+        (status = 403, description = "The account is banned (`banned`)", body = Problem, content_type = "application/problem+json"),
+        (status = 429, description = "Rate limited", body = Problem, content_type = "application/problem+json"),
+    )
+)]
+#[post("/auth/login")]
+pub async fn login(
+    state: web::Data<AppState>,
+    req: HttpRequest,
+    body: web::Json<Credentials>,
+) -> Result<HttpResponse, ApiError> {
+    check_rate(&state, &req, "login", Some(&body.username))?;
+    let Credentials { username, password } = body.into_inner();
+    answer_session(&state, StatusCode::OK, move |conn, issuer| {
+        accounts::login(conn, issuer, &username, &password)
+    })
+    .await
+}
+
+/// Creates a guest account with a random username and logs it in. Set a password with
+/// `PATCH /api/v1/me` to keep it.
+#[utoipa::path(
+    tag = "accounts",
+    responses(
+        (status = 201, description = "A guest account and its tokens", body = TokenResponse),
+        (status = 429, description = "Rate limited", body = Problem, content_type = "application/problem+json"),
+    )
+)]
+#[post("/auth/guest")]
+pub async fn guest(state: web::Data<AppState>, req: HttpRequest) -> Result<HttpResponse, ApiError> {
+    check_rate(&state, &req, "guest", None)?;
+    answer_session(&state, StatusCode::CREATED, accounts::guest).await
+}
+
+/// Spends a refresh token for a new pair (rotation). Presenting a token that was already
+/// spent revokes every token descended from the same login.
+#[utoipa::path(
+    tag = "accounts",
+    request_body = RefreshRequest,
+    responses(
+        (status = 200, description = "A new token pair; the presented refresh token is spent", body = TokenResponse),
+        (status = 400, description = "Malformed input", body = Problem, content_type = "application/problem+json"),
+        (status = 401, description = "Unknown, expired, spent or revoked (`invalid_token`)", body = Problem, content_type = "application/problem+json"),
+        (status = 403, description = "The account is banned (`banned`)", body = Problem, content_type = "application/problem+json"),
+        (status = 429, description = "Rate limited", body = Problem, content_type = "application/problem+json"),
+    )
+)]
+#[post("/auth/refresh")]
+pub async fn refresh(
+    state: web::Data<AppState>,
+    req: HttpRequest,
+    body: web::Json<RefreshRequest>,
+) -> Result<HttpResponse, ApiError> {
+    check_rate(&state, &req, "refresh", None)?;
+    let RefreshRequest { refresh_token } = body.into_inner();
+    answer_session(&state, StatusCode::OK, move |conn, issuer| {
+        accounts::refresh(conn, issuer, &refresh_token)
+    })
+    .await
+}
+
+/// Ends the session of this refresh token (its whole family). Answers 204 whether or not the
+/// token was known, so it can be retried safely.
+#[utoipa::path(
+    tag = "accounts",
+    request_body = RefreshRequest,
+    responses(
+        (status = 204, description = "Logged out"),
+        (status = 400, description = "Malformed input", body = Problem, content_type = "application/problem+json"),
+    )
+)]
+#[post("/auth/logout")]
+pub async fn logout(
+    state: web::Data<AppState>,
+    body: web::Json<RefreshRequest>,
+) -> Result<HttpResponse, ApiError> {
+    let RefreshRequest { refresh_token } = body.into_inner();
+    state
+        .db
+        .run(move |conn| accounts::logout(conn, &refresh_token))
+        .await?;
+    Ok(HttpResponse::NoContent().finish())
+}
