@@ -554,7 +554,7 @@ pub(crate) fn best_passes(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::rules::{Card, PassRestriction};
+    use crate::rules::PassRestriction;
 
     /// The assembled search finds the same best danger as scoring every legal triple.
     #[test]
@@ -569,20 +569,10 @@ mod tests {
             for _ in 0..300 {
                 let hand = crate::rules::deal(&mut rng)[crate::rules::Seat::ALL[0]];
                 let passable = crate::rules::passable_cards(hand, &rules);
-                let cards: Vec<Card> = passable.iter().collect();
                 let mut brute = f32::INFINITY;
-                for (i, &a) in cards.iter().enumerate() {
-                    for (j, &b) in cards.iter().enumerate().skip(i + 1) {
-                        for &c in &cards[j + 1..] {
-                            let pass = CardSet::single(a).with(b).with(c);
-                            if check_pass(hand, pass, &rules).is_ok() {
-                                let ranks: f32 =
-                                    pass.iter().map(|c| f32::from(c.rank().index())).sum();
-                                brute =
-                                    brute.min(hand_danger(hand - pass, &WEIGHTS) - 0.001 * ranks);
-                            }
-                        }
-                    }
+                for pass in crate::rules::legal_passes(hand, &rules) {
+                    let ranks: f32 = pass.iter().map(|c| f32::from(c.rank().index())).sum();
+                    brute = brute.min(hand_danger(hand - pass, &WEIGHTS) - 0.001 * ranks);
                 }
                 let top = best_passes(hand, passable, &rules, &WEIGHTS, 5);
                 assert!(!top.is_empty());

@@ -2,18 +2,9 @@
 //! round. The same [`Table`] record is kept up to date inside the expert's rollouts, so the
 //! heuristic policy sees the same kind of facts whether it plays for real or in a rollout.
 
-use crate::rules::{Card, CardSet, Phase, Rank, RuleOptions, Seat, SeatView, Suit, Talbees, Trick};
-
-/// The cards of the Leekha's suit above it (`KS AS`, `JD QD KD AD`): under talbees a card of
-/// these in the trick forces a follower holding the Leekha to play it.
-#[inline]
-pub(crate) const fn above_leekha(suit: Suit) -> CardSet {
-    match suit {
-        Suit::Spades => CardSet::above(Rank::Queen, Suit::Spades),
-        Suit::Diamonds => CardSet::above(Rank::Ten, Suit::Diamonds),
-        Suit::Clubs | Suit::Hearts => CardSet::EMPTY,
-    }
-}
+use crate::rules::{
+    Card, CardSet, Phase, RuleOptions, Seat, SeatView, Suit, Trick, talbees_leekha,
+};
 
 /// The cards of `card`'s suit ranked below it.
 #[inline]
@@ -60,10 +51,8 @@ impl Table {
             if !forced.contains(card) {
                 self.lacks[i] |= forced;
             }
-        } else if rules.talbees == Talbees::On
-            && let Some(leekha) = led.leekha()
+        } else if let Some(leekha) = talbees_leekha(trick, rules)
             && card != leekha
-            && !trick.set().is_disjoint(above_leekha(led))
         {
             // Talbees would have forced the Leekha out of a holder.
             self.lacks[i].insert(leekha);

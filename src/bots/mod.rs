@@ -12,7 +12,7 @@ use std::fmt;
 use rand::{Rng, RngExt};
 use serde::{Deserialize, Serialize};
 
-use crate::rules::{Action, Card, CardSet, LegalActions, Seat, SeatView, check_pass};
+use crate::rules::{Action, Card, CardSet, LegalActions, Seat, SeatView, check_pass, legal_passes};
 
 mod expert;
 mod heuristic;
@@ -122,7 +122,7 @@ pub(crate) fn heuristic_action(
     match view.legal_actions {
         LegalActions::Pass { cards, .. } => {
             heuristic::choose_pass(view.hand, cards, &view.rules, weights)
-                .or_else(|| first_legal_pass(view, cards))
+                .or_else(|| first_legal_pass(view))
                 .map(|p| Action::Pass {
                     seat,
                     cards: p.iter().collect(),
@@ -180,22 +180,11 @@ fn random_pass<R: Rng + ?Sized>(
             return Some(pass);
         }
     }
-    first_legal_pass(view, passable)
+    first_legal_pass(view)
 }
 
 /// The first legal pass in card order: the exhaustive backstop of the pass choosers (a
 /// legal pass always exists, rule book §3).
-fn first_legal_pass(view: &SeatView, passable: CardSet) -> Option<CardSet> {
-    let cards: Vec<Card> = passable.iter().collect();
-    for (i, &a) in cards.iter().enumerate() {
-        for (j, &b) in cards.iter().enumerate().skip(i + 1) {
-            for &c in &cards[j + 1..] {
-                let pass = CardSet::single(a).with(b).with(c);
-                if check_pass(view.hand, pass, &view.rules).is_ok() {
-                    return Some(pass);
-                }
-            }
-        }
-    }
-    None
+fn first_legal_pass(view: &SeatView) -> Option<CardSet> {
+    legal_passes(view.hand, &view.rules).next()
 }

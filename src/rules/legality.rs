@@ -17,9 +17,11 @@ pub const GUARDS: CardSet = CardSet::single(Card::QUEEN_OF_SPADES)
     .union(CardSet::single(Card::TEN_OF_DIAMONDS))
     .union(CardSet::above(Rank::Ten, Suit::Diamonds));
 
-/// The cards of the Leekha's suit above it: what triggers talbees.
+/// The cards of `suit` above its Leekha (`KS AS`, `JD QD KD AD`; none for clubs and
+/// hearts): under talbees, one of these in the trick forces a follower holding the Leekha
+/// to play it.
 #[inline]
-pub(crate) const fn above_leekha(suit: Suit) -> CardSet {
+pub const fn above_leekha(suit: Suit) -> CardSet {
     match suit {
         Suit::Spades => CardSet::above(Rank::Queen, Suit::Spades),
         Suit::Diamonds => CardSet::above(Rank::Ten, Suit::Diamonds),
@@ -27,15 +29,24 @@ pub(crate) const fn above_leekha(suit: Suit) -> CardSet {
     }
 }
 
-/// The Leekha that talbees forces on a player following `led` with `follow` (the held cards
-/// of the led suit), if any.
+/// The Leekha that talbees (§8) forces on a follower of `trick` who holds it: the led suit's
+/// Leekha, when talbees is on and a card above that Leekha is already in the trick. A seat
+/// that follows suit with another card therefore shows it does not hold that Leekha.
 #[inline]
-fn talbees_card(led: Suit, follow: CardSet, trick: &Trick, options: &RuleOptions) -> Option<Card> {
+pub fn talbees_leekha(trick: &Trick, options: &RuleOptions) -> Option<Card> {
     if options.talbees != Talbees::On {
         return None;
     }
+    let led = trick.led_suit()?;
     let leekha = led.leekha()?;
-    (follow.contains(leekha) && !trick.set().is_disjoint(above_leekha(led))).then_some(leekha)
+    (!trick.set().is_disjoint(above_leekha(led))).then_some(leekha)
+}
+
+/// The Leekha that talbees forces on a player following with `follow` (the held cards of
+/// the led suit), if any.
+#[inline]
+fn talbees_card(follow: CardSet, trick: &Trick, options: &RuleOptions) -> Option<Card> {
+    talbees_leekha(trick, options).filter(|&leekha| follow.contains(leekha))
 }
 
 /// The cards of `hand` that may be played to `trick` (§4): any card when leading; else the
@@ -50,10 +61,7 @@ pub fn legal_plays(hand: CardSet, trick: &Trick, options: &RuleOptions) -> CardS
     let forced = hand & options.forced_leekha.cards();
     let void = if forced.is_empty() { hand } else { forced };
     let legal = if follow.is_empty() { void } else { follow };
-    if options.talbees == Talbees::On
-        && let Some(led) = trick.led_suit()
-        && let Some(leekha) = talbees_card(led, follow, trick, options)
-    {
+    if let Some(leekha) = talbees_card(follow, trick, options) {
         return CardSet::single(leekha);
     }
     legal
@@ -84,7 +92,7 @@ pub fn check_play(
         if card.suit() != led {
             return Err(RuleError::MustFollowSuit { suit: led });
         }
-        return match talbees_card(led, follow, trick, options) {
+        return match talbees_card(follow, trick, options) {
             Some(leekha) if leekha != card => Err(RuleError::Talbees { leekha }),
             _ => Ok(()),
         };
@@ -163,21 +171,38 @@ const fn lanes_held(cards: u64) -> u64 {
     (((cards & LOW) + LOW) | cards) & TOP
 }
 
-/// The first legal pass of `hand` in index order, by exhaustive search: the backstop of the
-/// random pass generators, for hands where random draws keep failing.
+/// Every legal pass of `hand` (§3) in index order, by exhaustive search over its 3-card
+/// subsets (286 for 13 cards): for brute-force checks and for backstops that need any legal
+/// pass; [`passable_cards`] is the fast way to their union.
+pub fn legal_passes(hand: CardSet, options: &RuleOptions) -> impl Iterator<Item = CardSet> {
+    let restricted = options.pass_restriction == PassRestriction::On;
+    triples(hand).filter(move |&pass| !restricted || keeps_suits(hand, pass))
+}
+
+/// The first of [`legal_passes`], for the random pass generators, which hold the restriction
+/// as a flag: their backstop for hands where random draws keep failing.
 pub(crate) fn first_legal_pass(hand: CardSet, restricted: bool) -> Option<CardSet> {
-    let cards: Vec<Card> = hand.iter().collect();
-    for (i, &a) in cards.iter().enumerate() {
-        for (j, &b) in cards.iter().enumerate().skip(i + 1) {
-            for &c in &cards[j + 1..] {
-                let pass = CardSet::single(a).with(b).with(c);
-                if !restricted || keeps_suits(hand, pass) {
-                    return Some(pass);
-                }
-            }
-        }
-    }
-    None
+    triples(hand).find(|&pass| !restricted || keeps_suits(hand, pass))
+}
+
+/// Every 3-card subset of `cards`, in index order (by lowest card, then the next).
+fn triples(cards: CardSet) -> impl Iterator<Item = CardSet> {
+    cards.iter().flat_map(move |a| {
+        let rest = after(cards, a);
+        rest.iter().flat_map(move |b| {
+            after(rest, b)
+                .iter()
+                .map(move |c| CardSet::single(a).with(b).with(c))
+        })
+    })
+}
+
+/// The cards of `cards` that come after `card` in index order.
+#[inline]
+fn after(cards: CardSet, card: Card) -> CardSet {
+    // The mask of `card` and every lower index: at most the 52 bits of the deck.
+    let up_to = CardSet::from_bits((2 << card.index()) - 1).unwrap_or(CardSet::FULL);
+    cards - up_to
 }
 
 /// Checks that `pass` is a legal pass from `hand`: 3 cards of the hand, and with the
@@ -215,21 +240,24 @@ mod tests {
 
     use super::*;
 
-    /// Every card of some legal 3-card pass, by brute force.
-    fn brute_force_passable(hand: CardSet, options: &RuleOptions) -> CardSet {
-        let cards: Vec<Card> = hand.iter().collect();
-        let mut union = CardSet::EMPTY;
-        for (i, &a) in cards.iter().enumerate() {
-            for (j, &b) in cards.iter().enumerate().skip(i + 1) {
-                for &c in &cards[j + 1..] {
-                    let pass = CardSet::single(a).with(b).with(c);
-                    if check_pass(hand, pass, options).is_ok() {
-                        union |= pass;
-                    }
-                }
-            }
-        }
-        union
+    /// Every legal 3-card pass by brute force: each subset that the checker accepts.
+    fn brute_force_passes(hand: CardSet, options: &RuleOptions) -> Vec<CardSet> {
+        triples(hand)
+            .filter(|&pass| check_pass(hand, pass, options).is_ok())
+            .collect()
+    }
+
+    #[test]
+    fn triples_are_every_three_card_subset_once_in_index_order() {
+        let hand: CardSet = "2C QS AS 10D AH".parse().unwrap();
+        let all: Vec<CardSet> = triples(hand).collect();
+        assert!(all.iter().all(|t| t.len() == 3 && t.is_subset(hand)));
+        // Strictly increasing card indices, lexicographically: no repeats, and with all
+        // C(5, 3) = 10 of them, exactly the sorted list.
+        let indices = |t: &CardSet| t.iter().map(Card::index).collect::<Vec<u8>>();
+        assert!(all.windows(2).all(|w| indices(&w[0]) < indices(&w[1])));
+        assert_eq!(all.len(), 10);
+        assert_eq!(triples(CardSet::FULL).count(), 22_100);
     }
 
     #[test]
@@ -272,15 +300,13 @@ mod tests {
                     hand.insert(card);
                 }
             }
-            assert_eq!(
-                passable_cards(hand, &options),
-                brute_force_passable(hand, &options),
-                "{hand}"
-            );
-            assert_eq!(
-                first_legal_pass(hand, true).is_some(),
-                !passable_cards(hand, &options).is_empty()
-            );
+            let brute = brute_force_passes(hand, &options);
+            let union = brute
+                .iter()
+                .fold(CardSet::EMPTY, |union, &pass| union | pass);
+            assert_eq!(passable_cards(hand, &options), union, "{hand}");
+            assert_eq!(first_legal_pass(hand, true), brute.first().copied());
+            assert!(legal_passes(hand, &options).eq(brute), "{hand}");
         }
     }
 }

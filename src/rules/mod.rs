@@ -60,7 +60,10 @@ pub use deal::{Seed, deal};
 pub use error::{PositionError, ReplayError, RuleError};
 pub use event::{Discard, Event, EventSink};
 pub use game::{Game, LegalActions, Phase, replay};
-pub use legality::{GUARDS, check_pass, check_play, legal_plays, passable_cards};
+pub use legality::{
+    GUARDS, above_leekha, check_pass, check_play, legal_passes, legal_plays, passable_cards,
+    talbees_leekha,
+};
 pub use options::{
     DealerRotation, Direction, ForcedLeekha, Mode, OptionsError, PassDirection, PassRestriction,
     Preset, RuleOptions, RuleOverrides, SoloTie, Talbees, TargetScore, TeamLoss,
