@@ -405,26 +405,22 @@ fn suit_danger(held: CardSet, suit: Suit, w: &Weights) -> f32 {
         return -w.pass_void;
     }
     let mut d = 0.0;
-    match suit {
-        Suit::Spades => {
-            let low = (held & below(Card::QUEEN_OF_SPADES)).len();
-            if held.contains(Card::QUEEN_OF_SPADES) {
-                d += 13.0 * risk(&QUEEN_RISK, low);
-            } else {
-                let high = (held & above(Card::QUEEN_OF_SPADES)).len() as f32;
-                d += high * 13.0 * risk(&CATCH_RISK, low);
-            }
+    // Per Leekha: the risk of keeping it, and the share of its points that a high card of
+    // its suit kept without it stands to catch.
+    let leekha_risk = match suit {
+        Suit::Spades => Some((Card::QUEEN_OF_SPADES, &QUEEN_RISK, 1.0)),
+        Suit::Diamonds => Some((Card::TEN_OF_DIAMONDS, &TEN_RISK, 0.6)),
+        Suit::Clubs | Suit::Hearts => None,
+    };
+    if let Some((leekha, keep_risk, share)) = leekha_risk {
+        let points = leekha.points() as f32;
+        let low = (held & below(leekha)).len();
+        if held.contains(leekha) {
+            d += points * risk(keep_risk, low);
+        } else {
+            let high = (held & above(leekha)).len() as f32;
+            d += high * points * share * risk(&CATCH_RISK, low);
         }
-        Suit::Diamonds => {
-            let low = (held & below(Card::TEN_OF_DIAMONDS)).len();
-            if held.contains(Card::TEN_OF_DIAMONDS) {
-                d += 10.0 * risk(&TEN_RISK, low);
-            } else {
-                let high = (held & above(Card::TEN_OF_DIAMONDS)).len() as f32;
-                d += high * 10.0 * 0.6 * risk(&CATCH_RISK, low);
-            }
-        }
-        Suit::Clubs | Suit::Hearts => {}
     }
     let weight = if suit == Suit::Hearts {
         w.pass_heart
