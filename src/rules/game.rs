@@ -190,22 +190,12 @@ impl Game {
 
     /// [`Game::new`], pushing the opening [`Event::RoundDealt`] into `sink`.
     pub fn new_into<S: EventSink>(options: RuleOptions, seed: [u8; 32], sink: &mut S) -> Game {
-        let seed = Seed::new(seed);
-        let dealer = seed.first_dealer();
-        let mut game = Game {
-            options,
+        // The empty position has the zero totals of a new game; dealing round 1 sets the rest.
+        let mut game = Game::unchecked(Position {
             seed,
-            round: 1,
-            dealer,
-            phase: Phase::Passing,
-            totals: BySeat::default(),
-            hands: BySeat::default(),
-            passes: BySeat::default(),
-            won: BySeat::default(),
-            trick: Trick::new(dealer.right()),
-            last_trick: None,
-            result: None,
-        };
+            ..Position::new(options)
+        });
+        let dealer = game.seed.first_dealer();
         game.start_round(1, dealer, sink);
         game
     }
@@ -225,7 +215,15 @@ impl Game {
     ///
     /// A [`PositionError`] naming the broken invariant.
     pub fn from_position(position: Position) -> Result<Game, PositionError> {
-        let game = Game {
+        let game = Game::unchecked(position);
+        game.validate()?;
+        Ok(game)
+    }
+
+    /// The game in `position`, of which the caller checks the invariants (or deals a new
+    /// round over it).
+    fn unchecked(position: Position) -> Game {
+        Game {
             options: position.options,
             seed: Seed::new(position.seed),
             round: position.round,
@@ -238,9 +236,7 @@ impl Game {
             trick: position.trick,
             last_trick: position.last_trick,
             result: None,
-        };
-        game.validate()?;
-        Ok(game)
+        }
     }
 
     // ----- reading the state -------------------------------------------------------------
