@@ -6,7 +6,7 @@
 use std::fmt;
 use std::str::FromStr;
 
-use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use serde::{Deserialize, Serialize};
 
 use super::card::Card;
 use super::cardset::CardSet;
@@ -172,7 +172,8 @@ pub enum TeamLoss {
 /// The score that ends the game (§6): any value in `1..=1000`, default 101.
 ///
 /// Serialized as a plain integer; deserializing a value out of range fails.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(into = "u16", try_from = "i64")]
 pub struct TargetScore(u16);
 
 impl TargetScore {
@@ -216,16 +217,20 @@ impl fmt::Display for TargetScore {
     }
 }
 
-impl Serialize for TargetScore {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.serialize_u16(self.0)
+/// As [`TargetScore::new`]; how serde reads a target (any integer, so that an out-of-range
+/// value gets the precise error).
+impl TryFrom<i64> for TargetScore {
+    type Error = OptionsError;
+
+    fn try_from(value: i64) -> Result<TargetScore, OptionsError> {
+        TargetScore::new(value)
     }
 }
 
-impl<'de> Deserialize<'de> for TargetScore {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<TargetScore, D::Error> {
-        let value = i64::deserialize(deserializer)?;
-        TargetScore::new(value).map_err(serde::de::Error::custom)
+/// The target as a number; how serde writes it.
+impl From<TargetScore> for u16 {
+    fn from(target: TargetScore) -> u16 {
+        target.0
     }
 }
 

@@ -5,6 +5,34 @@ use std::ops::{Index, IndexMut};
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
+/// `Display` and serde as the bare number, shared by the numbered types [`Seat`] and
+/// [`Team`] so that their wire forms stay alike: deserializing goes through `new`, and a
+/// number out of range is refused with `$refusal` followed by the number given.
+macro_rules! number_display_and_serde {
+    ($numbered:ident, $refusal:literal) => {
+        impl fmt::Display for $numbered {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                write!(f, "{}", self.0)
+            }
+        }
+
+        impl Serialize for $numbered {
+            fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+                serializer.serialize_u8(self.0)
+            }
+        }
+
+        impl<'de> Deserialize<'de> for $numbered {
+            fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<$numbered, D::Error> {
+                let number = u8::deserialize(deserializer)?;
+                $numbered::new(number).ok_or_else(|| {
+                    serde::de::Error::custom(format!(concat!($refusal, ", got {}"), number))
+                })
+            }
+        }
+    };
+}
+
 /// A seat at the table, `0..=3`, numbered in order of play: the seat on a player's right
 /// is the next one to act.
 ///
@@ -69,30 +97,11 @@ impl Seat {
     }
 }
 
-impl fmt::Display for Seat {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}", self.0)
-    }
-}
+number_display_and_serde!(Seat, "seat must be 0, 1, 2 or 3");
 
 impl fmt::Debug for Seat {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "Seat({})", self.0)
-    }
-}
-
-impl Serialize for Seat {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.serialize_u8(self.0)
-    }
-}
-
-impl<'de> Deserialize<'de> for Seat {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Seat, D::Error> {
-        let number = u8::deserialize(deserializer)?;
-        Seat::new(number).ok_or_else(|| {
-            serde::de::Error::custom(format!("seat must be 0, 1, 2 or 3, got {number}"))
-        })
     }
 }
 
@@ -127,25 +136,7 @@ impl Team {
     }
 }
 
-impl fmt::Display for Team {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}", self.0)
-    }
-}
-
-impl Serialize for Team {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.serialize_u8(self.0)
-    }
-}
-
-impl<'de> Deserialize<'de> for Team {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Team, D::Error> {
-        let number = u8::deserialize(deserializer)?;
-        Team::new(number)
-            .ok_or_else(|| serde::de::Error::custom(format!("team must be 0 or 1, got {number}")))
-    }
-}
+number_display_and_serde!(Team, "team must be 0 or 1");
 
 /// One value per seat, indexed by [`Seat`] (never by a bare integer). Serialized as a
 /// 4-element array in seat order.
@@ -333,5 +324,31 @@ mod tests {
             assert_eq!(seat.right().left(), seat);
             assert!(seat.team().members().contains(&seat));
         }
+    }
+
+    #[test]
+    fn seats_and_teams_are_their_numbers_on_the_wire() {
+        for seat in Seat::ALL {
+            assert_eq!(seat.to_string(), seat.number().to_string());
+            assert_eq!(serde_json::to_string(&seat).unwrap(), seat.to_string());
+            assert_eq!(
+                serde_json::from_str::<Seat>(&seat.to_string()).unwrap(),
+                seat
+            );
+        }
+        for team in Team::ALL {
+            assert_eq!(serde_json::to_string(&team).unwrap(), team.to_string());
+            assert_eq!(
+                serde_json::from_str::<Team>(&team.to_string()).unwrap(),
+                team
+            );
+        }
+        let seat = serde_json::from_str::<Seat>("4").unwrap_err().to_string();
+        assert!(
+            seat.starts_with("seat must be 0, 1, 2 or 3, got 4"),
+            "{seat}"
+        );
+        let team = serde_json::from_str::<Team>("2").unwrap_err().to_string();
+        assert!(team.starts_with("team must be 0 or 1, got 2"), "{team}");
     }
 }
