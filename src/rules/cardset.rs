@@ -458,50 +458,30 @@ impl From<Card> for CardSet {
     }
 }
 
-impl BitOr for CardSet {
-    type Output = CardSet;
-    #[inline]
-    fn bitor(self, rhs: CardSet) -> CardSet {
-        self.union(rhs)
-    }
+/// A set operator and its assigning form, both the named `const` method (`a | b` is
+/// `a.union(b)`), so that the operators and the methods cannot disagree.
+macro_rules! set_operator {
+    ($op:ident :: $op_fn:ident, $assign:ident :: $assign_fn:ident, $method:ident) => {
+        impl $op for CardSet {
+            type Output = CardSet;
+            #[inline]
+            fn $op_fn(self, rhs: CardSet) -> CardSet {
+                self.$method(rhs)
+            }
+        }
+
+        impl $assign for CardSet {
+            #[inline]
+            fn $assign_fn(&mut self, rhs: CardSet) {
+                *self = self.$method(rhs);
+            }
+        }
+    };
 }
 
-impl BitOrAssign for CardSet {
-    #[inline]
-    fn bitor_assign(&mut self, rhs: CardSet) {
-        self.0 |= rhs.0;
-    }
-}
-
-impl BitAnd for CardSet {
-    type Output = CardSet;
-    #[inline]
-    fn bitand(self, rhs: CardSet) -> CardSet {
-        self.intersection(rhs)
-    }
-}
-
-impl BitAndAssign for CardSet {
-    #[inline]
-    fn bitand_assign(&mut self, rhs: CardSet) {
-        self.0 &= rhs.0;
-    }
-}
-
-impl Sub for CardSet {
-    type Output = CardSet;
-    #[inline]
-    fn sub(self, rhs: CardSet) -> CardSet {
-        self.difference(rhs)
-    }
-}
-
-impl SubAssign for CardSet {
-    #[inline]
-    fn sub_assign(&mut self, rhs: CardSet) {
-        self.0 &= !rhs.0;
-    }
-}
+set_operator!(BitOr::bitor, BitOrAssign::bitor_assign, union);
+set_operator!(BitAnd::bitand, BitAndAssign::bitand_assign, intersection);
+set_operator!(Sub::sub, SubAssign::sub_assign, difference);
 
 impl Not for CardSet {
     type Output = CardSet;
