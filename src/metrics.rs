@@ -21,6 +21,7 @@
 
 use std::time::Duration;
 
+use prometheus::core::Collector;
 use prometheus::{
     Encoder, HistogramOpts, HistogramVec, IntCounter, IntCounterVec, IntGauge, Opts, Registry,
     TextEncoder,
@@ -67,86 +68,76 @@ impl Metrics {
     /// Never in practice: only on a malformed metric definition in this function.
     pub fn new() -> Self {
         let registry = Registry::new();
-        let http_requests = IntCounterVec::new(
-            Opts::new(
-                "leekha_http_requests_total",
-                "HTTP requests answered, by method, route pattern and status",
+        let http_requests = register(
+            &registry,
+            IntCounterVec::new(
+                Opts::new(
+                    "leekha_http_requests_total",
+                    "HTTP requests answered, by method, route pattern and status",
+                ),
+                &["method", "route", "status"],
             ),
-            &["method", "route", "status"],
-        )
-        .expect("valid metric");
-        let http_duration = HistogramVec::new(
-            HistogramOpts::new(
-                "leekha_http_request_duration_seconds",
-                "Time to answer HTTP requests (long-polls included), by method and route pattern",
-            )
-            .buckets(LATENCY_BUCKETS.to_vec()),
-            &["method", "route"],
-        )
-        .expect("valid metric");
-        let actions_applied = IntCounter::new(
-            "leekha_actions_applied_total",
-            "Game actions applied (passes and plays, bots' included)",
-        )
-        .expect("valid metric");
-        let version_conflicts = IntCounter::new(
-            "leekha_version_conflicts_total",
-            "Requests refused with 409 version_conflict",
-        )
-        .expect("valid metric");
-        let turn_timeouts = IntCounter::new(
-            "leekha_turn_timeouts_total",
-            "Turns that timed out and were played by the server",
-        )
-        .expect("valid metric");
-        let webhook_deliveries = IntCounterVec::new(
-            Opts::new(
-                "leekha_webhook_deliveries_total",
-                "Webhook delivery attempts, by outcome",
+        );
+        let http_duration = register(
+            &registry,
+            HistogramVec::new(
+                HistogramOpts::new(
+                    "leekha_http_request_duration_seconds",
+                    "Time to answer HTTP requests (long-polls included), by method and route pattern",
+                )
+                .buckets(LATENCY_BUCKETS.to_vec()),
+                &["method", "route"],
             ),
-            &["outcome"],
-        )
-        .expect("valid metric");
-        let pool_connections = IntGauge::new(
-            "leekha_db_pool_connections",
-            "Database connections open in the pool",
-        )
-        .expect("valid metric");
-        let pool_idle = IntGauge::new(
-            "leekha_db_pool_idle_connections",
-            "Database connections open and idle in the pool",
-        )
-        .expect("valid metric");
-        let pool_max = IntGauge::new(
-            "leekha_db_pool_max_connections",
-            "The most connections the pool opens",
-        )
-        .expect("valid metric");
-        let db_up = IntGauge::new(
-            "leekha_db_up",
-            "1 when the database answered the last scrape's query, else 0",
-        )
-        .expect("valid metric");
-        let active_games = IntGauge::new(
-            "leekha_active_games",
-            "Games being played (status active), as of the last successful scrape",
-        )
-        .expect("valid metric");
-        for collector in [
-            Box::new(http_requests.clone()) as Box<dyn prometheus::core::Collector>,
-            Box::new(http_duration.clone()),
-            Box::new(actions_applied.clone()),
-            Box::new(version_conflicts.clone()),
-            Box::new(turn_timeouts.clone()),
-            Box::new(webhook_deliveries.clone()),
-            Box::new(pool_connections.clone()),
-            Box::new(pool_idle.clone()),
-            Box::new(pool_max.clone()),
-            Box::new(db_up.clone()),
-            Box::new(active_games.clone()),
-        ] {
-            registry.register(collector).expect("unique metric names");
-        }
+        );
+        let webhook_deliveries = register(
+            &registry,
+            IntCounterVec::new(
+                Opts::new(
+                    "leekha_webhook_deliveries_total",
+                    "Webhook delivery attempts, by outcome",
+                ),
+                &["outcome"],
+            ),
+        );
+        // The metrics without labels: just a name and a help text each.
+        let [actions_applied, version_conflicts, turn_timeouts] = [
+            (
+                "leekha_actions_applied_total",
+                "Game actions applied (passes and plays, bots' included)",
+            ),
+            (
+                "leekha_version_conflicts_total",
+                "Requests refused with 409 version_conflict",
+            ),
+            (
+                "leekha_turn_timeouts_total",
+                "Turns that timed out and were played by the server",
+            ),
+        ]
+        .map(|(name, help)| register(&registry, IntCounter::new(name, help)));
+        let [pool_connections, pool_idle, pool_max, db_up, active_games] = [
+            (
+                "leekha_db_pool_connections",
+                "Database connections open in the pool",
+            ),
+            (
+                "leekha_db_pool_idle_connections",
+                "Database connections open and idle in the pool",
+            ),
+            (
+                "leekha_db_pool_max_connections",
+                "The most connections the pool opens",
+            ),
+            (
+                "leekha_db_up",
+                "1 when the database answered the last scrape's query, else 0",
+            ),
+            (
+                "leekha_active_games",
+                "Games being played (status active), as of the last successful scrape",
+            ),
+        ]
+        .map(|(name, help)| register(&registry, IntGauge::new(name, help)));
         Self {
             registry,
             http_requests,
@@ -224,6 +215,19 @@ impl Metrics {
         }
         String::from_utf8(out).unwrap_or_default()
     }
+}
+
+/// Registers `metric` (built from constants, so its definition is valid) in `registry` and
+/// returns it for recording.
+fn register<M: Collector + Clone + 'static>(
+    registry: &Registry,
+    metric: prometheus::Result<M>,
+) -> M {
+    let metric = metric.expect("valid metric");
+    registry
+        .register(Box::new(metric.clone()))
+        .expect("unique metric names");
+    metric
 }
 
 /// The method as a label: the standard ones, anything else as `OTHER`.
