@@ -423,8 +423,7 @@ fn surprises(k: &Knowledge, world: &[CardSet; 4], known_by: &[[CardSet; 4]; 4], 
         hands[seat.index()].remove(card);
         trick = push(trick, card);
         if trick.is_complete() {
-            let winner = trick.winner().map_or(trick.leader(), |(s, _)| s);
-            trick = Trick::new(winner);
+            trick = Trick::new(trick.taker());
         }
     }
     misses
@@ -480,8 +479,7 @@ impl Sim {
         self.hands[seat.index()].remove(card);
         self.trick = push(self.trick, card);
         if self.trick.is_complete() {
-            // A complete trick always has a winner.
-            let winner = self.trick.winner().map_or(self.trick.leader(), |(s, _)| s);
+            let winner = self.trick.taker();
             self.table.points[winner.index()] += self.trick.points();
             self.trick = Trick::new(winner);
         }

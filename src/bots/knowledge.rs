@@ -114,8 +114,7 @@ impl Knowledge {
                 table.observe(seat, card, &current, &rules);
                 current = push(current, card);
                 if current.is_complete() {
-                    // A complete trick always has a winner.
-                    let winner = current.winner().map_or(current.leader(), |(s, _)| s);
+                    let winner = current.taker();
                     table.points[winner.index()] += current.points();
                     current = Trick::new(winner);
                 }
@@ -206,8 +205,7 @@ fn history_fits(view: &SeatView, history: &[(Seat, Card)]) -> bool {
         }
         current = push(current, card);
         if current.is_complete() {
-            let winner = current.winner().map_or(current.leader(), |(s, _)| s);
-            current = Trick::new(winner);
+            current = Trick::new(current.taker());
         }
     }
     let tail = &history[history.len() - view.trick.cards.len()..];

@@ -634,7 +634,7 @@ impl Game {
         self.phase = Phase::Playing;
         self.hands = BySeat::default();
         self.won = BySeat::from_fn(|s| self.won[s] | outcome.won[s]);
-        let winner = last.winner().map_or(leader, |(seat, _)| seat);
+        let winner = last.taker();
         self.last_trick = Some(last);
         self.trick = Trick::new(winner);
         self.end_round(sink);
@@ -681,8 +681,7 @@ impl Game {
     #[inline]
     fn take_trick<S: EventSink>(&mut self, sink: &mut S) {
         let trick = self.trick;
-        // A complete trick always has a winner; the fallback is unreachable.
-        let winner = trick.winner().map_or(trick.leader(), |(seat, _)| seat);
+        let winner = trick.taker();
         self.won[winner] |= trick.set();
         sink.push(Event::TrickWon {
             seat: winner,

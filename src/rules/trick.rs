@@ -147,9 +147,18 @@ impl Trick {
             return None;
         }
         match Card::from_index(self.best_card) {
-            Some(card) => Some((self.leader.offset(self.best), card)),
+            Some(card) => Some((self.taker(), card)),
             None => None,
         }
+    }
+
+    /// The seat of [`Trick::winner`], or the leader while the trick is empty: who takes a
+    /// complete trick and leads the next, with no `Option` to unwrap where a winner is
+    /// certain.
+    #[inline]
+    pub const fn taker(&self) -> Seat {
+        // An empty trick's best position is 0: the leader.
+        self.leader.offset(self.best)
     }
 
     /// The points in this trick.
@@ -254,6 +263,8 @@ mod tests {
         let trick =
             Trick::from_cards(leader, &[card("9D"), card("JD"), card("QS"), card("10D")]).unwrap();
         assert_eq!(trick.winner(), Some((Seat::ALL[1], card("JD"))));
+        assert_eq!(trick.taker(), Seat::ALL[1]);
+        assert_eq!(Trick::new(leader).taker(), leader);
         assert_eq!(trick.points(), 23);
     }
 }

@@ -121,15 +121,11 @@ impl Game {
             cards_in_hand: self.hand(seat).len() as u8,
             team: partnership.then(|| seat.team()),
         });
-        let last_trick = self.last_trick().map(|trick| {
-            // A last trick is always complete, so it has a winner.
-            let winner = trick.winner().map_or(trick.leader(), |(seat, _)| seat);
-            LastTrickView {
-                leader: trick.leader(),
-                cards: played_cards(trick),
-                winner,
-                points: trick.points(),
-            }
+        let last_trick = self.last_trick().map(|trick| LastTrickView {
+            leader: trick.leader(),
+            cards: played_cards(trick),
+            winner: trick.taker(),
+            points: trick.points(),
         });
         SeatView {
             seat: viewer,
