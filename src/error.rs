@@ -150,12 +150,6 @@ impl Error {
     pub fn retry_after(&self) -> Option<u64> {
         self.retry_after
     }
-
-    /// Whether this is a unique-key conflict from the database: the row it would write was
-    /// written meanwhile.
-    pub fn is_duplicate(&self) -> bool {
-        self.kind == Kind::Conflict && self.code == "conflict"
-    }
 }
 
 impl fmt::Display for Error {
@@ -232,15 +226,5 @@ mod tests {
         assert_eq!(e.kind(), Kind::Internal);
         assert!(!e.detail().contains("hunter2"));
         assert!(e.to_string().contains("hunter2"), "the log line keeps it");
-    }
-
-    #[test]
-    fn a_unique_violation_is_a_duplicate() {
-        let e = Error::from(diesel::result::Error::DatabaseError(
-            diesel::result::DatabaseErrorKind::UniqueViolation,
-            Box::new(String::from("dup")),
-        ));
-        assert!(e.is_duplicate());
-        assert!(!Error::conflict("version_conflict", "x").is_duplicate());
     }
 }

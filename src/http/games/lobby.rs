@@ -8,7 +8,7 @@ use crate::app::AppState;
 use crate::error::Error;
 use crate::games::{GameStatus, lists};
 use crate::http::extract::AuthUser;
-use crate::http::pagination::{Cursor, limit};
+use crate::http::pagination::{Cursor, keyset_page, limit};
 use crate::http::problem::ApiError;
 use crate::http::views::game::game_view;
 use crate::http::views::lists::{LobbyPage, MyGamesPage, my_game};
@@ -48,16 +48,11 @@ pub async fn lobby(
     }
     let limit = limit(query.limit, 50, 200)?;
     let after = Cursor::keyset(query.cursor.as_deref())?;
-    let mut tables = state
+    let tables = state
         .db
         .run(move |conn| lists::lobby(conn, after, limit + 1))
         .await?;
-    let more = tables.len() as i64 > limit;
-    tables.truncate(limit as usize);
-    let next_cursor = more
-        .then(|| tables.last())
-        .flatten()
-        .map(|t| Cursor::Keyset(t.row.created_at, t.row.id.clone()).encode());
+    let (tables, next_cursor) = keyset_page(tables, limit, |t| (t.row.created_at, &t.row.id));
     let items = tables
         .iter()
         .map(|t| game_view(t, None))
