@@ -8,7 +8,7 @@ use serde::Deserialize;
 use serde::de::{DeserializeOwned, IgnoredAny};
 use serde_json::{Value, json};
 
-use crate::http::Http;
+use crate::connection::Http;
 use crate::report::LoadReport;
 
 /// One virtual client: its connections, what it measured, and its own random numbers (so
@@ -150,7 +150,7 @@ impl Client {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::http::Target;
+    use crate::connection::Target;
 
     /// A server answering with canned responses, one per request, on connections it closes
     /// after the responses marked so; returns how many connections it accepted.

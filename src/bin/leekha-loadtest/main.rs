@@ -17,7 +17,7 @@
 //! HTTP, and of the server's code needs only the rules (to choose legal plays).
 
 mod client;
-mod http;
+mod connection;
 mod report;
 mod run;
 mod table;

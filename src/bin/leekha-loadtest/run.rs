@@ -7,7 +7,7 @@ use std::sync::{Arc, Barrier, Mutex};
 use std::time::{Duration, Instant};
 
 use crate::client::{Client, Player};
-use crate::http::{Http, Target};
+use crate::connection::{Http, Target};
 use crate::report::LoadReport;
 use crate::table::{TableState, View, random_action};
 
