@@ -129,12 +129,23 @@ fn assert_generation_agrees(game: &Game) -> Result<(), TestCaseError> {
                     }
                 }
             }
-            LegalActions::Pass { count, cards } => {
+            LegalActions::Pass {
+                count,
+                cards,
+                may_empty_suit,
+            } => {
                 prop_assert_eq!(count, 3);
                 let hand = game.hand(seat);
                 let mut union = CardSet::EMPTY;
                 for pass in triples(hand) {
                     let legal = naive_pass_is_legal(hand, pass, game.options());
+                    // The client's rule from the API contract, from the view's fields alone.
+                    let by_view = pass.iter().all(|c| {
+                        cards.contains(c)
+                            && (may_empty_suit.contains(c)
+                                || !(hand - pass).of_suit(c.suit()).is_empty())
+                    });
+                    prop_assert_eq!(by_view, legal, "view rule on {:?}", pass);
                     let action = Action::Pass {
                         seat,
                         cards: pass.iter().collect(),

@@ -52,6 +52,11 @@ pub enum LegalActions {
         count: usize,
         /// The cards that appear in at least one legal pass.
         cards: CardSet,
+        /// The held cards that may leave their suit empty (the guards of §3, or the whole
+        /// hand without the restriction): a set of 3 distinct `cards` is legal iff each of
+        /// its cards outside this set leaves a card of its suit in the hand.
+        #[serde(default)]
+        may_empty_suit: CardSet,
     },
     /// Play one of `cards`.
     Play {
@@ -405,6 +410,7 @@ impl Game {
             Phase::Passing if self.passes[seat].is_none() => LegalActions::Pass {
                 count: 3,
                 cards: self.passable_cards(seat),
+                may_empty_suit: legality::may_empty_suit(self.hands[seat], &self.options),
             },
             Phase::Playing if self.trick.next_seat() == seat => LegalActions::Play {
                 cards: self.legal_plays(seat),

@@ -145,6 +145,16 @@ pub fn passable_cards(hand: CardSet, options: &RuleOptions) -> CardSet {
     }
 }
 
+/// The cards of `hand` that a pass may take even when they leave their suit empty (§3): the
+/// guards under the restriction, every card without it. With [`passable_cards`] this decides
+/// any 3-card selection without a search, which is what the API gives clients.
+pub fn may_empty_suit(hand: CardSet, options: &RuleOptions) -> CardSet {
+    match options.pass_restriction {
+        PassRestriction::Off => hand,
+        PassRestriction::On => hand & GUARDS,
+    }
+}
+
 /// A 4-bit mask of the suits that `cards` holds.
 #[inline]
 const fn suits_held(cards: CardSet) -> u8 {

@@ -61,8 +61,8 @@ pub use error::{PositionError, ReplayError, RuleError};
 pub use event::{Discard, Event, EventSink};
 pub use game::{Game, LegalActions, Phase, replay};
 pub use legality::{
-    GUARDS, above_leekha, check_pass, check_play, legal_passes, legal_plays, passable_cards,
-    talbees_leekha,
+    GUARDS, above_leekha, check_pass, check_play, legal_passes, legal_plays, may_empty_suit,
+    passable_cards, talbees_leekha,
 };
 pub use options::{
     DealerRotation, Direction, ForcedLeekha, Mode, OptionsError, PassDirection, PassRestriction,

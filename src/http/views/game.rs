@@ -115,19 +115,28 @@ pub struct TurnView {
     pub deadline: Option<DateTime<Utc>>,
 }
 
-/// What the caller may do now.
+/// What the caller may do now, by `type`.
 #[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
-pub struct LegalActionsView {
-    /// `pass` or `play`.
-    #[serde(rename = "type")]
-    #[schema(example = "play")]
-    pub kind: String,
-    /// For a pass: how many cards (3).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub count: Option<u8>,
-    /// For a play: the legal cards. For a pass: the cards that belong to at least one legal
-    /// pass (the restriction applies to the set of 3).
-    pub cards: Vec<CardCode>,
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum LegalActionsView {
+    /// Commit a pass. A set of `count` distinct `cards` is legal iff each of its cards that is
+    /// not in `may_empty_suit` leaves at least one card of its suit in the hand; the server
+    /// judges the same way.
+    Pass {
+        /// How many cards a pass holds (3).
+        #[schema(minimum = 3, maximum = 3)]
+        count: u8,
+        /// The cards that belong to at least one legal pass.
+        cards: Vec<CardCode>,
+        /// The held cards that may be passed even when they leave their suit empty (the
+        /// guards of rule book §3; the whole hand when `pass_restriction` is `off`).
+        may_empty_suit: Vec<CardCode>,
+    },
+    /// Play one card.
+    Play {
+        /// The legal cards.
+        cards: Vec<CardCode>,
+    },
 }
 
 /// A game as the caller may see it.
@@ -278,14 +287,16 @@ pub fn game_view(table: &Table, viewer: Option<Seat>) -> Result<GameView, Error>
     };
     let legal_actions = match (&seat_view, active) {
         (Some(v), true) => match v.legal_actions {
-            LegalActions::Pass { count, cards } => Some(LegalActionsView {
-                kind: "pass".into(),
-                count: Some(count as u8),
+            LegalActions::Pass {
+                count,
+                cards,
+                may_empty_suit,
+            } => Some(LegalActionsView::Pass {
+                count: count as u8,
                 cards: codes(cards),
+                may_empty_suit: codes(may_empty_suit),
             }),
-            LegalActions::Play { cards } => Some(LegalActionsView {
-                kind: "play".into(),
-                count: None,
+            LegalActions::Play { cards } => Some(LegalActionsView::Play {
                 cards: codes(cards),
             }),
             LegalActions::None => None,
