@@ -82,7 +82,7 @@ pub fn run(cli: Cli) -> i32 {
     }
     match cli.command.unwrap_or(Command::Serve) {
         Command::Openapi => {
-            let doc = openapi().to_pretty_json().expect("the document serializes");
+            let doc = serde_json::to_string_pretty(&openapi()).expect("the document serializes");
             println!("{doc}");
             0
         }

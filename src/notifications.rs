@@ -14,6 +14,7 @@ use crate::error::Error;
 /// What a notification is about.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "snake_case")]
+#[schema(as = NotificationType)]
 pub enum Kind {
     /// The user must act in a game.
     YourTurn,
@@ -64,8 +65,10 @@ pub struct NotificationView {
     /// `your_turn`, `invited`, `game_started`, `game_finished`, `turn_reminder` or
     /// `seat_taken_by_bot`.
     #[serde(rename = "type")]
+    #[schema(value_type = Kind)]
     pub kind: String,
     /// The game concerned.
+    #[schema(required = true)]
     pub game_id: Option<uuid::Uuid>,
     /// Details (e.g. `seat`, `deadline`).
     #[schema(value_type = Object)]

@@ -98,6 +98,8 @@ stored_enum! {
 
 stored_enum! {
     /// Who may see a game.
+    #[derive(serde::Serialize, serde::Deserialize, utoipa::ToSchema)]
+    #[serde(rename_all = "snake_case")]
     pub enum Visibility {
         /// Listed in the lobby; anyone may look.
         Public = "public",
@@ -108,7 +110,7 @@ stored_enum! {
 
 stored_enum! {
     /// Why a bot acts for a seat.
-    #[derive(serde::Serialize, serde::Deserialize)]
+    #[derive(serde::Serialize, serde::Deserialize, utoipa::ToSchema)]
     #[serde(rename_all = "snake_case")]
     pub enum BotReason {
         /// The seat was a bot's from the start.

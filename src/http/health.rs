@@ -14,16 +14,20 @@ use crate::http::problem::ApiError;
 #[derive(Debug, Serialize, serde::Deserialize, ToSchema)]
 pub struct HealthView {
     /// `ok` for liveness, `ready` for readiness.
-    #[schema(example = "ready")]
+    #[schema(value_type = crate::http::views::schema::HealthStatus)]
     pub status: String,
     /// The database engine (`postgresql` or `sqlite`); readiness only.
     #[serde(skip_serializing_if = "Option::is_none")]
-    #[schema(example = "postgresql")]
+    #[schema(value_type = Option<crate::http::views::schema::DatabaseEngine>)]
     pub database: Option<String>,
 }
 
-/// Liveness: the process answers HTTP.
+/// Liveness.
+///
+/// Answers 200 while the process can answer HTTP at all; it does not touch the database, so
+/// a database outage does not restart the server.
 #[utoipa::path(
+    operation_id = "healthz",
     tag = "operations",
     responses((status = 200, description = "The process is alive", body = HealthView))
 )]
@@ -39,8 +43,13 @@ pub async fn healthz() -> HttpResponse {
 /// balancer gives up on it.
 const READY_TIMEOUT: Duration = Duration::from_secs(2);
 
-/// Readiness: the database answers and carries every migration this binary knows.
+/// Readiness.
+///
+/// Readiness: the database answers and carries every migration this binary knows. A load
+/// balancer sends traffic only while this answers 200. 503 while the database is
+/// unreachable or lacks a migration this binary needs.
 #[utoipa::path(
+    operation_id = "readyz",
     tag = "operations",
     responses(
         (status = 200, description = "Ready to serve", body = HealthView),

@@ -17,10 +17,13 @@ use crate::metrics::{CONTENT_TYPE, UNMATCHED_ROUTE};
 /// must answer even while the database is down (then `leekha_db_up` is 0).
 const SCRAPE_DB_TIMEOUT: Duration = Duration::from_secs(1);
 
+/// Prometheus metrics.
+///
 /// The server's metrics in the Prometheus text format: HTTP requests by route pattern and
 /// status with latency histograms, game actions, version conflicts, turn timeouts, webhook
 /// deliveries, the database pool and the active games.
 #[utoipa::path(
+    operation_id = "metrics",
     tag = "operations",
     responses(
         (status = 200, description = "Prometheus text exposition format 0.0.4", body = String,

@@ -10,6 +10,7 @@ pub mod health;
 pub mod long_poll;
 pub mod metrics;
 pub mod notifications;
+pub mod openapi;
 pub mod pagination;
 pub mod preconditions;
 pub mod problem;
@@ -31,138 +32,6 @@ use crate::app::AppState;
 use crate::error::Error;
 use problem::{ApiError, PROBLEM_JSON};
 
-/// The OpenAPI document's fixed parts; paths are collected from the registered handlers.
-#[derive(OpenApi)]
-#[openapi(
-    info(
-        title = "Leekha server",
-        description = "Asynchronous play of Leekha (ليخة), the Levantine avoid-the-points card game. \
-                       Errors are `application/problem+json` with a stable `code`.",
-        license(name = "MIT")
-    ),
-    components(schemas(crate::http::problem::Problem)),
-    modifiers(&BearerAuth),
-    tags(
-        (name = "notifications", description = "The caller's notification feed and webhook"),
-        (name = "games", description = "Lobby, seats, actions, views, events, replays"),
-        (name = "accounts", description = "Registration, login, tokens and the caller's profile"),
-        (name = "operations", description = "Health, readiness, metrics and documentation; no authentication"),
-        (name = "admin", description = "Administration, for role `admin` only; every change and every full read of a game is audited"),
-    )
-)]
-pub struct ApiDoc;
-
-/// Declares the bearer scheme that protected operations name in `security`.
-struct BearerAuth;
-
-impl utoipa::Modify for BearerAuth {
-    fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
-        use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
-        let components = openapi.components.get_or_insert_with(Default::default);
-        components.add_security_scheme(
-            "bearer",
-            SecurityScheme::Http(
-                HttpBuilder::new()
-                    .scheme(HttpAuthScheme::Bearer)
-                    .bearer_format("JWT")
-                    .description(Some(
-                        "An access token from /api/v1/auth/login, /register, /guest or /refresh",
-                    ))
-                    .build(),
-            ),
-        );
-    }
-}
-
-/// Documents the error statuses any operation can answer, so the document lists every status
-/// a client can get: 400 for a malformed parameter or body, 413/415 for a body, 401/403 for a
-/// protected operation, 404 for an unknown id, 500 and 503 everywhere a database is used.
-struct CommonResponses;
-
-impl utoipa::Modify for CommonResponses {
-    fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
-        use utoipa::openapi::{ContentBuilder, Ref, ResponseBuilder};
-        let problem = |description: &str| {
-            ResponseBuilder::new()
-                .description(description)
-                .content(
-                    crate::http::problem::PROBLEM_JSON,
-                    ContentBuilder::new()
-                        .schema(Some(Ref::from_schema_name("Problem")))
-                        .build(),
-                )
-                .build()
-        };
-        for (path, item) in openapi.paths.paths.iter_mut() {
-            let api = path.starts_with("/api/");
-            for op in [
-                &mut item.get,
-                &mut item.put,
-                &mut item.post,
-                &mut item.delete,
-                &mut item.patch,
-            ]
-            .into_iter()
-            .flatten()
-            {
-                let has_body = op.request_body.is_some();
-                let has_params =
-                    op.parameters.as_ref().is_some_and(|p| !p.is_empty()) || path.contains('{');
-                let secured = op.security.as_ref().is_some_and(|s| !s.is_empty());
-                let mut add = |status: &str, description: &str| {
-                    op.responses
-                        .responses
-                        .entry(status.to_owned())
-                        .or_insert_with(|| problem(description).into());
-                };
-                if has_body || has_params {
-                    add(
-                        "400",
-                        "Malformed request: bad JSON, parameter or path id (problem+json)",
-                    );
-                }
-                if has_body {
-                    add(
-                        "413",
-                        "The body is larger than the limit (`payload_too_large`)",
-                    );
-                    add(
-                        "415",
-                        "The body is not `application/json` (`unsupported_media_type`)",
-                    );
-                }
-                if secured {
-                    add(
-                        "401",
-                        "Missing, invalid or expired access token (`missing_token`, `invalid_token`)",
-                    );
-                    if path.starts_with("/api/v1/admin") {
-                        add(
-                            "403",
-                            "Not an administrator (`forbidden`), or banned (`banned`)",
-                        );
-                    } else {
-                        add("403", "Not allowed, or banned (`forbidden`, `banned`)");
-                    }
-                }
-                if path.contains('{') {
-                    add("404", "No such resource (`not_found`)");
-                }
-                if api || path == "/readyz" {
-                    add(
-                        "500",
-                        "An internal error; the details are in the server log (`internal`)",
-                    );
-                    add(
-                        "503",
-                        "The database is unreachable (`database_unavailable`)",
-                    );
-                }
-            }
-        }
-    }
-}
-
 /// Registers every documented route. Shared by the app and by [`openapi`].
 fn routes(cfg: &mut utoipa_actix_web::service_config::ServiceConfig) {
     cfg.service(health::healthz)
@@ -178,16 +47,15 @@ fn routes(cfg: &mut utoipa_actix_web::service_config::ServiceConfig) {
 }
 
 /// The OpenAPI document of this server, as served at `/openapi.json`.
-pub fn openapi() -> utoipa::openapi::OpenApi {
-    let mut api = App::new()
+pub fn openapi() -> serde_json::Value {
+    let api = App::new()
         .into_utoipa_app()
-        .openapi(ApiDoc::openapi())
+        .openapi(openapi::ApiDoc::openapi())
         .configure(routes)
         .split_for_parts()
         .1;
-    // Paths are collected after ApiDoc's modifiers ran: add the common responses now.
-    utoipa::Modify::modify(&CommonResponses, &mut api);
-    api
+    // Paths are collected after ApiDoc's modifiers ran: finish the document now.
+    openapi::finish(api)
 }
 
 /// The request id header set on every response, for correlating a client report with the log.
@@ -208,7 +76,7 @@ pub fn build_app(
     let limit = state.config.max_body_bytes;
     let (app, api) = App::new()
         .into_utoipa_app()
-        .openapi(ApiDoc::openapi())
+        .openapi(openapi::ApiDoc::openapi())
         .app_data(web::Data::new(state))
         .app_data(
             web::JsonConfig::default()
@@ -220,11 +88,23 @@ pub fn build_app(
         .app_data(web::QueryConfig::default().error_handler(query_error))
         .configure(routes)
         .split_for_parts();
-    let mut api = api;
-    utoipa::Modify::modify(&CommonResponses, &mut api);
     let table = fallback::RouteTable::from_openapi(&api);
+    let document = web::Bytes::from(openapi::finish(api).to_string());
     app.service(web::redirect("/docs", "/docs/").permanent())
-        .service(SwaggerUi::new("/docs/{_:.*}").url("/openapi.json", api))
+        .route(
+            "/openapi.json",
+            web::get().to(move || {
+                let document = document.clone();
+                async move {
+                    HttpResponse::Ok()
+                        .content_type(actix_web::http::header::ContentType::json())
+                        .body(document)
+                }
+            }),
+        )
+        .service(
+            SwaggerUi::new("/docs/{_:.*}").config(utoipa_swagger_ui::Config::from("/openapi.json")),
+        )
         .app_data(web::Data::new(table))
         .default_service(web::to(fallback::unmatched))
         .wrap(ErrorHandlers::new().default_handler(problem_safety_net))

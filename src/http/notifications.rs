@@ -26,10 +26,13 @@ pub fn routes(cfg: &mut utoipa_actix_web::service_config::ServiceConfig) {
 #[into_params(parameter_in = Query)]
 pub struct FeedQuery {
     /// Notifications with `seq` greater than this (default 0).
+    #[param(minimum = 0)]
     pub after: Option<i64>,
     /// Long-poll: wait up to this many seconds (0..=30) when there is none yet.
+    #[param(minimum = 0, maximum = 30)]
     pub wait: Option<u64>,
     /// 1..=500, default 100.
+    #[param(minimum = 1, maximum = 500)]
     pub limit: Option<i64>,
 }
 
@@ -64,8 +67,10 @@ pub struct DeliveryView {
     /// `pending`, `delivered` or `failed`.
     pub state: String,
     /// Last HTTP status received.
+    #[schema(required = true)]
     pub last_status: Option<i32>,
     /// Last error.
+    #[schema(required = true)]
     pub last_error: Option<String>,
     /// Created.
     pub created_at: DateTime<Utc>,
@@ -75,13 +80,20 @@ pub struct DeliveryView {
 #[derive(Debug, Serialize, Deserialize, ToSchema)]
 pub struct WebhookView {
     /// The URL, null when none is set.
+    #[schema(required = true)]
     pub url: Option<String>,
     /// The latest deliveries (at most 20), newest first.
     pub recent_deliveries: Vec<DeliveryView>,
 }
 
-/// The caller's notifications after `after`; with `wait`, a long-poll.
+/// The caller's notification feed.
+///
+/// The caller's notifications after `after`; with `wait`, a long-poll. Every notification
+/// has a `seq`, contiguous per user; pass the last one seen as `after`. With `wait` (≤ 30
+/// s) the call returns as soon as a notification exists, or empty when the wait runs out:
+/// loop on it to follow the feed.
 #[utoipa::path(
+    operation_id = "list_notifications",
     tag = "notifications",
     security(("bearer" = [])),
     params(FeedQuery),
@@ -123,10 +135,13 @@ pub async fn feed(
     }))
 }
 
+/// Set the caller's webhook.
+///
 /// Sets the caller's webhook: every notification is then also POSTed to `url`, signed with
 /// `X-Leekha-Signature: sha256=<hex HMAC-SHA256 of the body with secret>`, and retried with
 /// exponential backoff for up to 24 h.
 #[utoipa::path(
+    operation_id = "put_webhook",
     tag = "notifications",
     security(("bearer" = [])),
     request_body = WebhookRequest,
@@ -162,8 +177,12 @@ pub async fn put_webhook(
     Ok(HttpResponse::Ok().json(view))
 }
 
-/// The caller's webhook and its latest deliveries.
+/// The caller's webhook.
+///
+/// Its URL (null when none) and its latest deliveries with their status, for debugging a
+/// receiver. The secret is never shown.
 #[utoipa::path(
+    operation_id = "get_webhook",
     tag = "notifications",
     security(("bearer" = [])),
     responses(
@@ -183,8 +202,12 @@ pub async fn get_webhook(
     Ok(HttpResponse::Ok().json(view))
 }
 
-/// Removes the caller's webhook; pending deliveries are dropped.
+/// Remove the caller's webhook.
+///
+/// Removes the caller's webhook; pending deliveries are dropped. Pending deliveries are
+/// dropped. Answers 204 also when there was none.
 #[utoipa::path(
+    operation_id = "delete_webhook",
     tag = "notifications",
     security(("bearer" = [])),
     responses(

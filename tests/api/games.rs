@@ -224,6 +224,49 @@ where
     );
 }
 
+/// Every event each player can read parses into the documented data of its type, unknown
+/// fields refused: the OpenAPI document's per-type `data` schemas hold for real games.
+async fn events_match_their_documented_data<S, B>(app: &S, id: &str, players: &[&Session])
+where
+    S: actix_web::dev::Service<
+            actix_http::Request,
+            Response = actix_web::dev::ServiceResponse<B>,
+            Error = actix_web::Error,
+        >,
+    B: actix_web::body::MessageBody,
+{
+    for p in players {
+        let mut after = 0;
+        let mut kinds = std::collections::BTreeSet::new();
+        loop {
+            let page = send(
+                app,
+                bearer(
+                    TestRequest::get().uri(&format!(
+                        "/api/v1/games/{id}/events?after={after}&limit=500"
+                    )),
+                    &p.access,
+                ),
+            )
+            .await;
+            assert_eq!(page.status, 200, "{}", page.text);
+            let events = page.json["events"].as_array().unwrap();
+            if events.is_empty() {
+                break;
+            }
+            for event in events {
+                let typed = json!({"type": event["type"], "data": event["data"]});
+                let parsed: Result<leekha::http::views::events::EventData, _> =
+                    serde_json::from_value(typed);
+                assert!(parsed.is_ok(), "{event}: {parsed:?}");
+                kinds.insert(event["type"].as_str().unwrap().to_owned());
+                after = event["seq"].as_i64().unwrap();
+            }
+        }
+        assert!(kinds.contains("game_finished"), "{kinds:?}");
+    }
+}
+
 #[actix_web::test]
 async fn four_players_play_a_solo_game_to_the_end() {
     let db = TestDb::migrated();
@@ -233,6 +276,7 @@ async fn four_players_play_a_solo_game_to_the_end() {
     let view = play_to_end(&app, &id, &players, 1).await;
     assert_eq!(view["status"], "finished");
     check_against_rules(&app, &id, &players[2], &view).await;
+    events_match_their_documented_data(&app, &id, &players.iter().collect::<Vec<_>>()).await;
 
     let me = send(
         &app,
@@ -255,6 +299,7 @@ async fn four_players_play_a_partnership_game_to_the_end() {
     .await;
     let view = play_to_end(&app, &id, &players, 2).await;
     assert_eq!(view["status"], "finished");
+    events_match_their_documented_data(&app, &id, &[&players[1]]).await;
     assert_eq!(view["rules"]["mode"], "partnership");
     assert_eq!(view["rules"]["pass_direction"], "alternate");
     assert!(view["result"]["losing_team"].is_u64());
@@ -1178,6 +1223,7 @@ async fn resigning_hands_the_seat_to_a_bot_that_finishes_the_game() {
     assert_eq!(resigned.status, 200, "{}", resigned.text);
     assert_eq!(resigned.json["status"], "finished");
     assert!(resigned.json["seats"][0]["bot"].is_string());
+    events_match_their_documented_data(&app, &id, &[&me]).await;
     send(
         &app,
         bearer(

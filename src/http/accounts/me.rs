@@ -27,7 +27,11 @@ pub struct UpdateMe {
 }
 
 /// The caller's profile.
+///
+/// The account's id, username, role, creation time and game statistics. Every request
+/// re-checks the account, so a ban or a deletion takes effect at once.
 #[utoipa::path(
+    operation_id = "get_me",
     tag = "accounts",
     security(("bearer" = [])),
     responses(
@@ -41,9 +45,13 @@ pub async fn me(user: AuthUser) -> HttpResponse {
     HttpResponse::Ok().json(UserView::from(&user.user))
 }
 
+/// Rename, or change the password.
+///
 /// Changes the caller's username and/or password. A guest that sets a password becomes a
-/// full account.
+/// full account. Changing the password of a full account needs `current_password`. Renaming
+/// frees the old username.
 #[utoipa::path(
+    operation_id = "update_me",
     tag = "accounts",
     security(("bearer" = [])),
     request_body = UpdateMe,
@@ -78,9 +86,12 @@ pub async fn update_me(
     Ok(HttpResponse::Ok().json(UserView::from(&updated)))
 }
 
-/// Deletes the caller's account: its sessions end, its username is freed, its past games keep
-/// their record.
+/// Delete the caller's account.
+///
+/// Deletes the caller's account: its sessions end, its username is freed, its past games
+/// keep their record.
 #[utoipa::path(
+    operation_id = "delete_me",
     tag = "accounts",
     security(("bearer" = [])),
     responses(

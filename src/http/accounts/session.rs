@@ -93,8 +93,13 @@ where
     Ok(HttpResponse::build(status).json(TokenResponse::from(session)))
 }
 
-/// Creates an account and logs it in.
+/// Create an account and log in.
+///
+/// Usernames are 3–32 letters, digits, `_` or `-`, unique ignoring case; passwords 8–128
+/// characters. Answers the same token pair as a login. Rate limited per client address and
+/// per username (`RateLimit-*` headers; 429 with `Retry-After` above the limit).
 #[utoipa::path(
+    operation_id = "register",
     tag = "accounts",
     request_body = Credentials,
     responses(
@@ -121,9 +126,12 @@ pub async fn register(
     .await
 }
 
+/// Log in with username and password.
+///
 /// Logs in with username and password. An unknown user and a wrong password get the same
 /// answer, in the same time.
 #[utoipa::path(
+    operation_id = "login",
     tag = "accounts",
     request_body = Credentials,
     responses(
@@ -148,9 +156,12 @@ pub async fn login(
     .await
 }
 
+/// Play as a guest.
+///
 /// Creates a guest account with a random username and logs it in. Set a password with
 /// `PATCH /api/v1/me` to keep it.
 #[utoipa::path(
+    operation_id = "create_guest",
     tag = "accounts",
     responses(
         (status = 201, description = "A guest account and its tokens", body = TokenResponse),
@@ -163,9 +174,13 @@ pub async fn guest(state: web::Data<AppState>, req: HttpRequest) -> Result<HttpR
     answer_session(&state, StatusCode::CREATED, accounts::guest).await
 }
 
+/// Exchange a refresh token for a new pair.
+///
 /// Spends a refresh token for a new pair (rotation). Presenting a token that was already
-/// spent revokes every token descended from the same login.
+/// spent revokes every token descended from the same login. Refresh before the access token
+/// expires (`expires_in` seconds), and keep the new refresh token: the old one is spent.
 #[utoipa::path(
+    operation_id = "refresh_tokens",
     tag = "accounts",
     request_body = RefreshRequest,
     responses(
@@ -190,9 +205,12 @@ pub async fn refresh(
     .await
 }
 
-/// Ends the session of this refresh token (its whole family). Answers 204 whether or not the
-/// token was known, so it can be retried safely.
+/// Log out a session.
+///
+/// Ends the session of this refresh token (its whole family). Answers 204 whether or not
+/// the token was known, so it can be retried safely.
 #[utoipa::path(
+    operation_id = "logout",
     tag = "accounts",
     request_body = RefreshRequest,
     responses(

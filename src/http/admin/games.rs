@@ -15,8 +15,11 @@ use crate::rules::Seat;
 use super::views::{AdminGameView, AdminGamesPage, full_state, summary};
 use super::{AbortRequest, GamesQuery, OptionalReason, optional_reason, reason};
 
+/// Search games.
+///
 /// Searches games by status and player, newest first, private ones included.
 #[utoipa::path(
+    operation_id = "admin_list_games",
     tag = "admin",
     security(("bearer" = [])),
     params(GamesQuery),
@@ -50,9 +53,12 @@ pub async fn list_games(
     }))
 }
 
-/// The full state of a game: every hand, every pass, the seed, every deal and action.
-/// Each read is recorded in the audit log.
+/// The full state of a game, every hand included.
+///
+/// The full state of a game: every hand, every pass, the seed, every deal and action. Each
+/// read is recorded in the audit log.
 #[utoipa::path(
+    operation_id = "admin_get_game",
     tag = "admin",
     security(("bearer" = [])),
     params(("id" = uuid::Uuid, Path, description = "Game id")),
@@ -75,9 +81,12 @@ pub async fn get_game(
     Ok(HttpResponse::Ok().json(full_state(&table, &record)?))
 }
 
+/// Abort a game.
+///
 /// Ends a waiting or running game without a result. Its players see status `aborted` with
 /// the reason, and a `game_aborted` event.
 #[utoipa::path(
+    operation_id = "admin_abort_game",
     tag = "admin",
     security(("bearer" = [])),
     params(("id" = uuid::Uuid, Path, description = "Game id")),
@@ -104,17 +113,20 @@ pub async fn abort_game(
     .await
 }
 
+/// Hand a seat to a bot.
+///
 /// Hands a seat of a running game to a bot for the rest of the game (the human keeps the
 /// seat's record and sees a `seat_changed` event with reason `admin`). The bot acts at once
 /// if the seat must act.
 #[utoipa::path(
+    operation_id = "admin_seat_to_bot",
     tag = "admin",
     security(("bearer" = [])),
     params(
         ("id" = uuid::Uuid, Path, description = "Game id"),
         ("seat" = u8, Path, description = "Seat 0..=3"),
     ),
-    request_body(content = OptionalReason, description = "Optional"),
+    request_body(content = Option<OptionalReason>, description = "Optional"),
     responses(
         (status = 200, description = "A bot plays the seat now; the game as spectators see it", body = GameView),
         (status = 400, description = "Invalid seat, reason or id", body = Problem, content_type = "application/problem+json"),

@@ -38,6 +38,7 @@ pub struct UsersQuery {
     /// A part of the username, ignoring case (0–32 characters; empty or absent: everyone).
     pub query: Option<String>,
     /// 1..=200, default 50.
+    #[param(minimum = 1, maximum = 200)]
     pub limit: Option<i64>,
     /// `next_cursor` of the previous page.
     pub cursor: Option<String>,
@@ -53,6 +54,7 @@ pub struct GamesQuery {
     /// Only games in which the user with this username holds or held a seat.
     pub player: Option<String>,
     /// 1..=200, default 50.
+    #[param(minimum = 1, maximum = 200)]
     pub limit: Option<i64>,
     /// `next_cursor` of the previous page.
     pub cursor: Option<String>,
@@ -64,10 +66,12 @@ pub struct GamesQuery {
 pub struct AuditQuery {
     /// Only this action: `ban_user`, `unban_user`, `change_role`, `read_game`,
     /// `abort_game`, `seat_to_bot`.
+    #[param(value_type = Option<crate::http::views::schema::AuditAction>)]
     pub action: Option<String>,
     /// Only entries about this user or game id.
     pub target_id: Option<String>,
     /// 1..=200, default 50.
+    #[param(minimum = 1, maximum = 200)]
     pub limit: Option<i64>,
     /// `next_cursor` of the previous page.
     pub cursor: Option<String>,

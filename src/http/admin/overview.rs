@@ -15,8 +15,12 @@ use crate::http::views::game::PlayerRef;
 use super::AuditQuery;
 use super::views::{ActionCounts, AuditEntryView, AuditPage, GameCounts, StatsView, UserCounts};
 
-/// Counts: accounts, games by status, actions applied in the last hour and day.
+/// Server counts.
+///
+/// Counts: accounts, games by status, actions applied in the last hour and day. For a
+/// dashboard: computed from the database on each call, so they agree across instances.
 #[utoipa::path(
+    operation_id = "admin_stats",
     tag = "admin",
     security(("bearer" = [])),
     responses(
@@ -59,8 +63,12 @@ pub async fn stats(
     }))
 }
 
+/// The audit log.
+///
 /// The audit log, newest first: every administrator action and every full read of a game.
+/// Filter by `action` and by `target_id`; paginated with `limit` and `cursor`.
 #[utoipa::path(
+    operation_id = "admin_audit_log",
     tag = "admin",
     security(("bearer" = [])),
     params(AuditQuery),

@@ -16,9 +16,12 @@ use super::{
     BanRequest, OptionalReason, RoleRequest, UsersQuery, not_yourself, optional_reason, reason,
 };
 
+/// Search accounts.
+///
 /// Searches accounts by a part of the username (ignoring case), newest first. Deleted and
 /// banned accounts are listed too.
 #[utoipa::path(
+    operation_id = "admin_list_users",
     tag = "admin",
     security(("bearer" = [])),
     params(UsersQuery),
@@ -57,9 +60,12 @@ pub async fn list_users(
     }))
 }
 
+/// Ban an account.
+///
 /// Bans an account: its access tokens stop working on the next request, its refresh tokens
 /// are revoked, and it cannot log in until unbanned.
 #[utoipa::path(
+    operation_id = "admin_ban_user",
     tag = "admin",
     security(("bearer" = [])),
     params(("id" = uuid::Uuid, Path, description = "User id")),
@@ -90,13 +96,16 @@ pub async fn ban_user(
     .await
 }
 
+/// Lift a ban.
+///
 /// Lifts a ban: the account's access tokens work again at once; its revoked refresh tokens
 /// stay revoked, so its sessions log in anew.
 #[utoipa::path(
+    operation_id = "admin_unban_user",
     tag = "admin",
     security(("bearer" = [])),
     params(("id" = uuid::Uuid, Path, description = "User id")),
-    request_body(content = OptionalReason, description = "Optional"),
+    request_body(content = Option<OptionalReason>, description = "Optional"),
     responses(
         (status = 200, description = "Unbanned", body = AdminUserView),
         (status = 400, description = "Invalid reason or id", body = Problem, content_type = "application/problem+json"),
@@ -119,8 +128,11 @@ pub async fn unban_user(
     .await
 }
 
+/// Set an account's role.
+///
 /// Sets an account's role; it takes effect on the account's next request.
 #[utoipa::path(
+    operation_id = "admin_set_role",
     tag = "admin",
     security(("bearer" = [])),
     params(("id" = uuid::Uuid, Path, description = "User id")),

@@ -26,10 +26,13 @@ pub struct AdminUserView {
     /// A guest account.
     pub is_guest: bool,
     /// When the account was banned; null unless banned.
+    #[schema(required = true)]
     pub banned_at: Option<DateTime<Utc>>,
     /// Why.
+    #[schema(required = true)]
     pub ban_reason: Option<String>,
     /// When the account was deleted; null unless deleted.
+    #[schema(required = true)]
     pub deleted_at: Option<DateTime<Utc>>,
     /// Created.
     pub created_at: DateTime<Utc>,
@@ -71,6 +74,7 @@ pub struct AdminUsersPage {
     /// Newest first.
     pub items: Vec<AdminUserView>,
     /// Pass as `cursor` for the next page; null on the last page.
+    #[schema(required = true)]
     pub next_cursor: Option<String>,
 }
 
@@ -82,6 +86,7 @@ pub struct AdminGameSummary {
     /// Status.
     pub status: GameStatus,
     /// `public` or `private`.
+    #[schema(value_type = crate::db::types::Visibility)]
     pub visibility: String,
     /// Version.
     pub version: i64,
@@ -92,14 +97,17 @@ pub struct AdminGameSummary {
     /// Actions applied so far.
     pub action_count: i64,
     /// Why it was aborted.
+    #[schema(required = true)]
     pub abort_reason: Option<String>,
     /// Created.
     pub created_at: DateTime<Utc>,
     /// Last change.
     pub updated_at: DateTime<Utc>,
     /// Dealt.
+    #[schema(required = true)]
     pub started_at: Option<DateTime<Utc>>,
     /// Ended.
+    #[schema(required = true)]
     pub finished_at: Option<DateTime<Utc>>,
 }
 
@@ -109,6 +117,7 @@ pub struct AdminGamesPage {
     /// Newest first.
     pub items: Vec<AdminGameSummary>,
     /// Pass as `cursor` for the next page; null on the last page.
+    #[schema(required = true)]
     pub next_cursor: Option<String>,
 }
 
@@ -122,12 +131,16 @@ pub struct AdminSeatState {
     /// The cards taken in tricks this round.
     pub taken: Vec<CardCode>,
     /// The cards passed this round, once committed.
+    #[schema(required = true)]
     pub passed: Option<Vec<CardCode>>,
     /// The cards received this round, once exchanged.
+    #[schema(required = true)]
     pub received: Option<Vec<CardCode>>,
     /// What the seat may do now (null when nothing, or when a bot acts for it).
+    #[schema(required = true)]
     pub legal_actions: Option<LegalActionsView>,
     /// Why a bot acts for the seat: `seat`, `resigned`, `timeout` or `admin`.
+    #[schema(required = true, value_type = Option<crate::db::types::BotReason>)]
     pub bot_reason: Option<String>,
     /// Consecutive turns that timed out.
     pub timeouts_in_row: i32,
@@ -141,6 +154,7 @@ pub struct AdminGameView {
     #[serde(flatten)]
     pub game: GameView,
     /// The deal seed (64 hex digits); null before the deal.
+    #[schema(required = true)]
     pub seed: Option<String>,
     /// Every seat's hidden state (empty before the deal).
     pub seats_private: Vec<AdminSeatState>,
@@ -151,8 +165,10 @@ pub struct AdminGameView {
     /// Events appended so far.
     pub event_count: i64,
     /// Dealt.
+    #[schema(required = true)]
     pub started_at: Option<DateTime<Utc>>,
     /// Ended.
+    #[schema(required = true)]
     pub finished_at: Option<DateTime<Utc>>,
 }
 
@@ -214,14 +230,15 @@ pub struct AuditEntryView {
     /// The administrator.
     pub admin: PlayerRef,
     /// `ban_user`, `unban_user`, `change_role`, `read_game`, `abort_game`, `seat_to_bot`.
-    #[schema(example = "ban_user")]
+    #[schema(value_type = crate::http::views::schema::AuditAction)]
     pub action: String,
     /// `user` or `game`.
-    #[schema(example = "user")]
+    #[schema(value_type = crate::http::views::schema::AuditTarget)]
     pub target_type: String,
     /// The user or game id.
     pub target_id: String,
     /// Why, as the administrator gave it.
+    #[schema(required = true)]
     pub reason: Option<String>,
     /// Facts of the action, e.g. `{"from": "player", "to": "admin"}` for a role change.
     #[schema(value_type = Object)]
@@ -236,6 +253,7 @@ pub struct AuditPage {
     /// Newest first.
     pub items: Vec<AuditEntryView>,
     /// Pass as `cursor` for the next page; null on the last page.
+    #[schema(required = true)]
     pub next_cursor: Option<String>,
 }
 

@@ -143,10 +143,13 @@ impl ActionRequest {
     }
 }
 
+/// Pass or play for the caller.
+///
 /// Passes or plays for the caller's seat. The action is judged against the latest state:
 /// the four passes of a round may arrive at the same instant and all succeed, while two
 /// copies of one play apply once. Bots whose turn follows act in the same transaction.
 #[utoipa::path(
+    operation_id = "submit_action",
     tag = "games",
     security(("bearer" = [])),
     params(
@@ -156,7 +159,9 @@ impl ActionRequest {
     ),
     request_body = ActionRequest,
     responses(
-        (status = 200, description = "Applied; the new game view", body = GameView),
+        (status = 200, description = "Applied; the new game view", body = GameView, headers(
+            ("Idempotent-Replayed" = String, description = "`true` when this is the stored answer to an earlier request with the same `Idempotency-Key`; absent otherwise"),
+        )),
         (status = 400, description = "Malformed action or card code (`invalid_card`)", body = Problem, content_type = "application/problem+json"),
         (status = 403, description = "The caller has no seat (`not_seated`), or banned", body = Problem, content_type = "application/problem+json"),
         (status = 409, description = "`version_conflict`, `game_not_active`, `seat_controlled_by_bot`", body = Problem, content_type = "application/problem+json"),

@@ -22,33 +22,25 @@ use crate::rules::{self, RuleOverrides};
 #[serde(deny_unknown_fields)]
 pub struct RulesInput {
     /// `classic` (all defaults) or `partnership` (partnership mode, alternate passing).
-    #[schema(value_type = Option<String>, example = "classic")]
     pub preset: Option<rules::Preset>,
     /// `solo` or `partnership`.
-    #[schema(value_type = Option<String>)]
     pub mode: Option<rules::Mode>,
     /// 1..=1000 (51, 101, 151 are usual; default 101).
+    #[schema(minimum = 1, maximum = 1000)]
     pub target_score: Option<i64>,
     /// `right`, `left`, `alternate` or `none`.
-    #[schema(value_type = Option<String>)]
     pub pass_direction: Option<rules::PassDirection>,
     /// `on` or `off`.
-    #[schema(value_type = Option<String>)]
     pub pass_restriction: Option<rules::PassRestriction>,
     /// `both`, `queen_only` or `off`.
-    #[schema(value_type = Option<String>)]
     pub forced_leekha: Option<rules::ForcedLeekha>,
     /// `off` or `on`.
-    #[schema(value_type = Option<String>)]
     pub talbees: Option<rules::Talbees>,
     /// `queen_of_spades_taker` or `rotate_right`.
-    #[schema(value_type = Option<String>)]
     pub dealer_rotation: Option<rules::DealerRotation>,
     /// `co_winners` or `sudden_death`.
-    #[schema(value_type = Option<String>)]
     pub solo_tie: Option<rules::SoloTie>,
     /// `busted_team_loses` or `team_sum_reaches_target`.
-    #[schema(value_type = Option<String>)]
     pub team_loss: Option<rules::TeamLoss>,
 }
 
@@ -74,7 +66,7 @@ impl From<RulesInput> for RuleOverrides {
 #[serde(deny_unknown_fields)]
 pub struct SeatRequest {
     /// `me` (the creator; exactly one), `open`, `invite` (needs `username`) or `bot`.
-    #[schema(example = "open")]
+    #[schema(value_type = crate::http::views::schema::SeatKind)]
     pub kind: String,
     /// For `invite`: who.
     pub username: Option<String>,
@@ -90,10 +82,13 @@ pub struct CreateGame {
     /// Rule preset and options.
     pub rules: Option<RulesInput>,
     /// Exactly 4 seats, in seat order.
+    #[schema(min_items = 4, max_items = 4)]
     pub seats: Option<Vec<SeatRequest>>,
     /// `public` (listed in the lobby) or `private` (only invited users see it).
+    #[schema(value_type = Option<crate::db::types::Visibility>)]
     pub visibility: Option<String>,
     /// 5..=2592000 (30 days); default 86400.
+    #[schema(minimum = 5, maximum = 2592000)]
     pub turn_timeout_seconds: Option<i64>,
 }
 
@@ -168,12 +163,15 @@ impl CreateGame {
     }
 }
 
-/// Creates a game. It starts (the cards are dealt) as soon as all four seats are taken —
-/// at once if the other three are bots.
+/// Create a game.
+///
+/// Creates a game. It starts (the cards are dealt) as soon as all four seats are taken — at
+/// once if the other three are bots.
 #[utoipa::path(
+    operation_id = "create_game",
     tag = "games",
     security(("bearer" = [])),
-    request_body(content = CreateGame, description = "Optional; an empty body gives the defaults"),
+    request_body(content = Option<CreateGame>, description = "Optional; an empty body gives the defaults: the creator at seat 0, three open seats, `classic` rules, public"),
     responses(
         (status = 201, description = "Created", body = GameView),
         (status = 400, description = "Invalid rules, seats, visibility or timeout", body = Problem, content_type = "application/problem+json"),

@@ -19,16 +19,23 @@ use super::viewer_of;
 #[into_params(parameter_in = Query)]
 pub struct EventsQuery {
     /// Events with `seq` greater than this (default 0: from the start).
+    #[param(minimum = 0)]
     pub after: Option<i64>,
     /// Long-poll: wait up to this many seconds (0..=30) for an event when there is none yet.
+    #[param(minimum = 0, maximum = 30)]
     pub wait: Option<u64>,
     /// 1..=500, default 200.
+    #[param(minimum = 1, maximum = 500)]
     pub limit: Option<i64>,
 }
 
-/// The events after `after` that the caller may see. With `wait`, the call waits (up to 30 s)
-/// until at least one exists; it also sees actions that arrive through other server instances.
+/// The game's events after a sequence number.
+///
+/// The events after `after` that the caller may see. With `wait`, the call waits (up to 30
+/// s) until at least one exists; it also sees actions that arrive through other server
+/// instances.
 #[utoipa::path(
+    operation_id = "list_events",
     tag = "games",
     security(("bearer" = [])),
     params(("id" = uuid::Uuid, Path, description = "Game id"), EventsQuery),

@@ -9,32 +9,43 @@ use crate::bots::BotLevel;
 use crate::games::hint::{HINT_LEVEL, prepare};
 use crate::http::extract::AuthUser;
 use crate::http::problem::{ApiError, Problem};
-use crate::http::views::game::{CardCode, action_parts};
+use crate::http::views::game::{CardCode, codes_of};
+use crate::rules::Action;
 
 use super::for_caller;
 
-/// The strongest bot's suggestion for the caller's pending action.
+/// The strongest bot's suggestion for the caller's pending action, by `type`.
 #[derive(Debug, Serialize, Deserialize, ToSchema)]
-pub struct HintView {
-    /// `pass` or `play`.
-    #[serde(rename = "type")]
-    pub kind: String,
-    /// For a pass: the 3 cards to pass.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub cards: Option<Vec<CardCode>>,
-    /// For a play: the card to play.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub card: Option<CardCode>,
-    /// The bot level that made the suggestion.
-    pub level: BotLevel,
-    /// The game version the hint is for.
-    pub version: i64,
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum HintView {
+    /// Pass these cards.
+    Pass {
+        /// The 3 cards to pass.
+        #[schema(min_items = 3, max_items = 3)]
+        cards: Vec<CardCode>,
+        /// The bot level that made the suggestion.
+        level: BotLevel,
+        /// The game version the hint is for.
+        version: i64,
+    },
+    /// Play this card.
+    Play {
+        /// The card to play.
+        card: CardCode,
+        /// The bot level that made the suggestion.
+        level: BotLevel,
+        /// The game version the hint is for.
+        version: i64,
+    },
 }
 
+/// A bot's suggestion for the caller's pending action.
+///
 /// The expert bot's suggestion for the caller's pending pass or play, computed from the
 /// caller's own view and the round's public plays only. Its search is seeded by game and
 /// version and bounded by an iteration cap and a time budget (a busy server explores less).
 #[utoipa::path(
+    operation_id = "get_hint",
     tag = "games",
     security(("bearer" = [])),
     params(("id" = uuid::Uuid, Path, description = "Game id")),
@@ -53,12 +64,17 @@ pub async fn hint(
     let job = for_caller(&state, &user, path, prepare).await?;
     let version = job.version;
     let action = web::block(move || job.run()).await??;
-    let (kind, cards, card) = action_parts(&action);
-    Ok(HttpResponse::Ok().json(HintView {
-        kind: kind.into(),
-        cards,
-        card,
-        level: HINT_LEVEL,
-        version,
+    let level = HINT_LEVEL;
+    Ok(HttpResponse::Ok().json(match action {
+        Action::Pass { cards, .. } => HintView::Pass {
+            cards: codes_of(&cards),
+            level,
+            version,
+        },
+        Action::Play { card, .. } => HintView::Play {
+            card: CardCode(card.to_string()),
+            level,
+            version,
+        },
     }))
 }

@@ -21,13 +21,18 @@ pub struct ListQuery {
     /// `aborted`, several separated by commas (default `active,waiting`).
     pub status: Option<String>,
     /// 1..=200, default 50.
+    #[param(minimum = 1, maximum = 200)]
     pub limit: Option<i64>,
     /// `next_cursor` of the previous page.
     pub cursor: Option<String>,
 }
 
-/// The lobby: public games with open seats, oldest first.
+/// The lobby: public games with open seats.
+///
+/// Oldest first, so that the tables waiting longest fill first. Paginated with `limit` and
+/// `cursor`; the caller's own waiting games are listed too.
 #[utoipa::path(
+    operation_id = "list_lobby",
     tag = "games",
     security(("bearer" = [])),
     params(ListQuery),
@@ -61,7 +66,12 @@ pub async fn lobby(
 }
 
 /// The caller's games, most urgent first.
+///
+/// Games where it is the caller's turn come first, then those with the nearest deadline,
+/// then the most recently changed. Each item carries `my_turn` and `deadline`, so a phone
+/// can show a badge without reading every game.
 #[utoipa::path(
+    operation_id = "list_my_games",
     tag = "games",
     security(("bearer" = [])),
     params(ListQuery),

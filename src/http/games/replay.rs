@@ -10,8 +10,12 @@ use crate::http::views::replay::{ReplayView, replay_view};
 
 use super::for_caller;
 
-/// After the end: the seed, every deal and every action, for the game's players.
+/// The whole game, after its end.
+///
+/// After the end: the seed, every deal and every action, for the game's players. Players
+/// can check every deal and every action against the rules: the seed reproduces the deals.
 #[utoipa::path(
+    operation_id = "get_replay",
     tag = "games",
     security(("bearer" = [])),
     params(("id" = uuid::Uuid, Path, description = "Game id")),

@@ -18,6 +18,7 @@ use crate::http::views::game::{GameView, game_view};
 #[serde(deny_unknown_fields)]
 pub struct JoinRequest {
     /// A specific open seat; default: the seat reserved for the caller, else the first open.
+    #[schema(minimum = 0, maximum = 3)]
     pub seat: Option<u8>,
 }
 
@@ -28,13 +29,16 @@ fn answer(state: &AppState, done: &Committed) -> Result<HttpResponse, ApiError> 
     Ok(with_etag(&view, view.version))
 }
 
+/// Take a seat.
+///
 /// Takes a seat: the one reserved for the caller, the one asked for, or the first open one.
 /// The game starts when the fourth seat is taken.
 #[utoipa::path(
+    operation_id = "join_game",
     tag = "games",
     security(("bearer" = [])),
     params(("id" = uuid::Uuid, Path, description = "Game id")),
-    request_body(content = JoinRequest, description = "Optional"),
+    request_body(content = Option<JoinRequest>, description = "Optional; without a seat, the seat reserved for the caller or else the first open one"),
     responses(
         (status = 200, description = "Seated", body = GameView),
         (status = 400, description = "Invalid seat", body = Problem, content_type = "application/problem+json"),
@@ -60,9 +64,10 @@ pub async fn join(
 /// A handler for a seat use case that needs only the game and the caller: its doc, name,
 /// path, service function and the responses it documents beyond the common ones.
 macro_rules! seat_change {
-    ($(#[$doc:meta])* $name:ident, $path:literal, $use_case:path, [$($response:tt)*]) => {
+    ($(#[$doc:meta])* $name:ident as $operation:literal, $path:literal, $use_case:path, [$($response:tt)*]) => {
         $(#[$doc])*
         #[utoipa::path(
+            operation_id = $operation,
             tag = "games",
             security(("bearer" = [])),
             params(("id" = uuid::Uuid, Path, description = "Game id")),
@@ -80,9 +85,11 @@ macro_rules! seat_change {
 }
 
 seat_change!(
-    /// Leaves a game before it starts (or declines an invitation). A waiting game that no
-    /// human holds or is invited to any more is aborted.
-    leave,
+    /// Leave a game before it starts.
+    ///
+    /// Frees the caller's seat, or declines the caller's invitation. A waiting game that no
+    /// human holds or is invited to any more is aborted. Once the game runs, resign instead.
+    leave as "leave_game",
     "/games/{id}/leave",
     games::leave,
     [
@@ -93,8 +100,11 @@ seat_change!(
 );
 
 seat_change!(
-    /// Hands the caller's seat to a bot for the rest of the game.
-    resign,
+    /// Resign: a bot plays the caller's seat.
+    ///
+    /// A `heuristic` bot takes the seat for the rest of the game and acts at once
+    /// when the seat must act. The caller keeps the seat's record (and its result).
+    resign as "resign",
     "/games/{id}/resign",
     games::resign,
     [
@@ -105,8 +115,11 @@ seat_change!(
 );
 
 seat_change!(
-    /// Takes the caller's seat back from the bot that took it after two timeouts in a row.
-    reclaim,
+    /// Take the caller's seat back from a bot.
+    ///
+    /// After two timeouts in a row a bot takes the seat; its player may reclaim it at any
+    /// time while the game runs (a seat given up by resigning cannot be reclaimed).
+    reclaim as "reclaim_seat",
     "/games/{id}/reclaim",
     games::reclaim,
     [

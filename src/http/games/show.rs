@@ -10,15 +10,21 @@ use crate::http::views::game::{GameView, game_view};
 
 use super::viewer_of;
 
+/// The game as the caller may see it.
+///
 /// The game as the caller may see it: their own hand only. `ETag` is the version;
 /// `If-None-Match` with it answers 304.
 #[utoipa::path(
+    operation_id = "get_game",
     tag = "games",
     security(("bearer" = [])),
-    params(("id" = uuid::Uuid, Path, description = "Game id")),
+    params(
+        ("id" = uuid::Uuid, Path, description = "Game id"),
+        ("If-None-Match" = Option<String>, Header, description = "An `ETag` from an earlier answer, e.g. `\"12\"`: 304 while the game is still at that version"),
+    ),
     responses(
-        (status = 200, description = "The game", body = GameView, headers(("ETag" = String, description = "The version, quoted"))),
-        (status = 304, description = "Not modified since the given ETag"),
+        (status = 200, description = "The game", body = GameView),
+        (status = 304, description = "Not modified since the given `ETag`; no body", headers(("ETag" = String, description = "The version, unchanged"))),
         (status = 404, description = "No such game, or a private game the caller is not part of", body = Problem, content_type = "application/problem+json"),
     )
 )]

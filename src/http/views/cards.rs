@@ -5,7 +5,7 @@ use utoipa::openapi::RefOr;
 use utoipa::openapi::schema::{ObjectBuilder, Schema, Type};
 use utoipa::{PartialSchema, ToSchema};
 
-use crate::rules::{Action, CARD_CODES, Card, CardSet};
+use crate::rules::{CARD_CODES, Card, CardSet};
 
 /// A card code: rank `2`…`10`, `J`, `Q`, `K`, `A` then suit `C`, `D`, `H`, `S`. Input also
 /// accepts `T` for ten and lower case.
@@ -34,12 +34,4 @@ pub fn codes(cards: CardSet) -> Vec<CardCode> {
 /// The cards of a list, as codes.
 pub fn codes_of(cards: &[Card]) -> Vec<CardCode> {
     cards.iter().map(|c| CardCode(c.to_string())).collect()
-}
-
-/// An action's `type` and its card or cards, as requests, hints and replays spell them.
-pub fn action_parts(action: &Action) -> (&'static str, Option<Vec<CardCode>>, Option<CardCode>) {
-    match action {
-        Action::Pass { cards, .. } => ("pass", Some(codes_of(cards)), None),
-        Action::Play { card, .. } => ("play", None, Some(CardCode(card.to_string()))),
-    }
 }

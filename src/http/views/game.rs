@@ -10,7 +10,7 @@ use crate::error::Error;
 use crate::games::{GameStatus, Table};
 use crate::rules::{GameResult, LegalActions, Phase, Seat, SeatView};
 
-pub use super::cards::{CardCode, action_parts, codes, codes_of};
+pub use super::cards::{CardCode, codes, codes_of};
 pub use super::rules::{ResultView, RulesView, StandingView, rules_view};
 
 /// A user as others see them.
@@ -28,12 +28,15 @@ pub struct SeatEntry {
     /// 0..=3, in play order.
     pub seat: u8,
     /// The human holding the seat (also while a bot acts for them).
+    #[schema(required = true)]
     pub player: Option<PlayerRef>,
     /// The bot acting for the seat, if any.
+    #[schema(required = true)]
     pub bot: Option<BotLevel>,
     /// Anyone may join this seat.
     pub open: bool,
     /// The user this seat is reserved for.
+    #[schema(required = true)]
     pub invited: Option<PlayerRef>,
     /// Total over scored rounds.
     pub total_score: u32,
@@ -42,6 +45,7 @@ pub struct SeatEntry {
     /// Cards in hand.
     pub cards_in_hand: u8,
     /// 0 for seats {0, 2}, 1 for {1, 3} in partnership; null in solo.
+    #[schema(required = true)]
     pub team: Option<u8>,
 }
 
@@ -84,21 +88,25 @@ pub struct RoundView {
     /// The dealer.
     pub dealer: u8,
     /// `passing`, `playing` or `finished`.
-    #[schema(example = "passing")]
+    #[schema(value_type = crate::rules::Phase)]
     pub phase: String,
     /// This round's pass direction (`right`, `left`), null without passing.
+    #[schema(required = true, value_type = Option<crate::rules::Direction>)]
     pub pass_direction: Option<String>,
     /// The caller's own cards (empty for spectators).
     pub hand: Vec<CardCode>,
     /// The cards the caller passed, once committed.
+    #[schema(required = true)]
     pub passed: Option<Vec<CardCode>>,
     /// The cards the caller received, once all four passed.
+    #[schema(required = true)]
     pub received: Option<Vec<CardCode>>,
     /// Which seats committed their pass.
     pub passes_committed: [bool; 4],
     /// The trick in progress.
     pub trick: TrickView,
     /// The last completed trick.
+    #[schema(required = true)]
     pub last_trick: Option<LastTrickView>,
     /// Tricks completed this round.
     pub tricks_played: u8,
@@ -108,10 +116,12 @@ pub struct RoundView {
 #[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
 pub struct TurnView {
     /// The seat to play; null while passing (every seat in `seats` must pass).
+    #[schema(required = true)]
     pub seat: Option<u8>,
     /// Every seat that must act now.
     pub seats: Vec<u8>,
     /// When the turn times out and the server acts for the late seat(s).
+    #[schema(required = true)]
     pub deadline: Option<DateTime<Utc>>,
 }
 
@@ -149,7 +159,7 @@ pub struct GameView {
     /// waiting | active | finished | aborted.
     pub status: GameStatus,
     /// `public` (in the lobby while waiting) or `private` (invitation only).
-    #[schema(example = "public")]
+    #[schema(value_type = crate::db::types::Visibility)]
     pub visibility: String,
     /// The resolved rule set.
     pub rules: RulesView,
@@ -162,16 +172,21 @@ pub struct GameView {
     /// Last change.
     pub updated_at: DateTime<Utc>,
     /// The caller's seat; null when the caller has no seat.
+    #[schema(required = true)]
     pub my_seat: Option<u8>,
     /// The four seats.
     pub seats: Vec<SeatEntry>,
     /// The current round; null before the deal.
+    #[schema(required = true)]
     pub round: Option<RoundView>,
     /// Whose turn; null unless active.
+    #[schema(required = true)]
     pub turn: Option<TurnView>,
     /// What the caller may do now; null when nothing.
+    #[schema(required = true)]
     pub legal_actions: Option<LegalActionsView>,
     /// How it ended; null unless finished.
+    #[schema(required = true)]
     pub result: Option<ResultView>,
     /// Why an administrator aborted it.
     #[serde(skip_serializing_if = "Option::is_none")]

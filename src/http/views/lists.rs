@@ -16,6 +16,7 @@ pub struct LobbyPage {
     /// Public games waiting for players, oldest first.
     pub items: Vec<GameView>,
     /// Pass as `cursor` for the next page; null on the last page.
+    #[schema(required = true)]
     pub next_cursor: Option<String>,
 }
 
@@ -35,10 +36,12 @@ pub struct MyGame {
     /// The caller must act now.
     pub my_turn: bool,
     /// When the current turn times out.
+    #[schema(required = true)]
     pub deadline: Option<DateTime<Utc>>,
     /// Who sits where.
     pub seats: Vec<SeatBrief>,
     /// `solo` or `partnership`.
+    #[schema(value_type = crate::rules::Mode)]
     pub mode: String,
     /// Last change.
     pub updated_at: DateTime<Utc>,
@@ -50,8 +53,10 @@ pub struct SeatBrief {
     /// 0..=3.
     pub seat: u8,
     /// The human, if any.
+    #[schema(required = true)]
     pub player: Option<PlayerRef>,
     /// The bot acting, if any.
+    #[schema(required = true)]
     pub bot: Option<BotLevel>,
     /// Open to anyone.
     pub open: bool,
@@ -63,6 +68,7 @@ pub struct MyGamesPage {
     /// Most urgent first: the caller's turn, then the nearest deadline, then the latest change.
     pub items: Vec<MyGame>,
     /// Pass as `cursor` for the next page; null on the last page.
+    #[schema(required = true)]
     pub next_cursor: Option<String>,
 }
 

@@ -7,3 +7,4 @@ pub mod game;
 pub mod lists;
 pub mod replay;
 pub mod rules;
+pub mod schema;

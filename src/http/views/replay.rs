@@ -7,7 +7,8 @@ use utoipa::ToSchema;
 use crate::error::Error;
 use crate::games::{Record, Table};
 
-use super::game::{CardCode, ResultView, RulesView, action_parts, rules_view};
+use super::game::{CardCode, ResultView, RulesView, codes_of, rules_view};
+use crate::rules::Action;
 
 /// A deal, revealed after the game.
 #[derive(Debug, Serialize, Deserialize, ToSchema)]
@@ -20,26 +21,50 @@ pub struct ReplayRound {
     pub hands: Vec<Vec<CardCode>>,
 }
 
-/// An action in a replay.
+/// Who made an action.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ActorKind {
+    /// The seat's player.
+    Player,
+    /// A bot acting for the seat.
+    Bot,
+    /// The server, when the seat's turn timed out.
+    Timeout,
+}
+
+/// An action in a replay, by `type`.
 #[derive(Debug, Serialize, Deserialize, ToSchema)]
-pub struct ReplayAction {
-    /// 1, 2, …
-    pub seq: i64,
-    /// The acting seat.
-    pub seat: u8,
-    /// `pass` or `play`.
-    #[serde(rename = "type")]
-    pub kind: String,
-    /// The passed cards.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub cards: Option<Vec<CardCode>>,
-    /// The played card.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub card: Option<CardCode>,
-    /// `player`, `bot` or `timeout`.
-    pub actor: String,
-    /// When.
-    pub created_at: DateTime<Utc>,
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum ReplayAction {
+    /// A pass.
+    Pass {
+        /// 1, 2, … over the whole game.
+        seq: i64,
+        /// The acting seat.
+        seat: u8,
+        /// The passed cards.
+        cards: Vec<CardCode>,
+        /// Who acted.
+        #[schema(value_type = ActorKind)]
+        actor: String,
+        /// When.
+        created_at: DateTime<Utc>,
+    },
+    /// A play.
+    Play {
+        /// 1, 2, … over the whole game.
+        seq: i64,
+        /// The acting seat.
+        seat: u8,
+        /// The played card.
+        card: CardCode,
+        /// Who acted.
+        #[schema(value_type = ActorKind)]
+        actor: String,
+        /// When.
+        created_at: DateTime<Utc>,
+    },
 }
 
 /// Everything about a finished game: seed, every deal, every action.
@@ -56,6 +81,7 @@ pub struct ReplayView {
     /// Every action, in order.
     pub actions: Vec<ReplayAction>,
     /// How it ended (null if aborted).
+    #[schema(required = true)]
     pub result: Option<ResultView>,
 }
 
@@ -75,15 +101,27 @@ impl ReplayRound {
 
 impl ReplayAction {
     fn of(a: &crate::games::record::RecordedAction) -> Self {
-        let (kind, cards, card) = action_parts(&a.action);
-        Self {
-            seq: a.seq,
-            seat: a.action.seat().number(),
-            kind: kind.into(),
-            cards,
-            card,
-            actor: a.actor.clone(),
-            created_at: a.created_at.and_utc(),
+        let (seq, seat, actor, created_at) = (
+            a.seq,
+            a.action.seat().number(),
+            a.actor.clone(),
+            a.created_at.and_utc(),
+        );
+        match &a.action {
+            Action::Pass { cards, .. } => Self::Pass {
+                seq,
+                seat,
+                cards: codes_of(cards),
+                actor,
+                created_at,
+            },
+            Action::Play { card, .. } => Self::Play {
+                seq,
+                seat,
+                card: CardCode(card.to_string()),
+                actor,
+                created_at,
+            },
         }
     }
 }

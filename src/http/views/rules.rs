@@ -5,38 +5,33 @@ use utoipa::ToSchema;
 
 use crate::error::Error;
 use crate::games::Table;
-use crate::rules::GameResult;
+use crate::rules::{
+    DealerRotation, ForcedLeekha, GameResult, Mode, PassDirection, PassRestriction, SoloTie,
+    Talbees, TeamLoss,
+};
 
 /// The resolved rule set of a game (rule book §8).
 #[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
 pub struct RulesView {
     /// `solo` or `partnership`.
-    #[schema(example = "solo")]
-    pub mode: String,
+    pub mode: Mode,
     /// The score that ends the game, 1..=1000.
     #[schema(example = 101)]
     pub target_score: u32,
     /// `right`, `left`, `alternate` or `none`.
-    #[schema(example = "right")]
-    pub pass_direction: String,
+    pub pass_direction: PassDirection,
     /// `on` or `off`.
-    #[schema(example = "on")]
-    pub pass_restriction: String,
+    pub pass_restriction: PassRestriction,
     /// `both`, `queen_only` or `off`.
-    #[schema(example = "both")]
-    pub forced_leekha: String,
+    pub forced_leekha: ForcedLeekha,
     /// `off` or `on`.
-    #[schema(example = "off")]
-    pub talbees: String,
+    pub talbees: Talbees,
     /// `queen_of_spades_taker` or `rotate_right`.
-    #[schema(example = "queen_of_spades_taker")]
-    pub dealer_rotation: String,
+    pub dealer_rotation: DealerRotation,
     /// `co_winners` or `sudden_death`.
-    #[schema(example = "co_winners")]
-    pub solo_tie: String,
+    pub solo_tie: SoloTie,
     /// `busted_team_loses` or `team_sum_reaches_target`.
-    #[schema(example = "busted_team_loses")]
-    pub team_loss: String,
+    pub team_loss: TeamLoss,
 }
 
 /// A seat's final place.
