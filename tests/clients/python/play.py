@@ -14,8 +14,9 @@ LEEKHA_MAX_ACTIONS (default 3000), LEEKHA_CLIENT_DIR (where the generated packag
 default build/ beside this file).
 
 Exits 0 only if the game finished, no action was refused (any non-2xx answer to an action) and
-every contract check held. Once per game, when the hand allows one, a pass that the rule
-forbids is also sent on purpose (a probe): it must be refused with 422 `pass_restriction`.
+every contract check held. Two probes per game are sent on purpose and must be refused: the
+first action with a stale `If-Match` (409 `version_conflict`), and, when a hand allows one, a
+pass that the rule forbids (422 `pass_restriction`).
 The last line is a summary for .ci/clients:
     RESULT client=python preset=… seats=… status=… rounds=… actions=… refused=… probes=… violations=…
 """
@@ -88,7 +89,7 @@ def opt(value: Any) -> Any:
 class Stats:
     actions: int = 0
     refused: int = 0
-    probes: int = 0
+    probes: int = 0  # actions that must be refused, sent on purpose (not counted as refused)
     rounds: int = 0
 
     def __post_init__(self) -> None:
@@ -125,11 +126,15 @@ def is_legal_pass(pick: list[str], hand: list[str], may_empty: set[str]) -> bool
 
 
 def choose_pass(hand: list[str], legal: PassActions, want_legal: bool = True) -> list[str] | None:
-    """A random pass of `legal.count` distinct cards of `legal.cards`, decided from the view
-    alone: a legal one, or with `want_legal=False` one the rule forbids (None if none exists)."""
+    """A pass of `legal.count` distinct cards of `legal.cards`, decided from the view alone: a
+    legal one, or with `want_legal=False` one the rule forbids (None if none exists). It tries
+    to void its shortest suits first (shuffled within a length), as a player would, so the rule
+    decides often."""
     may_empty = set(legal.may_empty_suit)
+    length = Counter(suit_of(c) for c in hand)
     candidates = list(dict.fromkeys(legal.cards))
     random.shuffle(candidates)
+    candidates.sort(key=lambda c: length[suit_of(c)])
     for pick in itertools.combinations(candidates, legal.count):
         if is_legal_pass(list(pick), hand, may_empty) == want_legal:
             return list(pick)
@@ -224,6 +229,22 @@ def probe_illegal_pass(p: Player, game_id: uuid.UUID, etag: str, cards: list[str
         )
 
 
+def probe_stale_version(p: Player, game_id: uuid.UUID, version: int, body: PassRequest | PlayRequest) -> None:
+    """Sends an action with an `If-Match` one version behind: the server must refuse it with
+    409 `version_conflict` (which also shows that the header parameter reaches the server)."""
+    r = op_act.sync_detailed(
+        game_id, client=p.api, body=body, if_match=f'"{version - 1}"', idempotency_key=str(uuid.uuid4())
+    )
+    STATS.probes += 1
+    if isinstance(r.parsed, GameView):
+        STATS.violation("an action with a stale If-Match was accepted")
+    elif r.status_code != 409 or not isinstance(r.parsed, Problem) or r.parsed.code != "version_conflict":
+        STATS.violation(
+            f"an action with a stale If-Match answered {r.status_code} {problem_text(r.parsed, r.content)}, "
+            "not 409 version_conflict"
+        )
+
+
 # ---- Checks of a view against the contract.
 def check_view(g: GameView, p: Player, mode: str) -> None:
     if opt(g.my_seat) != p.seat:
@@ -297,6 +318,7 @@ def play() -> str:
     by_seat = {p.seat: p for p in players}
 
     replay_checked = False
+    forbidden_probed = False
     while latest.status == "active":
         if STATS.actions >= MAX_ACTIONS:
             fail(f"no end after {STATS.actions} actions")
@@ -320,9 +342,10 @@ def play() -> str:
             hand = list(round_.hand) if round_ else []
             body: PassRequest | PlayRequest
             if isinstance(la, PassActions):
-                forbidden = choose_pass(hand, la, want_legal=False) if STATS.probes < 1 else None
+                forbidden = choose_pass(hand, la, want_legal=False) if not forbidden_probed else None
                 if forbidden:
                     probe_illegal_pass(p, game_id, etag, forbidden)
+                    forbidden_probed = True
                 cards = choose_pass(hand, la) or fail(f"no legal pass in {' '.join(hand)}")
                 body = PassRequest(type_="pass", cards=cards)
             elif isinstance(la, PlayActions):
@@ -332,6 +355,8 @@ def play() -> str:
             else:
                 fail(f"legal_actions of neither variant: {la!r}")
             round_before = round_.number if round_ else 0
+            if not replay_checked:
+                probe_stale_version(p, game_id, game.version, body)
             after = act(p, game_id, etag, body, replay_check=not replay_checked)
             replay_checked = True
             if after is None:

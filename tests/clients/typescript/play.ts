@@ -11,8 +11,9 @@
 // LEEKHA_MAX_ACTIONS (default 3000).
 //
 // Exits 0 only if the game finished, no action was refused (any non-2xx answer to an action)
-// and every contract check held. Once per game, when the hand allows one, a pass that the rule
-// forbids is also sent on purpose (a probe): it must be refused with 422 `pass_restriction`. The last line is a summary for .ci/clients:
+// and every contract check held. Two probes per game are sent on purpose and must be refused:
+// the first action with a stale `If-Match` (409 `version_conflict`), and, when a hand allows
+// one, a pass that the rule forbids (422 `pass_restriction`). The last line is a summary for .ci/clients:
 //   RESULT client=typescript preset=… seats=… status=… rounds=… actions=… refused=… probes=… violations=…
 
 import { randomUUID } from "node:crypto";
@@ -45,7 +46,7 @@ const MAX_REFUSED = 10;
 // ---- Bookkeeping.
 let actions = 0;
 let refused = 0;
-let probes = 0; // passes the rule forbids, sent on purpose (must be refused; not counted above)
+let probes = 0; // actions that must be refused, sent on purpose (not counted above)
 const violations: string[] = [];
 
 function violation(what: string): void {
@@ -97,12 +98,17 @@ export function isLegalPass(pick: readonly Card[], hand: readonly Card[], mayEmp
 }
 
 /**
- * A random pass of `legal.count` distinct cards of `legal.cards`, decided from the view alone:
- * a legal one, or with `wantLegal = false` one the rule forbids (null when none exists).
+ * A pass of `legal.count` distinct cards of `legal.cards`, decided from the view alone: a legal
+ * one, or with `wantLegal = false` one the rule forbids (null when none exists). It tries to
+ * void its shortest suits first (shuffled within a length), as a player would, so the rule
+ * decides often.
  */
 export function choosePass(hand: readonly Card[], legal: PassActions, wantLegal = true): Card[] | null {
   const mayEmpty = new Set(legal.may_empty_suit);
-  const candidates = shuffled([...new Set(legal.cards)]);
+  const length = countBySuit(hand);
+  const candidates = shuffled([...new Set(legal.cards)]).sort(
+    (a, b) => (length.get(suitOf(a)) ?? 0) - (length.get(suitOf(b)) ?? 0),
+  );
   const pick: Card[] = [];
   const search = (from: number): boolean => {
     if (pick.length === legal.count) return isLegalPass(pick, hand, mayEmpty) === wantLegal;
@@ -201,6 +207,21 @@ async function probeIllegalPass(p: Player, gameId: string, etag: string, cards: 
     violation(`a pass the rule forbids answered ${response.status} ${String(error?.code)}, not 422 pass_restriction`);
 }
 
+/**
+ * Sends an action with an `If-Match` one version behind: the server must refuse it with 409
+ * `version_conflict` (which also shows that the header parameter reaches the server).
+ */
+async function probeStaleVersion(p: Player, gameId: string, version: number, body: ActionRequest): Promise<void> {
+  const { data, error, response } = await p.api.POST("/api/v1/games/{id}/actions", {
+    params: { path: { id: gameId }, header: { "If-Match": `"${version - 1}"`, "Idempotency-Key": randomUUID() } },
+    body,
+  });
+  probes++;
+  if (data !== undefined) violation(`an action with a stale If-Match was accepted`);
+  else if (response.status !== 409 || error?.code !== "version_conflict")
+    violation(`an action with a stale If-Match answered ${response.status} ${String(error?.code)}, not 409 version_conflict`);
+}
+
 // ---- Checks of a view against the contract.
 function checkView(g: GameView, p: Player, mode: string): void {
   if (g.my_seat !== p.seat) violation(`my_seat ${String(g.my_seat)} for seat ${p.seat}`);
@@ -275,6 +296,7 @@ async function main(): Promise<number> {
 
   let rounds = 0;
   let replayChecked = false;
+  let forbiddenProbed = false;
   while (latest.status === "active") {
     if (actions >= MAX_ACTIONS) fail(`no end after ${actions} actions`);
     if (refused >= MAX_REFUSED) fail(`${refused} actions refused`);
@@ -291,8 +313,11 @@ async function main(): Promise<number> {
       const hand = game.round?.hand ?? [];
       let body: ActionRequest;
       if (la.type === "pass") {
-        const forbidden = probes < 1 ? choosePass(hand, la, false) : null;
-        if (forbidden) await probeIllegalPass(p, gameId, etag, forbidden);
+        const forbidden = !forbiddenProbed ? choosePass(hand, la, false) : null;
+        if (forbidden) {
+          await probeIllegalPass(p, gameId, etag, forbidden);
+          forbiddenProbed = true;
+        }
         const cards = choosePass(hand, la) ?? fail(`no legal pass in ${hand.join(" ")}`);
         body = { type: "pass", cards };
       } else {
@@ -300,6 +325,7 @@ async function main(): Promise<number> {
         body = { type: "play", card };
       }
       const roundBefore = game.round?.number ?? 0;
+      if (!replayChecked) await probeStaleVersion(p, gameId, game.version, body);
       const after = await act(p, gameId, etag, body, !replayChecked);
       replayChecked = true;
       if (after === null) break; // decide again from a fresh view
