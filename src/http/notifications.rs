@@ -50,11 +50,27 @@ pub struct FeedPage {
 #[serde(deny_unknown_fields)]
 pub struct WebhookRequest {
     /// An http(s) URL on a public address.
-    #[schema(example = "https://example.com/leekha-hook")]
+    #[schema(
+        example = "https://example.com/leekha-hook",
+        pattern = "^https?://",
+        max_length = 2048
+    )]
     pub url: String,
     /// 16–256 characters: the HMAC-SHA256 key of `X-Leekha-Signature`.
     #[schema(format = Password)]
     pub secret: String,
+}
+
+/// Where a webhook delivery stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum DeliveryState {
+    /// Not delivered yet; it will be retried.
+    Pending,
+    /// The receiver answered 2xx.
+    Delivered,
+    /// Retried for too long; given up.
+    Failed,
 }
 
 /// One recent delivery.
@@ -64,7 +80,8 @@ pub struct DeliveryView {
     pub seq: i64,
     /// Attempts so far.
     pub attempts: i32,
-    /// `pending`, `delivered` or `failed`.
+    /// `pending` (retries left), `delivered` or `failed` (given up).
+    #[schema(value_type = DeliveryState)]
     pub state: String,
     /// Last HTTP status received.
     #[schema(required = true)]
@@ -80,7 +97,11 @@ pub struct DeliveryView {
 #[derive(Debug, Serialize, Deserialize, ToSchema)]
 pub struct WebhookView {
     /// The URL, null when none is set.
-    #[schema(required = true)]
+    #[schema(
+        required = true,
+        pattern = "^https?://",
+        example = "https://example.com/leekha-hook"
+    )]
     pub url: Option<String>,
     /// The latest deliveries (at most 20), newest first.
     pub recent_deliveries: Vec<DeliveryView>,

@@ -43,7 +43,7 @@ pub struct TokenResponse {
     /// Opaque refresh token; single use: `POST /auth/refresh` spends it for a new pair.
     pub refresh_token: String,
     /// Always `Bearer`.
-    #[schema(example = "Bearer")]
+    #[schema(example = "Bearer", pattern = "^Bearer$")]
     pub token_type: String,
     /// Seconds until the access token expires.
     #[schema(example = 900)]

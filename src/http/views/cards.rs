@@ -2,6 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 use utoipa::openapi::RefOr;
+use utoipa::openapi::extensions::ExtensionsBuilder;
 use utoipa::openapi::schema::{ObjectBuilder, Schema, Type};
 use utoipa::{PartialSchema, ToSchema};
 
@@ -20,8 +21,46 @@ impl PartialSchema for CardCode {
             .description(Some("A card: rank (2–10, J, Q, K, A) then suit (C, D, H, S); `T` is accepted for ten on input"))
             .enum_values(Some(CARD_CODES.iter().copied()))
             .examples([serde_json::json!("QS")])
+            .extensions(Some(
+                ExtensionsBuilder::new()
+                    .add("x-enum-varnames", readable_names())
+                    .build(),
+            ))
             .into()
     }
+}
+
+/// `TwoOfClubs` … `AceOfSpades`, in the order of the codes: the names generators that read
+/// `x-enum-varnames` give the enum's members (a bare `10D` is no identifier).
+fn readable_names() -> Vec<String> {
+    CARD_CODES
+        .iter()
+        .map(|code| {
+            let (rank, suit) = code.split_at(code.len() - 1);
+            let rank = match rank {
+                "2" => "Two",
+                "3" => "Three",
+                "4" => "Four",
+                "5" => "Five",
+                "6" => "Six",
+                "7" => "Seven",
+                "8" => "Eight",
+                "9" => "Nine",
+                "10" => "Ten",
+                "J" => "Jack",
+                "Q" => "Queen",
+                "K" => "King",
+                _ => "Ace",
+            };
+            let suit = match suit {
+                "C" => "Clubs",
+                "D" => "Diamonds",
+                "H" => "Hearts",
+                _ => "Spades",
+            };
+            format!("{rank}Of{suit}")
+        })
+        .collect()
 }
 
 impl ToSchema for CardCode {}

@@ -75,6 +75,10 @@ pub struct ReplayView {
     /// Rules.
     pub rules: RulesView,
     /// The deal seed (64 hex digits): with the rules and actions it reproduces the game.
+    #[schema(
+        pattern = "^[0-9a-f]{64}$",
+        example = "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"
+    )]
     pub seed: String,
     /// Every deal.
     pub rounds: Vec<ReplayRound>,
