@@ -234,6 +234,11 @@ pub struct Config {
     #[arg(long, env = "LEEKHA_AUTH_RATE_PER_MINUTE", default_value = "20")]
     #[arg(value_parser = ranged::<u32>("an integer", 1..=1_000_000))]
     pub auth_rate_per_minute: u32,
+    /// `LEEKHA_MAX_ACTIVE_GAMES_PER_USER`: running games a user may hold seats in; creating
+    /// or joining one more answers 409 `too_many_active_games`; default 100.
+    #[arg(long, env = "LEEKHA_MAX_ACTIVE_GAMES_PER_USER", default_value = "100")]
+    #[arg(value_parser = ranged::<i64>("an integer", 1..=100_000))]
+    pub max_active_games_per_user: i64,
     /// `LEEKHA_SCHEDULER_INTERVAL_MS`: how often each instance looks for due turns,
     /// reminders and webhook deliveries; default 1000.
     #[arg(long, env = "LEEKHA_SCHEDULER_INTERVAL_MS", default_value = "1000")]

@@ -21,6 +21,8 @@ pub struct TickReport {
     pub lags_ms: Vec<i64>,
     /// Reminders sent (games).
     pub reminders: usize,
+    /// Transactions in which bots played on in a game with no human left to act.
+    pub bot_steps: usize,
     /// Webhook attempts made.
     pub webhook_attempts: usize,
 }
@@ -84,6 +86,10 @@ pub fn tick(state: &AppState, agent: &ureq::Agent) -> Result<TickReport, Error> 
                 report.lags_ms.push(lag_ms);
                 state.published(&done);
                 tracing::info!(game.id = %id, lag_ms, "turn timed out; the server acted");
+            }
+            Ok(Woken::BotsPlayed(done)) => {
+                report.bot_steps += 1;
+                state.published(&done);
             }
             Ok(Woken::Reminded(notified)) => {
                 report.reminders += 1;

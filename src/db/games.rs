@@ -253,6 +253,16 @@ pub fn waiting_created_by(conn: &mut AnyConnection, user_id: &str) -> QueryResul
         .get_result(conn)
 }
 
+/// How many running games `user_id` holds a seat in (also while a bot plays it for them).
+pub fn active_games_of(conn: &mut AnyConnection, user_id: &str) -> QueryResult<i64> {
+    game_seats::table
+        .inner_join(games::table)
+        .filter(game_seats::user_id.eq(user_id))
+        .filter(games::status.eq(GameStatus::Active))
+        .count()
+        .get_result(conn)
+}
+
 /// The game row.
 pub fn find(conn: &mut AnyConnection, id: &str) -> QueryResult<Option<GameRow>> {
     games::table

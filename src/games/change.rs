@@ -31,7 +31,17 @@ pub struct Change {
     loaded: (i64, Option<NaiveDateTime>),
     /// Set by [`Change::seal`] when this change ended the game.
     finished: Option<crate::rules::GameResult>,
+    /// Bots still had to act when [`Change::run_bots`] stopped at its bound: the scheduler
+    /// goes on with them at once, in a transaction of its own.
+    bots_pending: bool,
 }
+
+/// The most bot actions one transaction applies. A human who must act stops the bots within
+/// a trick and a pass round (at most 7 actions: finishing a trick, leading up to the human,
+/// or three passes), so the bound only bites when no human is left to act; such a game is then
+/// played out a few actions per transaction by the scheduler, and the game's lock (and
+/// SQLite's write lock) is never held for longer than a few bot moves.
+pub const BOT_ACTIONS_PER_COMMIT: usize = 8;
 
 impl Change {
     /// Starts a change of a loaded game.
@@ -49,6 +59,7 @@ impl Change {
         Ok(Self {
             loaded: (table.row.version, table.row.reminder_at),
             finished: None,
+            bots_pending: false,
             table,
             game,
             now: db::now(),
@@ -256,12 +267,12 @@ impl Change {
         Ok(())
     }
 
-    /// Lets every bot-controlled seat that must act do so, until a human must act or the
-    /// game ends. Bots see only their seat's view.
+    /// Lets every bot-controlled seat that must act do so, until a human must act, the game
+    /// ends, or [`BOT_ACTIONS_PER_COMMIT`] actions were applied (then the scheduler goes on).
+    /// Bots see only their seat's view.
     pub fn run_bots(&mut self) -> Result<(), Error> {
         let mut rng = rand::rng();
-        // A round has at most 4 passes and 52 plays; the bound only guards against a bug.
-        for _ in 0..10_000 {
+        for _ in 0..BOT_ACTIONS_PER_COMMIT {
             let Some(game) = self.game.as_ref() else {
                 return Ok(());
             };
@@ -280,7 +291,27 @@ impl Change {
                 .ok_or_else(|| Error::internal(format!("bot found no action for seat {seat}")))?;
             self.apply(&action, Actor::Bot)?;
         }
-        Err(Error::internal("bots did not stop"))
+        self.bots_pending = self.bots_must_act();
+        Ok(())
+    }
+
+    /// Gives the game back unchanged, with its parsed state.
+    pub fn into_table(self) -> Table {
+        let mut table = self.table;
+        table.parsed = self.game;
+        table
+    }
+
+    /// Whether the game runs and every seat that must act now is a bot's.
+    pub fn bots_must_act(&self) -> bool {
+        self.game.as_ref().is_some_and(|game| {
+            !game.is_finished()
+                && !game.to_act().is_empty()
+                && game
+                    .to_act()
+                    .iter()
+                    .all(|seat| self.table.bot_of(seat).is_some())
+        })
     }
 
     /// Writes everything: the state, the game row (version + 1), changed seats, actions,
@@ -436,6 +467,9 @@ impl Change {
             row.reminder_at = None;
         }
         row.wake_at = row.next_wake(now);
+        if self.bots_pending && row.status == GameStatus::Active {
+            row.wake_at = Some(now);
+        }
         if let Some(result) = &newly_finished {
             let winners: Vec<u8> = result.winners.iter().map(|s| s.number()).collect();
             for (seat, user) in self.humans() {

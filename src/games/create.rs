@@ -38,13 +38,31 @@ pub struct NewGame {
     pub public: bool,
     /// 5..=2592000 seconds.
     pub turn_timeout_seconds: i32,
+    /// The most running games the creator may hold seats in (the game may start at once).
+    pub max_active_games: i64,
+}
+
+/// 409 `too_many_active_games` when `user_id` already holds seats in `max` running games:
+/// one user must not be able to keep the server busy with games nobody plays.
+///
+/// # Errors
+/// As described, and database errors.
+pub fn check_active_cap(conn: &mut AnyConnection, user_id: &str, max: i64) -> Result<(), Error> {
+    let active = store::active_games_of(conn, user_id)?;
+    if active >= max {
+        return Err(Error::conflict(
+            "too_many_active_games",
+            format!("you already play in {active} running games; finish or resign some first"),
+        ));
+    }
+    Ok(())
 }
 
 /// Creates a game; it starts (the cards are dealt) at once when the other three seats are
 /// bots. Invited users are notified.
 ///
 /// # Errors
-/// 409 `too_many_games`; 400 for an unknown or doubly invited username or a self-invitation.
+/// 409 `too_many_games`, `too_many_active_games`; 400 for an unknown or doubly invited username or a self-invitation.
 pub fn create(conn: &mut AnyConnection, creator: &str, new: NewGame) -> Result<Committed, Error> {
     let rules_text = serde_json::to_string(&new.rules)?;
     conn.transaction(|conn| {
@@ -59,6 +77,7 @@ pub fn create(conn: &mut AnyConnection, creator: &str, new: NewGame) -> Result<C
                 format!("you already have {waiting} games waiting for players"),
             ));
         }
+        check_active_cap(conn, creator, new.max_active_games)?;
         let id = uuid::Uuid::new_v4().to_string();
         let now = db::now();
         let mut seat_rows = Vec::with_capacity(4);

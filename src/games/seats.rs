@@ -21,6 +21,7 @@ pub fn join(
     game_id: &str,
     user_id: &str,
     wanted: Option<u8>,
+    max_active_games: i64,
 ) -> Result<Committed, Error> {
     locked(conn, game_id, |conn, table| {
         if !table.visible_to(user_id) {
@@ -38,6 +39,7 @@ pub fn join(
                 "you already have a seat in this game",
             ));
         }
+        super::create::check_active_cap(conn, user_id, max_active_games)?;
         let reserved = table.invitation_of(user_id);
         let seat = match wanted {
             Some(n) => {

@@ -1,5 +1,6 @@
-//! The scheduler's use case: a game whose wake time passed. If its turn's deadline passed,
-//! the server acts for the late seats with the takeover bot (a seat that times out twice in
+//! The scheduler's use case: a game whose wake time passed. If only bots must act (no human
+//! is left to act), they play on for a bounded number of actions. If its turn's deadline
+//! passed, the server acts for the late seats with the takeover bot (a seat that times out twice in
 //! a row is handed to the bot); else, if the reminder is due, the late players get a
 //! `turn_reminder`. Either way the exact next wake time is stored.
 //!
@@ -27,6 +28,10 @@ pub enum Woken {
         /// The committed game.
         done: Box<Committed>,
     },
+    /// Only bots had to act (no human is left to act in the game): they played on, at most
+    /// [`super::change::BOT_ACTIONS_PER_COMMIT`] actions, and the game is due again at once
+    /// if they still must act.
+    BotsPlayed(Box<Committed>),
     /// A reminder went out to these users.
     Reminded(Vec<String>),
     /// Nothing was due (another instance got there first, or actions moved the timers
@@ -54,6 +59,19 @@ pub fn wake(conn: &mut AnyConnection, id: &str) -> Result<Woken, Error> {
         }
         let mut table = Table::load(conn, id)?;
         let active = table.status() == GameStatus::Active;
+        if active {
+            let before = table.row.action_count;
+            let mut change = Change::new(table)?;
+            if change.bots_must_act() {
+                change.run_bots()?;
+                return Ok(Woken::BotsPlayed(Box::new(Committed::new(
+                    change.commit(conn)?,
+                    None,
+                    before,
+                ))));
+            }
+            table = change.into_table();
+        }
         if let (Some(deadline), true, true) =
             (table.row.deadline, active, table.row.state.is_some())
             && deadline <= now

@@ -1193,7 +1193,8 @@ async fn a_long_poll_returns_promptly_when_another_player_acts_through_another_i
 #[actix_web::test]
 async fn resigning_hands_the_seat_to_a_bot_that_finishes_the_game() {
     let db = TestDb::migrated();
-    let app = common::app(db.state()).await;
+    let state = db.state();
+    let app = common::app(state.clone()).await;
     let me = register(&app, "solo_human").await;
     let created = send(
         &app,
@@ -1221,8 +1222,12 @@ async fn resigning_hands_the_seat_to_a_bot_that_finishes_the_game() {
     )
     .await;
     assert_eq!(resigned.status, 200, "{}", resigned.text);
-    assert_eq!(resigned.json["status"], "finished");
+    assert_eq!(
+        resigned.json["status"], "active",
+        "the scheduler plays the rest"
+    );
     assert!(resigned.json["seats"][0]["bot"].is_string());
+    common::play_out_bots(&state);
     events_match_their_documented_data(&app, &id, &[&me]).await;
     send(
         &app,
@@ -1485,4 +1490,56 @@ async fn a_ban_stops_the_next_action_on_a_game_the_instance_just_wrote() {
         version,
         "nothing written"
     );
+}
+
+#[actix_web::test]
+async fn a_user_at_the_cap_of_running_games_can_neither_create_nor_join_another() {
+    let db = TestDb::migrated();
+    let mut config = db.config();
+    config.max_active_games_per_user = 2;
+    let app = common::app(common::state_for(config)).await;
+    let me = register(&app, "busy").await;
+    let other = register(&app, "host").await;
+    let against_bots =
+        json!({"seats": [{"kind": "me"}, {"kind": "bot"}, {"kind": "bot"}, {"kind": "bot"}]});
+    for _ in 0..2 {
+        let created = send(
+            &app,
+            bearer(post_json("/api/v1/games", against_bots.clone()), &me.access),
+        )
+        .await;
+        assert_eq!(created.status, 201, "{}", created.text);
+        assert_eq!(created.json["status"], "active");
+    }
+    send(
+        &app,
+        bearer(post_json("/api/v1/games", against_bots.clone()), &me.access),
+    )
+    .await
+    .assert_problem(409, "too_many_active_games");
+    let waiting = send(
+        &app,
+        bearer(post_json("/api/v1/games", json!({})), &other.access),
+    )
+    .await;
+    let id = waiting.json["id"].as_str().unwrap();
+    send(
+        &app,
+        bearer(
+            post_json(&format!("/api/v1/games/{id}/join"), json!({})),
+            &me.access,
+        ),
+    )
+    .await
+    .assert_problem(409, "too_many_active_games");
+    // The two running games are still the caller's to play.
+    let mine = send(
+        &app,
+        bearer(
+            TestRequest::get().uri("/api/v1/me/games?status=active"),
+            &me.access,
+        ),
+    )
+    .await;
+    assert_eq!(mine.json["items"].as_array().unwrap().len(), 2);
 }

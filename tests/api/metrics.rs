@@ -418,7 +418,8 @@ async fn actions_of_a_seat_handed_to_a_bot_are_counted() {
         &boss.access,
     )
     .await;
-    assert_eq!(r.json["status"], "finished", "{}", r.text);
+    assert_eq!(r.json["status"], "active", "{}", r.text);
+    common::play_out_bots(&state);
     let applied = action_count(&app, &game, &player.access).await - at_start;
     let after = scrape(&app).await;
     assert_eq!(

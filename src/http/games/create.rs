@@ -118,7 +118,7 @@ impl SeatRequest {
 
 impl CreateGame {
     /// The command this request asks for; every check that needs no database.
-    fn command(self) -> Result<NewGame, Error> {
+    fn command(self, max_active_games: i64) -> Result<NewGame, Error> {
         let rules = RuleOverrides::from(self.rules.unwrap_or_default())
             .resolve()
             .map_err(|e| Error::validation(e.to_string()).with_code("invalid_rules"))?;
@@ -159,6 +159,7 @@ impl CreateGame {
             seats,
             public,
             turn_timeout_seconds: timeout as i32,
+            max_active_games,
         })
     }
 }
@@ -175,7 +176,7 @@ impl CreateGame {
     responses(
         (status = 201, description = "Created", body = GameView),
         (status = 400, description = "Invalid rules, seats, visibility or timeout", body = Problem, content_type = "application/problem+json"),
-        (status = 409, description = "Too many waiting games (`too_many_games`)", body = Problem, content_type = "application/problem+json"),
+        (status = 409, description = "Too many waiting games (`too_many_games`), or too many running ones (`too_many_active_games`)", body = Problem, content_type = "application/problem+json"),
     )
 )]
 #[post("/games")]
@@ -184,7 +185,8 @@ pub async fn create_game(
     user: AuthUser,
     body: web::Bytes,
 ) -> Result<HttpResponse, ApiError> {
-    let command = optional_json::<CreateGame>(&body)?.command()?;
+    let command =
+        optional_json::<CreateGame>(&body)?.command(state.config.max_active_games_per_user)?;
     let creator = user.id().to_owned();
     let done = state
         .db

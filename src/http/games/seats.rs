@@ -42,7 +42,7 @@ fn answer(state: &AppState, done: &Committed) -> Result<HttpResponse, ApiError> 
     responses(
         (status = 200, description = "Seated", body = GameView),
         (status = 400, description = "Invalid seat", body = Problem, content_type = "application/problem+json"),
-        (status = 409, description = "`already_seated`, `seat_taken`, `game_full`, `game_not_waiting`", body = Problem, content_type = "application/problem+json"),
+        (status = 409, description = "`already_seated`, `seat_taken`, `game_full`, `game_not_waiting`, `too_many_active_games`", body = Problem, content_type = "application/problem+json"),
     )
 )]
 #[post("/games/{id}/join")]
@@ -54,8 +54,9 @@ pub async fn join(
 ) -> Result<HttpResponse, ApiError> {
     let request: JoinRequest = optional_json(&body)?;
     let seat = request.seat;
+    let max_active = state.config.max_active_games_per_user;
     let done = for_caller(&state, &user, path, move |conn, id, user_id| {
-        games::join(conn, id, user_id, seat)
+        games::join(conn, id, user_id, seat, max_active)
     })
     .await?;
     answer(&state, &done)

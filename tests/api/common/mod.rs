@@ -348,3 +348,19 @@ impl Drop for Server {
         let _ = self.0.wait();
     }
 }
+
+/// Runs the scheduler until no game with only bots left to act is due: what the server's
+/// scheduler thread does, in a few short transactions per game, after a last human leaves a
+/// game to the bots. Returns the number of bot transactions.
+pub fn play_out_bots(state: &AppState) -> usize {
+    let agent = leekha::webhooks::agent();
+    let mut steps = 0;
+    for _ in 0..100_000 {
+        let report = leekha::scheduler::tick(state, &agent).expect("a scheduler tick");
+        if report.bot_steps == 0 {
+            return steps;
+        }
+        steps += report.bot_steps;
+    }
+    panic!("bots did not finish their games");
+}
