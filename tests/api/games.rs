@@ -1543,3 +1543,119 @@ async fn a_user_at_the_cap_of_running_games_can_neither_create_nor_join_another(
     .await;
     assert_eq!(mine.json["items"].as_array().unwrap().len(), 2);
 }
+
+/// Finding 1 of the hardening issue: a last human leaving long games to bots must not stall
+/// anyone else. Ten bot-only games of target 1,000 are played out by the scheduler (on a
+/// thread of its own, as in the server) while another user plays; that user's requests all
+/// succeed and stay fast. The bound on latency is a generous smoke bound; the figures are
+/// printed for the record.
+#[actix_web::test]
+async fn other_users_are_served_while_bots_play_out_long_games() {
+    let db = TestDb::migrated();
+    let state = db.state();
+    let app = common::app(state.clone()).await;
+    let quitter = register(&app, "quitter").await;
+    let other = register(&app, "patient").await;
+    let long = json!({"rules": {"target_score": 1000},
+        "seats": [{"kind": "me"}, {"kind": "bot"}, {"kind": "bot"}, {"kind": "bot"}]});
+    let mut ids = Vec::new();
+    let mut resigns = Vec::new();
+    for _ in 0..10 {
+        let created = send(
+            &app,
+            bearer(post_json("/api/v1/games", long.clone()), &quitter.access),
+        )
+        .await;
+        let id = created.json["id"].as_str().unwrap().to_owned();
+        let started = Instant::now();
+        let resigned = send(
+            &app,
+            bearer(
+                TestRequest::post().uri(&format!("/api/v1/games/{id}/resign")),
+                &quitter.access,
+            ),
+        )
+        .await;
+        resigns.push(started.elapsed());
+        assert_eq!(resigned.status, 200, "{}", resigned.text);
+        assert_eq!(resigned.json["status"], "active");
+        ids.push(id);
+    }
+    let scheduler = {
+        let state = state.clone();
+        std::thread::spawn(move || common::play_out_bots(&state))
+    };
+    let mine = send(
+        &app,
+        bearer(
+            post_json("/api/v1/games", json!({"seats": [{"kind": "me"}, {"kind": "bot"}, {"kind": "bot"}, {"kind": "bot"}]})),
+            &other.access,
+        ),
+    )
+    .await;
+    let my_game = mine.json["id"].as_str().unwrap().to_owned();
+    let mut latencies = Vec::new();
+    while !scheduler.is_finished() {
+        let started = Instant::now();
+        let view = send(
+            &app,
+            bearer(
+                TestRequest::get().uri(&format!("/api/v1/games/{my_game}")),
+                &other.access,
+            ),
+        )
+        .await;
+        latencies.push(started.elapsed());
+        assert_eq!(view.status, 200, "{}", view.text);
+        if let Some(action) = common::play::legal_action(&view.json) {
+            let started = Instant::now();
+            let acted = send(
+                &app,
+                bearer(
+                    post_json(&format!("/api/v1/games/{my_game}/actions"), action),
+                    &other.access,
+                ),
+            )
+            .await;
+            latencies.push(started.elapsed());
+            assert_eq!(acted.status, 200, "{}", acted.text);
+        } else if view.json["status"] != "active" {
+            let started = Instant::now();
+            let again = send(
+                &app,
+                bearer(TestRequest::get().uri("/api/v1/me/games"), &other.access),
+            )
+            .await;
+            latencies.push(started.elapsed());
+            assert_eq!(again.status, 200, "{}", again.text);
+        }
+    }
+    let steps = scheduler.join().unwrap();
+    for id in &ids {
+        let view = send(
+            &app,
+            bearer(
+                TestRequest::get().uri(&format!("/api/v1/games/{id}")),
+                &quitter.access,
+            ),
+        )
+        .await;
+        assert_eq!(view.json["status"], "finished", "{id}");
+    }
+    latencies.sort();
+    resigns.sort();
+    let p = |v: &[Duration], q: f64| v[((v.len() - 1) as f64 * q) as usize];
+    eprintln!(
+        "bots played out 10 games in {steps} transactions; the other user's {} requests: p50 {:?}, p99 {:?}, max {:?}; resign max {:?}",
+        latencies.len(),
+        p(&latencies, 0.5),
+        p(&latencies, 0.99),
+        latencies.last().unwrap(),
+        resigns.last().unwrap()
+    );
+    assert!(
+        latencies.len() > 10,
+        "the other user was served while the bots played"
+    );
+    assert!(p(&latencies, 0.99) < Duration::from_secs(2), "smoke bound");
+}
