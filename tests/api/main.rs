@@ -8,6 +8,7 @@ mod accounts;
 mod admin;
 mod bots;
 mod common;
+mod conventions;
 mod deadlines;
 mod foundation;
 mod games;

@@ -1,6 +1,6 @@
 //! Sessions: register, login, guest, refresh, logout.
 
-use actix_web::http::StatusCode;
+use actix_web::http::{StatusCode, header};
 use actix_web::{HttpRequest, HttpResponse, post, web};
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
@@ -78,8 +78,11 @@ fn check_rate(
     state.limits.check(&keys)
 }
 
+/// Where a new account can be read back: the `Location` of a 201 from register and guest.
+const ME: &str = "/api/v1/me";
+
 /// Runs a use case that opens a session on the blocking pool, with this server's keys, and
-/// answers its token pair with `status`.
+/// answers its token pair with `status` (a 201 names the new account in `Location`).
 async fn answer_session<F>(
     state: &AppState,
     status: StatusCode,
@@ -90,7 +93,11 @@ where
 {
     let issuer = Issuer::new(state.keys.clone(), state.config.refresh_ttl_days);
     let session = state.db.run(move |conn| open(conn, &issuer)).await?;
-    Ok(HttpResponse::build(status).json(TokenResponse::from(session)))
+    let mut res = HttpResponse::build(status);
+    if status == StatusCode::CREATED {
+        res.insert_header((header::LOCATION, ME));
+    }
+    Ok(res.json(TokenResponse::from(session)))
 }
 
 /// Create an account and log in.

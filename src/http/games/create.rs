@@ -195,6 +195,7 @@ pub async fn create_game(
     state.published(&done);
     let view = game_view(&done.table, done.seat)?;
     Ok(HttpResponse::Created()
+        .insert_header((header::LOCATION, format!("/api/v1/games/{}", view.id)))
         .insert_header((header::ETAG, etag(view.version)))
         .json(view))
 }

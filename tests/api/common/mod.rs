@@ -238,6 +238,11 @@ impl Reply {
             .unwrap_or("")
     }
 
+    /// A header's value as text, if present.
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers.get(name).and_then(|v| v.to_str().ok())
+    }
+
     /// Asserts this is a problem+json error with the given status and code.
     #[track_caller]
     pub fn assert_problem(&self, status: u16, code: &str) {
