@@ -44,6 +44,7 @@ impl RouteTable {
                     ("POST", &item.post),
                     ("DELETE", &item.delete),
                     ("PATCH", &item.patch),
+                    ("HEAD", &item.head),
                 ] {
                     if op.is_some() {
                         methods.push(name.to_owned());

@@ -2,7 +2,8 @@
 
 use std::time::Duration;
 
-use actix_web::{HttpResponse, get, web};
+use actix_web::body::None as NoBody;
+use actix_web::{HttpResponse, get, head, web};
 use serde::Serialize;
 use utoipa::ToSchema;
 
@@ -33,10 +34,24 @@ pub struct HealthView {
 )]
 #[get("/healthz")]
 pub async fn healthz() -> HttpResponse {
+    alive()
+}
+
+fn alive() -> HttpResponse {
     HttpResponse::Ok().json(HealthView {
         status: "ok".into(),
         database: None,
     })
+}
+
+/// Liveness for `HEAD`: the status and headers of `GET /healthz`, without its body.
+#[utoipa::path(
+    tag = "operations",
+    responses((status = 200, description = "The process is alive"))
+)]
+#[head("/healthz")]
+pub async fn healthz_head() -> HttpResponse {
+    without_body(alive())
 }
 
 /// How long readiness waits for a connection: a probe must answer well before a load
@@ -59,6 +74,10 @@ const READY_TIMEOUT: Duration = Duration::from_secs(2);
 )]
 #[get("/readyz")]
 pub async fn readyz(state: web::Data<AppState>) -> Result<HttpResponse, ApiError> {
+    ready(&state).await
+}
+
+async fn ready(state: &AppState) -> Result<HttpResponse, ApiError> {
     let db = state.db.clone();
     let migrated = web::block(move || {
         let mut conn = db.conn_within(READY_TIMEOUT)?;
@@ -77,4 +96,24 @@ pub async fn readyz(state: web::Data<AppState>) -> Result<HttpResponse, ApiError
         status: "ready".into(),
         database: Some(state.db.backend().to_string()),
     }))
+}
+
+/// Readiness for `HEAD`: the status and headers of `GET /readyz`, without its body.
+#[utoipa::path(
+    tag = "operations",
+    responses(
+        (status = 200, description = "Ready to serve"),
+        (status = 503, description = "The database is unreachable or not migrated"),
+    )
+)]
+#[head("/readyz")]
+pub async fn readyz_head(state: web::Data<AppState>) -> Result<HttpResponse, ApiError> {
+    ready(&state).await.map(without_body)
+}
+
+/// A response to `HEAD`. Over HTTP/1 actix-web would drop the body itself; a body of no
+/// size also keeps it out of HTTP/2, in-process callers, and `Content-Length: 0`, which
+/// would misstate the length of the `GET` body.
+fn without_body(res: HttpResponse) -> HttpResponse {
+    res.set_body(NoBody::new()).map_into_boxed_body()
 }

@@ -35,7 +35,9 @@ use problem::{ApiError, PROBLEM_JSON};
 /// Registers every documented route. Shared by the app and by [`openapi`].
 fn routes(cfg: &mut utoipa_actix_web::service_config::ServiceConfig) {
     cfg.service(health::healthz)
+        .service(health::healthz_head)
         .service(health::readyz)
+        .service(health::readyz_head)
         .service(metrics::metrics)
         .service(
             utoipa_actix_web::scope("/api/v1")

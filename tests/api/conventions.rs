@@ -2,6 +2,7 @@
 //! compression, CORS, 415 for non-JSON bodies, problem type pages, `RateLimit-*` headers,
 //! `HEAD` on the probes.
 
+use actix_web::http::Method;
 use actix_web::test::TestRequest;
 use serde_json::{Value, json};
 
@@ -71,4 +72,37 @@ async fn every_201_names_the_new_resource_in_location() {
     let shown = send(&app, bearer(TestRequest::get().uri(location), token)).await;
     assert_eq!(shown.status, 200, "{}", shown.text);
     assert_eq!(shown.json["id"], game.json["id"]);
+}
+
+#[actix_web::test]
+async fn head_on_the_probes_answers_like_get_without_a_body() {
+    let db = TestDb::migrated();
+    let app = common::app(db.state()).await;
+    for path in ["/healthz", "/readyz"] {
+        let get = send(&app, TestRequest::get().uri(path)).await;
+        let head = send(&app, TestRequest::default().method(Method::HEAD).uri(path)).await;
+        assert_eq!(get.status, 200, "{path}");
+        assert_eq!(head.status, get.status, "{path}");
+        assert_eq!(head.content_type(), get.content_type(), "{path}");
+        assert!(
+            !get.text.is_empty() && head.text.is_empty(),
+            "{path}: {}",
+            head.text
+        );
+    }
+    let doc = serde_json::to_value(leekha::http::openapi()).unwrap();
+    assert!(doc["paths"]["/healthz"]["head"].is_object());
+    assert!(doc["paths"]["/readyz"]["head"].is_object());
+}
+
+#[actix_web::test]
+async fn head_on_readyz_reports_an_unmigrated_database() {
+    let db = TestDb::empty();
+    let app = common::app(db.state()).await;
+    let head = send(
+        &app,
+        TestRequest::default().method(Method::HEAD).uri("/readyz"),
+    )
+    .await;
+    assert_eq!(head.status, 503);
 }

@@ -119,7 +119,7 @@ async fn a_wrong_method_gets_405_problem_json_with_allow() {
     let app = common::app(db.state()).await;
     let reply = send(&app, TestRequest::delete().uri("/readyz")).await;
     reply.assert_problem(405, "method_not_allowed");
-    assert_eq!(reply.headers.get("allow").unwrap(), "GET");
+    assert_eq!(reply.headers.get("allow").unwrap(), "GET, HEAD");
 }
 
 #[actix_web::test]
