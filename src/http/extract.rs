@@ -1,10 +1,11 @@
-//! Request extractors shared by handlers: the authenticated caller and the client IP.
+//! Request extractors shared by handlers: the authenticated caller, the client IP and an
+//! optional JSON body.
 
 use std::future::Future;
 use std::pin::Pin;
 
 use actix_web::http::header;
-use actix_web::{FromRequest, HttpRequest, dev::Payload, web};
+use actix_web::{FromRequest, HttpMessage, HttpRequest, dev::Payload, web};
 
 use crate::app::AppState;
 use crate::auth::Role;
@@ -170,21 +171,66 @@ impl FromRequest for AdminUser {
     }
 }
 
-/// Parses an optional JSON body: empty (or only white space) gives the defaults.
+/// Whether a request body of this media type is read as JSON: `application/json` or any
+/// `+json` type, parameters (`charset=utf-8`) aside. This is the rule of actix-web's `Json`
+/// extractor (a `json` subtype or a `+json` suffix), so endpoints with a required body and
+/// those with an optional one ([`OptionalJson`]) accept the same types.
+pub fn is_json(mime: &actix_web::mime::Mime) -> bool {
+    mime.subtype() == actix_web::mime::JSON || mime.suffix() == Some(actix_web::mime::JSON)
+}
+
+/// 415 `unsupported_media_type`, for a body that is not declared as JSON.
+pub fn unsupported_media_type() -> Error {
+    Error::new(
+        crate::error::Kind::UnsupportedMediaType,
+        "unsupported_media_type",
+        "send the body as Content-Type: application/json",
+    )
+}
+
+/// An optional JSON body: an empty one (or only white space) gives the defaults.
 ///
-/// # Errors
-/// `bad_request` for malformed JSON, `validation_failed` for JSON of the wrong shape.
-pub fn optional_json<T: serde::de::DeserializeOwned + Default>(
-    body: &web::Bytes,
-) -> Result<T, Error> {
-    if body.iter().all(u8::is_ascii_whitespace) {
-        return Ok(T::default());
-    }
-    serde_json::from_slice(body).map_err(|e| {
-        if e.is_data() {
-            Error::validation(e.to_string())
-        } else {
-            Error::bad_request(format!("malformed JSON: {e}"))
+/// A body is JSON only when the request says so, as for a required body: a `Content-Type`
+/// that is not JSON ([`is_json`]) gets 415 `unsupported_media_type`, and so does a body
+/// sent with no `Content-Type` at all. An empty body with no `Content-Type` is the
+/// ordinary way to ask for the defaults.
+#[derive(Debug, Clone, Default)]
+pub struct OptionalJson<T>(pub T);
+
+impl<T: serde::de::DeserializeOwned + Default + 'static> FromRequest for OptionalJson<T> {
+    type Error = actix_web::Error;
+    type Future = Pin<Box<dyn Future<Output = Result<Self, actix_web::Error>>>>;
+
+    fn from_request(req: &HttpRequest, payload: &mut Payload) -> Self::Future {
+        let declared_json = match req.mime_type() {
+            Ok(None) => None,
+            Ok(Some(mime)) => Some(is_json(&mime)),
+            // An unreadable Content-Type declares nothing we can read.
+            Err(_) => Some(false),
+        };
+        if declared_json == Some(false) {
+            return Box::pin(std::future::ready(Err(refuse(unsupported_media_type()))));
         }
-    })
+        let body = web::Bytes::from_request(req, payload);
+        Box::pin(async move {
+            let body = body.await?;
+            if body.iter().all(u8::is_ascii_whitespace) {
+                return Ok(Self(T::default()));
+            }
+            if declared_json.is_none() {
+                return Err(refuse(unsupported_media_type()));
+            }
+            serde_json::from_slice(&body).map(Self).map_err(|e| {
+                refuse(if e.is_data() {
+                    Error::validation(e.to_string())
+                } else {
+                    Error::bad_request(format!("malformed JSON: {e}"))
+                })
+            })
+        })
+    }
+}
+
+fn refuse(error: Error) -> actix_web::Error {
+    ApiError::from(error).into()
 }

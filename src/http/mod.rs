@@ -138,11 +138,7 @@ fn json_error(err: JsonPayloadError, _req: &HttpRequest) -> actix_web::Error {
             "payload_too_large",
             format!("the body is larger than the limit of {limit} bytes"),
         ),
-        JsonPayloadError::ContentType => Error::new(
-            crate::error::Kind::UnsupportedMediaType,
-            "unsupported_media_type",
-            "send the body as Content-Type: application/json",
-        ),
+        JsonPayloadError::ContentType => extract::unsupported_media_type(),
         JsonPayloadError::Deserialize(e) if e.is_data() => Error::validation(e.to_string()),
         JsonPayloadError::Deserialize(e) => Error::bad_request(format!("malformed JSON: {e}")),
         other => Error::bad_request(other.to_string()),

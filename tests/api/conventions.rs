@@ -6,7 +6,7 @@ use actix_web::http::Method;
 use actix_web::test::TestRequest;
 use serde_json::{Value, json};
 
-use crate::common::{self, TestDb, bearer, post_json, send};
+use crate::common::{self, TestDb, bearer, post_json, register, send};
 
 /// Every documented operation as (method, path, operation).
 fn operations(doc: &Value) -> Vec<(String, String, Value)> {
@@ -105,4 +105,101 @@ async fn head_on_readyz_reports_an_unmigrated_database() {
     )
     .await;
     assert_eq!(head.status, 503);
+}
+
+/// A request for a documented operation, its path parameters filled with values that parse
+/// (a seat number, else a fresh UUID), so that only the body can be refused.
+fn request_for(method: &str, path: &str) -> TestRequest {
+    let uri: String = path
+        .split('/')
+        .map(|segment| match segment {
+            "{seat}" => "1".to_owned(),
+            s if s.starts_with('{') => uuid::Uuid::new_v4().to_string(),
+            s => s.to_owned(),
+        })
+        .collect::<Vec<_>>()
+        .join("/");
+    let method = Method::from_bytes(method.to_ascii_uppercase().as_bytes()).unwrap();
+    TestRequest::default().method(method).uri(&uri)
+}
+
+#[actix_web::test]
+async fn every_operation_with_a_json_body_refuses_other_media_types_with_415() {
+    let db = TestDb::migrated();
+    let state = db.state();
+    let app = common::app(state.clone()).await;
+    // An administrator passes every authorization check, so the body is what is judged.
+    let admin = crate::admin::admin(&app, &state, "root").await;
+    let doc = serde_json::to_value(leekha::http::openapi()).unwrap();
+    let with_body: Vec<_> = operations(&doc)
+        .into_iter()
+        .filter(|(_, _, op)| op.get("requestBody").is_some())
+        .collect();
+    assert!(with_body.len() >= 10, "{with_body:?}");
+    for (method, path, op) in &with_body {
+        assert!(
+            op["responses"]["415"].is_object(),
+            "{method} {path} documents 415"
+        );
+        for content_type in [
+            Some("text/plain"),
+            Some("application/x-www-form-urlencoded"),
+            None,
+        ] {
+            let mut req = bearer(request_for(method, path), &admin.access).set_payload("{}");
+            if let Some(content_type) = content_type {
+                req = req.insert_header(("content-type", content_type));
+            }
+            let reply = send(&app, req).await;
+            assert_eq!(
+                reply.status, 415,
+                "{method} {path} with {content_type:?}: {}",
+                reply.text
+            );
+            reply.assert_problem(415, "unsupported_media_type");
+        }
+    }
+}
+
+#[actix_web::test]
+async fn json_with_parameters_and_an_empty_optional_body_are_accepted() {
+    let db = TestDb::migrated();
+    let app = common::app(db.state()).await;
+    let player = register(&app, "hala").await;
+    let create = |content_type: Option<&'static str>, body: &'static str| {
+        let mut req =
+            bearer(TestRequest::post().uri("/api/v1/games"), &player.access).set_payload(body);
+        if let Some(content_type) = content_type {
+            req = req.insert_header(("content-type", content_type));
+        }
+        req
+    };
+    for (content_type, body) in [
+        (
+            Some("application/json; charset=utf-8"),
+            r#"{"visibility":"private"}"#,
+        ),
+        (Some("application/vnd.leekha+json"), "{}"),
+        (Some("application/json"), ""),
+        (None, ""),
+    ] {
+        let reply = send(&app, create(content_type, body)).await;
+        assert_eq!(
+            reply.status, 201,
+            "{content_type:?} {body:?}: {}",
+            reply.text
+        );
+    }
+    // An empty body under another media type still declares something we cannot read.
+    send(&app, create(Some("text/plain"), ""))
+        .await
+        .assert_problem(415, "unsupported_media_type");
+    let login = TestRequest::post()
+        .uri("/api/v1/auth/login")
+        .insert_header(("content-type", "application/json; charset=utf-8"))
+        .set_payload(format!(
+            r#"{{"username":"hala","password":"{}"}}"#,
+            common::PASSWORD
+        ));
+    assert_eq!(send(&app, login).await.status, 200);
 }

@@ -6,7 +6,7 @@ use crate::app::AppState;
 use crate::db::AnyConnection;
 use crate::error::Error;
 use crate::games::{self, Committed, lists};
-use crate::http::extract::{AdminUser, optional_json};
+use crate::http::extract::{AdminUser, OptionalJson};
 use crate::http::pagination::{Cursor, keyset_page, limit};
 use crate::http::problem::{ApiError, Problem};
 use crate::http::views::game::{GameView, game_view};
@@ -102,9 +102,8 @@ pub async fn abort_game(
     state: web::Data<AppState>,
     admin: AdminUser,
     path: web::Path<uuid::Uuid>,
-    body: web::Bytes,
+    OptionalJson(request): OptionalJson<AbortRequest>,
 ) -> Result<HttpResponse, ApiError> {
-    let request: AbortRequest = optional_json(&body)?;
     let why = reason(&request.reason)?;
     let id = path.into_inner().to_string();
     change_game(&state, &admin, move |conn, admin_id| {
@@ -138,9 +137,8 @@ pub async fn seat_to_bot(
     state: web::Data<AppState>,
     admin: AdminUser,
     path: web::Path<(uuid::Uuid, u8)>,
-    body: web::Bytes,
+    OptionalJson(request): OptionalJson<OptionalReason>,
 ) -> Result<HttpResponse, ApiError> {
-    let request: OptionalReason = optional_json(&body)?;
     let why = optional_reason(request.reason.as_deref())?;
     let (id, seat) = path.into_inner();
     let seat = Seat::new(seat)

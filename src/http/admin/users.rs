@@ -7,7 +7,7 @@ use crate::db::AnyConnection;
 use crate::db::admin as store;
 use crate::db::users::UserRow;
 use crate::error::Error;
-use crate::http::extract::{AdminUser, optional_json};
+use crate::http::extract::{AdminUser, OptionalJson};
 use crate::http::pagination::{Cursor, keyset_page, limit};
 use crate::http::problem::{ApiError, Problem};
 
@@ -82,9 +82,8 @@ pub async fn ban_user(
     state: web::Data<AppState>,
     admin: AdminUser,
     path: web::Path<uuid::Uuid>,
-    body: web::Bytes,
+    OptionalJson(request): OptionalJson<BanRequest>,
 ) -> Result<HttpResponse, ApiError> {
-    let request: BanRequest = optional_json(&body)?;
     let why = reason(&request.reason)?;
     change_user(
         &state,
@@ -118,9 +117,8 @@ pub async fn unban_user(
     state: web::Data<AppState>,
     admin: AdminUser,
     path: web::Path<uuid::Uuid>,
-    body: web::Bytes,
+    OptionalJson(request): OptionalJson<OptionalReason>,
 ) -> Result<HttpResponse, ApiError> {
-    let request: OptionalReason = optional_json(&body)?;
     let why = optional_reason(request.reason.as_deref())?;
     change_user(&state, &admin, path, None, move |conn, admin_id, target| {
         crate::admin::unban(conn, admin_id, target, why.as_deref())
@@ -149,9 +147,8 @@ pub async fn set_role(
     state: web::Data<AppState>,
     admin: AdminUser,
     path: web::Path<uuid::Uuid>,
-    body: web::Bytes,
+    OptionalJson(request): OptionalJson<RoleRequest>,
 ) -> Result<HttpResponse, ApiError> {
-    let request: RoleRequest = optional_json(&body)?;
     let role = request
         .role
         .ok_or_else(|| Error::validation("role is required: player or admin"))?;

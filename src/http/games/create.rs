@@ -9,7 +9,7 @@ use crate::app::AppState;
 use crate::bots::BotLevel;
 use crate::error::Error;
 use crate::games::{self, NewGame, SeatPlan};
-use crate::http::extract::{AuthUser, optional_json};
+use crate::http::extract::{AuthUser, OptionalJson};
 use crate::http::preconditions::etag;
 use crate::http::problem::{ApiError, Problem};
 use crate::http::views::game::{GameView, game_view};
@@ -183,10 +183,9 @@ impl CreateGame {
 pub async fn create_game(
     state: web::Data<AppState>,
     user: AuthUser,
-    body: web::Bytes,
+    OptionalJson(body): OptionalJson<CreateGame>,
 ) -> Result<HttpResponse, ApiError> {
-    let command =
-        optional_json::<CreateGame>(&body)?.command(state.config.max_active_games_per_user)?;
+    let command = body.command(state.config.max_active_games_per_user)?;
     let creator = user.id().to_owned();
     let done = state
         .db

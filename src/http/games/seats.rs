@@ -6,7 +6,7 @@ use utoipa::ToSchema;
 
 use crate::app::AppState;
 use crate::games::{self, Committed};
-use crate::http::extract::{AuthUser, optional_json};
+use crate::http::extract::{AuthUser, OptionalJson};
 use crate::http::preconditions::with_etag;
 use crate::http::problem::{ApiError, Problem};
 
@@ -50,9 +50,8 @@ pub async fn join(
     state: web::Data<AppState>,
     user: AuthUser,
     path: web::Path<uuid::Uuid>,
-    body: web::Bytes,
+    OptionalJson(request): OptionalJson<JoinRequest>,
 ) -> Result<HttpResponse, ApiError> {
-    let request: JoinRequest = optional_json(&body)?;
     let seat = request.seat;
     let max_active = state.config.max_active_games_per_user;
     let done = for_caller(&state, &user, path, move |conn, id, user_id| {
