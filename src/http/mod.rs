@@ -14,6 +14,8 @@ pub mod openapi;
 pub mod pagination;
 pub mod preconditions;
 pub mod problem;
+pub mod problem_catalog;
+pub mod problem_page;
 pub mod views;
 
 use actix_web::body::MessageBody;
@@ -39,6 +41,7 @@ fn routes(cfg: &mut utoipa_actix_web::service_config::ServiceConfig) {
         .service(health::readyz)
         .service(health::readyz_head)
         .service(metrics::metrics)
+        .service(problem_page::problem_type)
         .service(
             utoipa_actix_web::scope("/api/v1")
                 .configure(accounts::routes)

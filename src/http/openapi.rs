@@ -100,11 +100,12 @@ fn for_each_operation(doc: &mut Value, mut f: impl FnMut(&str, &mut Map<String, 
     }
 }
 
-/// The operations whose `security` names the bearer scheme.
+/// The operations whose `security` names a scheme (`security(())` declares an operation
+/// public with one empty requirement, `[{}]`).
 fn is_secured(op: &Map<String, Value>) -> bool {
     op.get("security")
         .and_then(Value::as_array)
-        .is_some_and(|s| !s.is_empty())
+        .is_some_and(|s| s.iter().any(|r| r.as_object().is_some_and(|r| !r.is_empty())))
 }
 
 fn responses(op: &mut Map<String, Value>) -> &mut Map<String, Value> {

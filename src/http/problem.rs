@@ -2,6 +2,9 @@
 //! `code`. This is the one place where error kinds become statuses.
 //!
 //! A 500 never shows its cause to the client; the cause goes to the log with the request id.
+//!
+//! The `type` of a problem is `/problems/{code}` and its `title` the code's, both from
+//! [`problem_catalog`]; `GET /problems/{code}` explains the code.
 
 use actix_web::http::StatusCode;
 use actix_web::http::header::{self, HeaderValue};
@@ -10,6 +13,7 @@ use serde::Serialize;
 use utoipa::ToSchema;
 
 use crate::error::{Error, Kind};
+use crate::http::problem_catalog;
 
 /// The media type of every error body.
 pub const PROBLEM_JSON: &str = "application/problem+json";
@@ -25,11 +29,13 @@ pub struct ApiError {
 /// The body of every error response (RFC 9457).
 #[derive(Debug, Serialize, serde::Deserialize, ToSchema)]
 pub struct Problem {
-    /// A URI naming the problem type; `about:blank` plus `code` in this API.
-    #[schema(example = "about:blank")]
+    /// The problem type: `/problems/{code}`, a URI reference relative to this server, where
+    /// a page explains the code.
+    #[schema(example = "/problems/must_follow_suit")]
     pub r#type: String,
-    /// A short summary of the status.
-    #[schema(example = "Unprocessable Entity")]
+    /// A short summary of the problem type (of the status, for a code this server does not
+    /// know).
+    #[schema(example = "Must follow suit")]
     pub title: String,
     /// The HTTP status code.
     #[schema(example = 422)]
@@ -105,6 +111,7 @@ impl ApiError {
             403 => "forbidden",
             404 => "not_found",
             405 => "method_not_allowed",
+            406 => "not_acceptable",
             408 => "request_timeout",
             409 => "conflict",
             413 => "payload_too_large",
@@ -139,9 +146,14 @@ impl ApiError {
 
     /// The body sent to the client.
     pub fn problem(&self) -> Problem {
+        let code = self.error.code();
+        let title = match problem_catalog::find(code) {
+            Some(entry) => entry.title,
+            None => self.status.canonical_reason().unwrap_or("Error"),
+        };
         Problem {
-            r#type: "about:blank".to_owned(),
-            title: self.status.canonical_reason().unwrap_or("Error").to_owned(),
+            r#type: problem_catalog::type_uri(code),
+            title: title.to_owned(),
             status: self.status.as_u16(),
             detail: self.error.detail().to_owned(),
             code: self.error.code().to_owned(),

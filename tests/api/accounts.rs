@@ -643,6 +643,7 @@ fn the_openapi_document_declares_bearer_on_every_protected_operation() {
         "/healthz",
         "/readyz",
         "/metrics",
+        "/problems/{code}",
         "/api/v1/auth/register",
         "/api/v1/auth/login",
         "/api/v1/auth/guest",

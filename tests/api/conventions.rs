@@ -203,3 +203,53 @@ async fn json_with_parameters_and_an_empty_optional_body_are_accepted() {
         ));
     assert_eq!(send(&app, login).await.status, 200);
 }
+
+#[actix_web::test]
+async fn a_problem_names_its_type_and_the_type_page_explains_the_code() {
+    let db = TestDb::migrated();
+    let app = common::app(db.state()).await;
+    let refused = send(&app, TestRequest::get().uri("/api/v1/me")).await;
+    refused.assert_problem(401, "missing_token");
+    assert_eq!(refused.json["type"], "/problems/missing_token");
+    assert_eq!(refused.json["title"], "Missing access token");
+
+    let page = send(&app, TestRequest::get().uri("/problems/missing_token")).await;
+    assert_eq!(page.status, 200);
+    assert!(
+        page.content_type().starts_with("text/html"),
+        "{}",
+        page.content_type()
+    );
+    assert!(page.text.contains("<code>missing_token</code>") && page.text.contains("401"));
+
+    let json = send(
+        &app,
+        TestRequest::get()
+            .uri("/problems/must_follow_suit")
+            .insert_header(("accept", "application/json")),
+    )
+    .await;
+    assert_eq!(json.status, 200);
+    assert_eq!(json.json["code"], "must_follow_suit");
+    assert_eq!(json.json["status"], 422);
+    assert!(json.json["explanation"].is_string() && json.json["advice"].is_string());
+
+    send(&app, TestRequest::get().uri("/problems/no_such_code"))
+        .await
+        .assert_problem(404, "not_found");
+}
+
+#[actix_web::test]
+async fn every_catalog_code_has_its_page() {
+    let db = TestDb::migrated();
+    let app = common::app(db.state()).await;
+    for entry in leekha::http::problem_catalog::PROBLEM_CODES {
+        let uri = leekha::http::problem_catalog::type_uri(entry.code);
+        let page = send(&app, TestRequest::get().uri(&uri)).await;
+        assert_eq!(page.status, 200, "{uri}");
+        assert!(
+            page.text.contains(&format!("HTTP status {}", entry.status)),
+            "{uri}"
+        );
+    }
+}
