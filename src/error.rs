@@ -41,7 +41,11 @@ pub struct Error {
     kind: Kind,
     code: Cow<'static, str>,
     detail: String,
-    retry_after: Option<u64>,
+    // The two below are narrow or boxed so that results carrying an error stay small
+    // (clippy's `result_large_err`): a day of seconds fits a u32 many times over.
+    retry_after: Option<u32>,
+    /// The rate limit the request counted against, when it did.
+    rate_limit: Option<Box<RateLimit>>,
     /// The cause of an internal error, logged and never sent.
     source: Option<Box<dyn std::error::Error + Send + Sync>>,
 }
@@ -57,6 +61,7 @@ impl Error {
             code: code.into(),
             detail: detail.into(),
             retry_after: None,
+            rate_limit: None,
             source: None,
         }
     }
@@ -103,7 +108,7 @@ impl Error {
             "rate_limited",
             format!("too many requests; retry in {retry_after_secs} s"),
         );
-        e.retry_after = Some(retry_after_secs.max(1));
+        e.retry_after = Some(u32::try_from(retry_after_secs.max(1)).unwrap_or(u32::MAX));
         e
     }
 
@@ -148,7 +153,42 @@ impl Error {
 
     /// Seconds after which a retry may succeed, for rate limits and outages.
     pub fn retry_after(&self) -> Option<u64> {
-        self.retry_after
+        self.retry_after.map(u64::from)
+    }
+
+    /// The same error, reporting the rate limit its request counted against.
+    pub fn with_rate_limit(mut self, rate_limit: RateLimit) -> Self {
+        self.rate_limit = Some(Box::new(rate_limit));
+        self
+    }
+
+    /// The rate limit the request counted against, if it was rate limited.
+    pub fn rate_limit(&self) -> Option<RateLimit> {
+        self.rate_limit.as_deref().copied()
+    }
+}
+
+/// Where a client stands against a rate limit after a request: what the HTTP layer reports
+/// in the `RateLimit-Limit`, `RateLimit-Remaining` and `RateLimit-Reset` headers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RateLimit {
+    /// The attempts a client may make at once (the quota).
+    pub limit: u32,
+    /// The attempts left now.
+    pub remaining: u32,
+    /// Seconds until the whole quota is available again (0 when it is).
+    pub reset_secs: u64,
+}
+
+impl RateLimit {
+    /// The tighter of two limits a request counted against: fewer attempts left, the
+    /// later reset.
+    pub fn tightest(self, other: Self) -> Self {
+        Self {
+            limit: self.limit.min(other.limit),
+            remaining: self.remaining.min(other.remaining),
+            reset_secs: self.reset_secs.max(other.reset_secs),
+        }
     }
 }
 

@@ -16,6 +16,7 @@ pub mod preconditions;
 pub mod problem;
 pub mod problem_catalog;
 pub mod problem_page;
+pub mod rate_limit;
 pub mod views;
 
 use actix_web::body::MessageBody;

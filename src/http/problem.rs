@@ -12,8 +12,8 @@ use actix_web::{HttpResponse, ResponseError};
 use serde::Serialize;
 use utoipa::ToSchema;
 
-use crate::error::{Error, Kind};
-use crate::http::problem_catalog;
+use crate::error::{Error, Kind, RateLimit};
+use crate::http::{problem_catalog, rate_limit};
 
 /// The media type of every error body.
 pub const PROBLEM_JSON: &str = "application/problem+json";
@@ -134,6 +134,13 @@ impl ApiError {
         }
     }
 
+    /// The same error, reporting the rate limit its request counted against (the
+    /// `RateLimit-*` headers).
+    pub fn with_rate_limit(mut self, limit: RateLimit) -> Self {
+        self.error = self.error.with_rate_limit(limit);
+        self
+    }
+
     /// The HTTP status.
     pub fn status(&self) -> StatusCode {
         self.status
@@ -187,7 +194,11 @@ impl ResponseError for ApiError {
             builder.insert_header((header::ALLOW, value));
         }
         let body = serde_json::to_vec(&self.problem()).unwrap_or_default();
-        builder.body(body)
+        let mut res = builder.body(body);
+        if let Some(limit) = self.error.rate_limit() {
+            rate_limit::insert(res.headers_mut(), limit);
+        }
+        res
     }
 }
 
@@ -208,9 +219,17 @@ mod tests {
     }
 
     #[test]
-    fn rate_limited_carries_retry_after() {
-        let res = ApiError::from(Error::rate_limited(7)).error_response();
+    fn rate_limited_carries_retry_after_and_the_limit() {
+        let limit = RateLimit {
+            limit: 20,
+            remaining: 0,
+            reset_secs: 60,
+        };
+        let res = ApiError::from(Error::rate_limited(7).with_rate_limit(limit)).error_response();
         assert_eq!(res.headers().get(header::RETRY_AFTER).unwrap(), "7");
+        assert_eq!(res.headers().get("ratelimit-limit").unwrap(), "20");
+        assert_eq!(res.headers().get("ratelimit-remaining").unwrap(), "0");
+        assert_eq!(res.headers().get("ratelimit-reset").unwrap(), "60");
         assert_eq!(
             res.headers().get(header::CONTENT_TYPE).unwrap(),
             PROBLEM_JSON

@@ -253,3 +253,68 @@ async fn every_catalog_code_has_its_page() {
         );
     }
 }
+
+/// A `RateLimit-*` header as a number.
+fn rate_header(reply: &common::Reply, name: &str) -> u64 {
+    reply
+        .header(name)
+        .unwrap_or_else(|| panic!("{name} missing: {:?}", reply.headers))
+        .parse()
+        .unwrap()
+}
+
+#[actix_web::test]
+async fn account_endpoints_report_their_rate_limit_on_success_and_on_429() {
+    let db = TestDb::migrated();
+    let mut config = db.config();
+    config.auth_rate_per_minute = 3;
+    let app = common::app(common::state_for(config)).await;
+    // Registration and login count against separate quotas.
+    let player = register(&app, "rana").await;
+    let login = || {
+        post_json(
+            "/api/v1/auth/login",
+            json!({"username": "rana", "password": common::PASSWORD}),
+        )
+    };
+    let mut remaining = Vec::new();
+    for _ in 0..3 {
+        let ok = send(&app, login()).await;
+        assert_eq!(ok.status, 200, "{}", ok.text);
+        assert_eq!(rate_header(&ok, "ratelimit-limit"), 3);
+        let reset = rate_header(&ok, "ratelimit-reset");
+        assert!((1..=60).contains(&reset), "{reset}");
+        remaining.push(rate_header(&ok, "ratelimit-remaining"));
+    }
+    assert_eq!(remaining, [2, 1, 0]);
+
+    let limited = send(&app, login()).await;
+    limited.assert_problem(429, "rate_limited");
+    assert_eq!(rate_header(&limited, "ratelimit-limit"), 3);
+    assert_eq!(rate_header(&limited, "ratelimit-remaining"), 0);
+    let retry = rate_header(&limited, "retry-after");
+    let reset = rate_header(&limited, "ratelimit-reset");
+    assert!(
+        (1..=60).contains(&retry) && retry <= reset && reset <= 60,
+        "{retry} {reset}"
+    );
+
+    // A refusal for another reason still reports the quota it spent.
+    let wrong = send(
+        &app,
+        post_json(
+            "/api/v1/auth/refresh",
+            json!({"refresh_token": "not-a-token"}),
+        ),
+    )
+    .await;
+    wrong.assert_problem(401, "invalid_token");
+    assert_eq!(rate_header(&wrong, "ratelimit-remaining"), 2);
+    // Operations without a rate limit carry no such headers.
+    let me = send(
+        &app,
+        bearer(TestRequest::get().uri("/api/v1/me"), &player.access),
+    )
+    .await;
+    assert!(me.header("ratelimit-limit").is_none());
+}

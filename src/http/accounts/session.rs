@@ -9,9 +9,10 @@ use crate::accounts::{self, Issuer, NewAccount, Session};
 use crate::app::AppState;
 use crate::auth::{Password, Username};
 use crate::db::AnyConnection;
-use crate::error::Error;
+use crate::error::{Error, RateLimit};
 use crate::http::extract::client_ip;
 use crate::http::problem::{ApiError, Problem};
+use crate::http::rate_limit;
 
 use super::UserView;
 
@@ -63,19 +64,34 @@ impl From<Session> for TokenResponse {
 }
 
 /// Counts an attempt at `action` from the client's address and, when given, for the
-/// username; refuses with 429 past the quota.
+/// username; refuses with 429 past the quota. The limit goes on the answer ([`reported`]).
 fn check_rate(
     state: &AppState,
     req: &HttpRequest,
     action: &str,
     username: Option<&str>,
-) -> Result<(), Error> {
+) -> Result<RateLimit, Error> {
     let ip = client_ip(req, state.config.trust_proxy);
     let mut keys = vec![format!("{action}:ip:{ip}")];
     if let Some(name) = username {
         keys.push(format!("{action}:user:{}", name.to_ascii_lowercase()));
     }
     state.limits.check(&keys)
+}
+
+/// The answer of a rate-limited operation, success or error, with its `RateLimit-*`
+/// headers.
+fn reported(
+    limit: RateLimit,
+    answer: Result<HttpResponse, ApiError>,
+) -> Result<HttpResponse, ApiError> {
+    match answer {
+        Ok(mut res) => {
+            rate_limit::insert(res.headers_mut(), limit);
+            Ok(res)
+        }
+        Err(e) => Err(e.with_rate_limit(limit)),
+    }
 }
 
 /// Where a new account can be read back: the `Location` of a 201 from register and guest.
@@ -122,15 +138,18 @@ pub async fn register(
     req: HttpRequest,
     body: web::Json<Credentials>,
 ) -> Result<HttpResponse, ApiError> {
-    check_rate(&state, &req, "register", Some(&body.username))?;
-    let account = NewAccount {
-        username: Username::parse(&body.username)?,
-        password: Password::parse(&body.password)?,
+    let limit = check_rate(&state, &req, "register", Some(&body.username))?;
+    let answer = async {
+        let account = NewAccount {
+            username: Username::parse(&body.username)?,
+            password: Password::parse(&body.password)?,
+        };
+        answer_session(&state, StatusCode::CREATED, move |conn, issuer| {
+            accounts::register(conn, issuer, account)
+        })
+        .await
     };
-    answer_session(&state, StatusCode::CREATED, move |conn, issuer| {
-        accounts::register(conn, issuer, account)
-    })
-    .await
+    reported(limit, answer.await)
 }
 
 /// Log in with username and password.
@@ -155,12 +174,12 @@ pub async fn login(
     req: HttpRequest,
     body: web::Json<Credentials>,
 ) -> Result<HttpResponse, ApiError> {
-    check_rate(&state, &req, "login", Some(&body.username))?;
+    let limit = check_rate(&state, &req, "login", Some(&body.username))?;
     let Credentials { username, password } = body.into_inner();
-    answer_session(&state, StatusCode::OK, move |conn, issuer| {
+    let answer = answer_session(&state, StatusCode::OK, move |conn, issuer| {
         accounts::login(conn, issuer, &username, &password)
-    })
-    .await
+    });
+    reported(limit, answer.await)
 }
 
 /// Play as a guest.
@@ -177,8 +196,11 @@ pub async fn login(
 )]
 #[post("/auth/guest")]
 pub async fn guest(state: web::Data<AppState>, req: HttpRequest) -> Result<HttpResponse, ApiError> {
-    check_rate(&state, &req, "guest", None)?;
-    answer_session(&state, StatusCode::CREATED, accounts::guest).await
+    let limit = check_rate(&state, &req, "guest", None)?;
+    reported(
+        limit,
+        answer_session(&state, StatusCode::CREATED, accounts::guest).await,
+    )
 }
 
 /// Exchange a refresh token for a new pair.
@@ -204,12 +226,12 @@ pub async fn refresh(
     req: HttpRequest,
     body: web::Json<RefreshRequest>,
 ) -> Result<HttpResponse, ApiError> {
-    check_rate(&state, &req, "refresh", None)?;
+    let limit = check_rate(&state, &req, "refresh", None)?;
     let RefreshRequest { refresh_token } = body.into_inner();
-    answer_session(&state, StatusCode::OK, move |conn, issuer| {
+    let answer = answer_session(&state, StatusCode::OK, move |conn, issuer| {
         accounts::refresh(conn, issuer, &refresh_token)
-    })
-    .await
+    });
+    reported(limit, answer.await)
 }
 
 /// Log out a session.
