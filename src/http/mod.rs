@@ -3,6 +3,7 @@
 
 pub mod accounts;
 pub mod admin;
+pub mod compression;
 pub mod extract;
 mod fallback;
 pub mod games;
@@ -23,7 +24,7 @@ use actix_web::body::MessageBody;
 use actix_web::dev::{ServiceFactory, ServiceRequest, ServiceResponse};
 use actix_web::error::{JsonPayloadError, PathError, QueryPayloadError};
 use actix_web::http::header::{self, HeaderName, HeaderValue};
-use actix_web::middleware::{ErrorHandlerResponse, ErrorHandlers};
+use actix_web::middleware::{Compress, ErrorHandlerResponse, ErrorHandlers};
 use actix_web::{App, HttpMessage, HttpRequest, HttpResponse, web};
 use futures_util::FutureExt;
 use tracing_actix_web::{RequestId, TracingLogger};
@@ -67,7 +68,8 @@ pub fn openapi() -> serde_json::Value {
 /// The request id header set on every response, for correlating a client report with the log.
 pub const REQUEST_ID_HEADER: &str = "x-request-id";
 
-/// Builds the application: routes, extractor limits, error envelopes, request tracing.
+/// Builds the application: routes, extractor limits, compression, error envelopes, request
+/// tracing.
 pub fn build_app(
     state: AppState,
 ) -> App<
@@ -113,6 +115,10 @@ pub fn build_app(
         )
         .app_data(web::Data::new(table))
         .default_service(web::to(fallback::unmatched))
+        .wrap_fn(compression::mark_plain)
+        .wrap(Compress::default())
+        .wrap_fn(compression::unmark)
+        // Outside compression: its 406 (no acceptable encoding) gets the problem envelope.
         .wrap(ErrorHandlers::new().default_handler(problem_safety_net))
         .wrap_fn(metrics::track)
         .wrap_fn(|req, srv| {

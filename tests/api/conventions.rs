@@ -318,3 +318,138 @@ async fn account_endpoints_report_their_rate_limit_on_success_and_on_429() {
     .await;
     assert!(me.header("ratelimit-limit").is_none());
 }
+
+/// The body of a reply, decoded as its `Content-Encoding` says.
+fn decoded(reply: &common::Reply) -> Vec<u8> {
+    use std::io::Read;
+    let mut out = Vec::new();
+    match reply.header("content-encoding") {
+        None => out.extend_from_slice(&reply.body),
+        Some("gzip") => {
+            flate2::read::GzDecoder::new(&reply.body[..])
+                .read_to_end(&mut out)
+                .unwrap();
+        }
+        Some("br") => {
+            brotli::Decompressor::new(&reply.body[..], 4096)
+                .read_to_end(&mut out)
+                .unwrap();
+        }
+        Some(other) => panic!("unexpected encoding {other}"),
+    }
+    out
+}
+
+/// A GET with `Accept-Encoding`, when given.
+fn get_encoded(uri: &str, accept_encoding: Option<&str>) -> TestRequest {
+    let req = TestRequest::get().uri(uri);
+    match accept_encoding {
+        Some(e) => req.insert_header(("accept-encoding", e)),
+        None => req,
+    }
+}
+
+#[actix_web::test]
+async fn responses_are_compressed_with_gzip_or_brotli_when_the_client_accepts_it() {
+    let db = TestDb::migrated();
+    let app = common::app(db.state()).await;
+    let plain = send(&app, get_encoded("/openapi.json", None)).await;
+    assert_eq!(plain.status, 200);
+    assert!(plain.header("content-encoding").is_none());
+    assert!(plain.json.is_object());
+    for encoding in ["gzip", "br"] {
+        let reply = send(&app, get_encoded("/openapi.json", Some(encoding))).await;
+        assert_eq!(reply.status, 200);
+        assert_eq!(reply.header("content-encoding"), Some(encoding));
+        assert!(
+            reply
+                .header("vary")
+                .is_some_and(|v| v.contains("accept-encoding")),
+            "{:?}",
+            reply.headers
+        );
+        assert!(
+            reply.body.len() * 4 < plain.body.len(),
+            "{encoding} compresses"
+        );
+        let json: Value = serde_json::from_slice(&decoded(&reply)).unwrap();
+        assert_eq!(json, plain.json, "{encoding}");
+    }
+    // The Swagger UI, served from the binary.
+    for asset in ["/docs/swagger-ui-bundle.js", "/docs/swagger-ui.css"] {
+        let plain = send(&app, get_encoded(asset, None)).await;
+        for encoding in ["gzip", "br"] {
+            let reply = send(&app, get_encoded(asset, Some(encoding))).await;
+            assert_eq!(reply.status, 200, "{asset}");
+            assert_eq!(reply.header("content-encoding"), Some(encoding), "{asset}");
+            assert_eq!(decoded(&reply), plain.body, "{asset} {encoding}");
+        }
+    }
+    // A tiny body is not worth it; the mark that says so does not leak.
+    let small = send(&app, get_encoded("/healthz", Some("gzip, br"))).await;
+    assert_eq!(small.status, 200);
+    assert!(
+        small.header("content-encoding").is_none(),
+        "{:?}",
+        small.headers
+    );
+    assert_eq!(small.json["status"], "ok");
+    // Refusing every encoding, identity included, gets a problem.
+    send(
+        &app,
+        get_encoded("/openapi.json", Some("identity;q=0, *;q=0")),
+    )
+    .await
+    .assert_problem(406, "not_acceptable");
+}
+
+#[actix_web::test]
+async fn compressed_game_views_keep_their_etag_and_long_polls_still_answer() {
+    let db = TestDb::migrated();
+    let app = common::app(db.state()).await;
+    let players = crate::common::play::four(&app, "zip").await;
+    let game = crate::common::play::game_of(&app, &players, json!({})).await;
+    let uri = format!("/api/v1/games/{game}");
+    let token = &players[0].access;
+    let plain = send(&app, bearer(get_encoded(&uri, None), token)).await;
+    let view = send(&app, bearer(get_encoded(&uri, Some("gzip")), token)).await;
+    assert_eq!(view.status, 200, "{}", view.text);
+    assert_eq!(view.header("content-encoding"), Some("gzip"));
+    let etag = view.header("etag").unwrap();
+    assert_eq!(Some(etag), plain.header("etag"));
+    let json: Value = serde_json::from_slice(&decoded(&view)).unwrap();
+    assert_eq!(json["version"], plain.json["version"]);
+
+    let unchanged = send(
+        &app,
+        bearer(get_encoded(&uri, Some("gzip")), token).insert_header(("if-none-match", etag)),
+    )
+    .await;
+    assert_eq!(unchanged.status, 304);
+    assert_eq!(unchanged.header("etag"), Some(etag));
+    assert!(unchanged.body.is_empty() && unchanged.header("content-encoding").is_none());
+
+    // A long-poll that runs out answers as usual, compressed or not.
+    let events = send(
+        &app,
+        bearer(get_encoded(&format!("{uri}/events"), None), token),
+    )
+    .await;
+    let last = events.json["events"]
+        .as_array()
+        .and_then(|e| e.last())
+        .map_or(0, |e| e["seq"].as_i64().unwrap());
+    let started = std::time::Instant::now();
+    let waited = send(
+        &app,
+        bearer(
+            get_encoded(&format!("{uri}/events?after={last}&wait=1"), Some("br")),
+            token,
+        ),
+    )
+    .await;
+    assert_eq!(waited.status, 200, "{}", waited.text);
+    assert!(started.elapsed() >= std::time::Duration::from_millis(900));
+    let page: Value = serde_json::from_slice(&decoded(&waited)).unwrap();
+    assert_eq!(page["events"], json!([]), "{page}");
+}

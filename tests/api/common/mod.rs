@@ -225,8 +225,10 @@ pub struct Reply {
     pub headers: HeaderMap,
     /// The body as JSON (`Null` when empty or not JSON).
     pub json: serde_json::Value,
-    /// The raw body.
+    /// The body as text (lossy).
     pub text: String,
+    /// The body as sent, e.g. compressed.
+    pub body: Vec<u8>,
 }
 
 impl Reply {
@@ -280,6 +282,7 @@ where
         headers,
         json,
         text,
+        body: bytes.to_vec(),
     }
 }
 

@@ -1,0 +1,79 @@
+//! Response compression: actix-web's `Compress` encodes a response as the client's
+//! `Accept-Encoding` allows (`br`, `gzip`; also `zstd` and `deflate`), and nothing without
+//! that header. Two kinds of response stay as they are: small bodies, where the encoding
+//! costs more than it saves, and event streams, whose events must reach the client as they
+//! are written rather than when a compressor's buffer fills.
+//!
+//! `Compress` leaves alone a response that already has a `Content-Encoding`, so
+//! [`mark_plain`], inside it, marks those two kinds with `identity`, and [`unmark`],
+//! outside it, removes the mark (RFC 9110 §8.4.1 keeps `identity` out of that header).
+//!
+//! Entity tags stay as the handlers set them: a game's `ETag` is its version whatever the
+//! encoding, so `If-None-Match` and `If-Match` work the same on compressed responses.
+
+use std::future::Future;
+
+use actix_web::body::{BodySize, MessageBody};
+use actix_web::dev::{Service, ServiceRequest, ServiceResponse};
+use actix_web::http::header::{self, HeaderValue};
+use futures_util::FutureExt;
+
+/// Bodies smaller than this go uncompressed: they fit in a packet either way.
+pub const MIN_COMPRESSED_BYTES: u64 = 1024;
+
+/// Whether a response should keep its body as it is.
+fn stays_plain<B: MessageBody>(res: &ServiceResponse<B>) -> bool {
+    let small =
+        matches!(res.response().body().size(), BodySize::Sized(n) if n < MIN_COMPRESSED_BYTES);
+    let stream = res
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|t| t.starts_with("text/event-stream"));
+    small || stream
+}
+
+/// Middleware (for `App::wrap_fn`, inside `Compress`): marks the responses that must stay
+/// plain.
+pub fn mark_plain<S, B>(
+    req: ServiceRequest,
+    srv: &S,
+) -> impl Future<Output = Result<ServiceResponse<B>, actix_web::Error>> + use<S, B>
+where
+    S: Service<ServiceRequest, Response = ServiceResponse<B>, Error = actix_web::Error>,
+    B: MessageBody,
+{
+    srv.call(req).map(|res| {
+        res.map(|mut res| {
+            if stays_plain(&res) && !res.headers().contains_key(header::CONTENT_ENCODING) {
+                res.headers_mut().insert(
+                    header::CONTENT_ENCODING,
+                    HeaderValue::from_static("identity"),
+                );
+            }
+            res
+        })
+    })
+}
+
+/// Middleware (for `App::wrap_fn`, outside `Compress`): removes the mark of [`mark_plain`].
+pub fn unmark<S, B>(
+    req: ServiceRequest,
+    srv: &S,
+) -> impl Future<Output = Result<ServiceResponse<B>, actix_web::Error>> + use<S, B>
+where
+    S: Service<ServiceRequest, Response = ServiceResponse<B>, Error = actix_web::Error>,
+{
+    srv.call(req).map(|res| {
+        res.map(|mut res| {
+            if res
+                .headers()
+                .get(header::CONTENT_ENCODING)
+                .is_some_and(|v| v == "identity")
+            {
+                res.headers_mut().remove(header::CONTENT_ENCODING);
+            }
+            res
+        })
+    })
+}
