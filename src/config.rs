@@ -126,6 +126,84 @@ pub fn redact(url: &str) -> String {
     }
 }
 
+/// The browser origins that may call the API across origins (CORS), from
+/// `LEEKHA_CORS_ORIGINS`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum CorsOrigins {
+    /// No CORS at all, the default: browsers keep pages of other origins out.
+    #[default]
+    Off,
+    /// Any origin (`*`). Safe for this API only because it never takes credentials that a
+    /// browser sends on its own (cookies): a page must hold a bearer token to do anything.
+    Any,
+    /// These origins exactly, as browsers send them in `Origin`: `scheme://host[:port]`,
+    /// lowercase, without the default port.
+    List(Vec<String>),
+}
+
+impl CorsOrigins {
+    /// Parses a comma-separated list of origins (`https://app.example.com,
+    /// http://localhost:3000`), `*` alone for any origin, or nothing for none. Each origin
+    /// is normalized as a browser writes it (`HTTPS://App.Example.com:443/` is
+    /// `https://app.example.com`).
+    ///
+    /// # Errors
+    /// An item that is not an `http` or `https` origin: with a path, a query, credentials,
+    /// a wildcard host, `null`; or `*` together with other origins.
+    pub fn parse(raw: &str) -> Result<Self, String> {
+        let items: Vec<&str> = raw
+            .split(',')
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .collect();
+        if items.is_empty() {
+            return Ok(Self::Off);
+        }
+        if items.contains(&"*") {
+            return if items.len() == 1 {
+                Ok(Self::Any)
+            } else {
+                Err("`*` alone (it allows every origin), or a list of origins without it".into())
+            };
+        }
+        let mut origins = Vec::with_capacity(items.len());
+        for item in items {
+            let origin = Self::origin(item).map_err(|why| {
+                format!(
+                    "comma-separated origins such as https://app.example.com (scheme://host[:port]), \
+                     or `*`; {item:?} {why}"
+                )
+            })?;
+            if !origins.contains(&origin) {
+                origins.push(origin);
+            }
+        }
+        Ok(Self::List(origins))
+    }
+
+    fn origin(item: &str) -> Result<String, &'static str> {
+        let url = url::Url::parse(item).map_err(|_| "is not a URL")?;
+        if !matches!(url.scheme(), "http" | "https") {
+            return Err("is not http or https");
+        }
+        if url.host_str().is_none_or(|h| h.contains('*')) {
+            return Err("has no host (wildcards are not supported)");
+        }
+        if !url.username().is_empty() || url.password().is_some() {
+            return Err("carries credentials");
+        }
+        if url.path() != "/" || url.query().is_some() || url.fragment().is_some() {
+            return Err("has a path, query or fragment: an origin has none");
+        }
+        Ok(url.origin().ascii_serialization())
+    }
+
+    /// Whether CORS is on.
+    pub fn enabled(&self) -> bool {
+        *self != Self::Off
+    }
+}
+
 /// A configuration problem found at start.
 #[derive(Debug, Clone, thiserror::Error)]
 pub enum ConfigError {
@@ -263,6 +341,12 @@ pub struct Config {
     #[arg(long, env = "LEEKHA_TRUST_PROXY", default_value = "0")]
     #[arg(action = ArgAction::Set, value_parser = switch)]
     pub trust_proxy: bool,
+    /// `LEEKHA_CORS_ORIGINS`: the browser origins allowed to call the API, comma-separated
+    /// (`https://app.example.com,http://localhost:3000`), or `*` for any; default none (CORS
+    /// off).
+    #[arg(long, env = "LEEKHA_CORS_ORIGINS", default_value = "")]
+    #[arg(value_parser = CorsOrigins::parse)]
+    pub cors_origins: CorsOrigins,
 }
 
 /// Everything clap reads: the [`Config`] and the one variable whose default depends on
@@ -479,6 +563,7 @@ mod tests {
         assert!(!c.webhook_allow_private && !c.trust_proxy);
         assert_eq!(c.webhook_retry_base, Duration::from_millis(5000));
         assert_eq!(c.webhook_max_age_secs, 86400);
+        assert_eq!(c.cors_origins, CorsOrigins::Off);
         let pg = from(&[("DATABASE_URL", "postgres://p@db/leekha")]).unwrap();
         assert_eq!(pg.pool_size, 16);
     }
@@ -531,5 +616,44 @@ mod tests {
             "{err}"
         );
         assert!(!err.contains("too-short"), "{err}");
+    }
+
+    #[test]
+    fn cors_origins_are_exact_origins_normalized_or_any() {
+        let parse = |raw: &str| from(&[("LEEKHA_CORS_ORIGINS", raw)]).map(|c| c.cors_origins);
+        assert_eq!(parse("").unwrap(), CorsOrigins::Off);
+        assert_eq!(parse(" , ").unwrap(), CorsOrigins::Off);
+        assert_eq!(parse("*").unwrap(), CorsOrigins::Any);
+        assert_eq!(
+            parse("https://app.example.com, HTTP://LocalHost:3000/,https://App.example.com:443")
+                .unwrap(),
+            CorsOrigins::List(vec![
+                "https://app.example.com".into(),
+                "http://localhost:3000".into(),
+            ])
+        );
+        for bad in [
+            "app.example.com",
+            "ftp://files.example.com",
+            "https://app.example.com/app",
+            "https://app.example.com?x=1",
+            "https://user:pw@app.example.com",
+            "https://*.example.com",
+            "null",
+            "*, https://app.example.com",
+        ] {
+            let err = parse(bad).unwrap_err().to_string();
+            assert!(
+                err.starts_with("LEEKHA_CORS_ORIGINS=") && err.contains("expected"),
+                "{bad}: {err}"
+            );
+        }
+        let err = parse("https://ok.example.com,https://x.example.com/path")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains(r#""https://x.example.com/path" has a path"#),
+            "{err}"
+        );
     }
 }

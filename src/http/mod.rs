@@ -4,6 +4,7 @@
 pub mod accounts;
 pub mod admin;
 pub mod compression;
+pub mod cors;
 pub mod extract;
 mod fallback;
 pub mod games;
@@ -68,8 +69,8 @@ pub fn openapi() -> serde_json::Value {
 /// The request id header set on every response, for correlating a client report with the log.
 pub const REQUEST_ID_HEADER: &str = "x-request-id";
 
-/// Builds the application: routes, extractor limits, compression, error envelopes, request
-/// tracing.
+/// Builds the application: routes, extractor limits, CORS, compression, error envelopes,
+/// request tracing.
 pub fn build_app(
     state: AppState,
 ) -> App<
@@ -82,6 +83,7 @@ pub fn build_app(
     >,
 > {
     let limit = state.config.max_body_bytes;
+    let cors = cors::cors(&state.config.cors_origins);
     let (app, api) = App::new()
         .into_utoipa_app()
         .openapi(openapi::ApiDoc::openapi())
@@ -115,10 +117,13 @@ pub fn build_app(
         )
         .app_data(web::Data::new(table))
         .default_service(web::to(fallback::unmatched))
+        // Inside compression, so that its `Vary` comes before compression's.
+        .wrap(cors)
         .wrap_fn(compression::mark_plain)
         .wrap(Compress::default())
         .wrap_fn(compression::unmark)
-        // Outside compression: its 406 (no acceptable encoding) gets the problem envelope.
+        // Outside CORS and compression: their refusals (a preflight from another origin, no
+        // acceptable encoding) get the problem envelope too, and keep their headers.
         .wrap(ErrorHandlers::new().default_handler(problem_safety_net))
         .wrap_fn(metrics::track)
         .wrap_fn(|req, srv| {
@@ -165,7 +170,8 @@ fn query_error(err: QueryPayloadError, _req: &HttpRequest) -> actix_web::Error {
 }
 
 /// Any error response that some layer produced without a problem body (actix internals,
-/// middleware) is rewritten into one, so clients only ever see the one envelope.
+/// middleware) is rewritten into one, so clients only ever see the one envelope. The headers
+/// other layers set (CORS, `Vary`, `Allow`) stay; those of the old body go.
 fn problem_safety_net<B: MessageBody + 'static>(
     res: ServiceResponse<B>,
 ) -> actix_web::Result<ErrorHandlerResponse<B>> {
@@ -177,9 +183,21 @@ fn problem_safety_net<B: MessageBody + 'static>(
         return Ok(ErrorHandlerResponse::Response(res.map_into_left_body()));
     }
     let status = res.status();
-    let (req, _original) = res.into_parts();
-    let body: HttpResponse =
+    let (req, original) = res.into_parts();
+    let mut body: HttpResponse =
         actix_web::ResponseError::error_response(&ApiError::from_status(status));
+    let own: Vec<HeaderName> = body.headers().keys().cloned().collect();
+    for (name, value) in original.headers() {
+        let of_the_old_body = [
+            header::CONTENT_TYPE,
+            header::CONTENT_LENGTH,
+            header::CONTENT_ENCODING,
+        ]
+        .contains(name);
+        if !of_the_old_body && !own.contains(name) {
+            body.headers_mut().append(name.clone(), value.clone());
+        }
+    }
     Ok(ErrorHandlerResponse::Response(
         ServiceResponse::new(req, body).map_into_right_body(),
     ))

@@ -453,3 +453,221 @@ async fn compressed_game_views_keep_their_etag_and_long_polls_still_answer() {
     let page: Value = serde_json::from_slice(&decoded(&waited)).unwrap();
     assert_eq!(page["events"], json!([]), "{page}");
 }
+
+const APP_ORIGIN: &str = "https://app.example.com";
+
+/// An app whose configuration allows CORS from these origins.
+async fn app_with_cors(
+    db: &TestDb,
+    origins: &str,
+) -> impl actix_web::dev::Service<
+    actix_http::Request,
+    Response = actix_web::dev::ServiceResponse<impl actix_web::body::MessageBody>,
+    Error = actix_web::Error,
+> {
+    let mut config = db.config();
+    config.cors_origins = leekha::config::CorsOrigins::parse(origins).unwrap();
+    common::app(common::state_for(config)).await
+}
+
+/// A preflight for a POST of an action with the headers a browser client sends.
+fn preflight(origin: &str) -> TestRequest {
+    TestRequest::default()
+        .method(Method::OPTIONS)
+        .uri(&format!("/api/v1/games/{}/actions", uuid::Uuid::new_v4()))
+        .insert_header(("origin", origin))
+        .insert_header(("access-control-request-method", "POST"))
+        .insert_header((
+            "access-control-request-headers",
+            "authorization, content-type, if-match, idempotency-key",
+        ))
+}
+
+/// The comma-separated values of a header, lowercase.
+fn listed(reply: &common::Reply, name: &str) -> Vec<String> {
+    reply
+        .headers
+        .get_all(name)
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .map(|v| v.trim().to_ascii_lowercase())
+        .collect()
+}
+
+#[actix_web::test]
+async fn cors_is_off_by_default() {
+    let db = TestDb::migrated();
+    let app = common::app(db.state()).await;
+    let reply = send(
+        &app,
+        TestRequest::get()
+            .uri("/healthz")
+            .insert_header(("origin", APP_ORIGIN)),
+    )
+    .await;
+    assert_eq!(reply.status, 200);
+    assert!(reply.header("access-control-allow-origin").is_none());
+    assert!(!listed(&reply, "vary").contains(&"origin".to_owned()));
+    let refused = send(&app, preflight(APP_ORIGIN)).await;
+    refused.assert_problem(405, "method_not_allowed");
+    assert!(refused.header("access-control-allow-origin").is_none());
+}
+
+#[actix_web::test]
+async fn an_allowed_origin_reads_answers_and_their_headers() {
+    let db = TestDb::migrated();
+    let app = app_with_cors(&db, "https://app.example.com, http://localhost:3000").await;
+    let player = register(&app, "samir").await;
+    let created = send(
+        &app,
+        bearer(TestRequest::post().uri("/api/v1/games"), &player.access)
+            .insert_header(("origin", APP_ORIGIN))
+            .insert_header(("accept-encoding", "gzip")),
+    )
+    .await;
+    assert_eq!(created.status, 201, "{}", created.text);
+    assert_eq!(
+        created.header("access-control-allow-origin"),
+        Some(APP_ORIGIN)
+    );
+    assert!(created.header("access-control-allow-credentials").is_none());
+    assert_eq!(created.header("content-encoding"), Some("gzip"));
+    let vary = listed(&created, "vary");
+    assert!(
+        vary.contains(&"origin".to_owned()) && vary.contains(&"accept-encoding".to_owned()),
+        "{vary:?}"
+    );
+    let exposed = listed(&created, "access-control-expose-headers");
+    for header in [
+        "etag",
+        "location",
+        "retry-after",
+        "idempotent-replayed",
+        "ratelimit-limit",
+        "ratelimit-remaining",
+        "ratelimit-reset",
+        "x-request-id",
+    ] {
+        assert!(
+            exposed.contains(&header.to_owned()),
+            "{header} in {exposed:?}"
+        );
+    }
+
+    // Errors are readable too, those rewritten into a problem included.
+    let unauthorized = send(
+        &app,
+        TestRequest::get()
+            .uri("/api/v1/me")
+            .insert_header(("origin", "http://localhost:3000")),
+    )
+    .await;
+    unauthorized.assert_problem(401, "missing_token");
+    assert_eq!(
+        unauthorized.header("access-control-allow-origin"),
+        Some("http://localhost:3000")
+    );
+    let too_large = send(
+        &app,
+        bearer(TestRequest::post().uri("/api/v1/games"), &player.access)
+            .insert_header(("origin", APP_ORIGIN))
+            .insert_header(("content-type", "application/json"))
+            .set_payload(format!(r#"{{"visibility":"{}"}}"#, "x".repeat(100_000))),
+    )
+    .await;
+    too_large.assert_problem(413, "payload_too_large");
+    assert_eq!(
+        too_large.header("access-control-allow-origin"),
+        Some(APP_ORIGIN)
+    );
+}
+
+#[actix_web::test]
+async fn another_origin_is_served_without_cors_headers() {
+    let db = TestDb::migrated();
+    let app = app_with_cors(&db, APP_ORIGIN).await;
+    for origin in [
+        "https://evil.example.com",
+        "https://app.example.com.evil.test",
+        "null",
+    ] {
+        let reply = send(
+            &app,
+            TestRequest::get()
+                .uri("/healthz")
+                .insert_header(("origin", origin)),
+        )
+        .await;
+        assert_eq!(reply.status, 200, "{origin}");
+        assert!(
+            reply.header("access-control-allow-origin").is_none(),
+            "{origin}"
+        );
+        assert!(
+            listed(&reply, "vary").contains(&"origin".to_owned()),
+            "{origin}"
+        );
+    }
+}
+
+#[actix_web::test]
+async fn a_preflight_from_an_allowed_origin_is_answered_and_others_are_refused() {
+    let db = TestDb::migrated();
+    let app = app_with_cors(&db, APP_ORIGIN).await;
+    let allowed = send(&app, preflight(APP_ORIGIN)).await;
+    assert!(
+        allowed.status == 200 || allowed.status == 204,
+        "{} {}",
+        allowed.status,
+        allowed.text
+    );
+    assert_eq!(
+        allowed.header("access-control-allow-origin"),
+        Some(APP_ORIGIN)
+    );
+    assert!(listed(&allowed, "access-control-allow-methods").contains(&"post".to_owned()));
+    let headers = listed(&allowed, "access-control-allow-headers");
+    for header in [
+        "authorization",
+        "content-type",
+        "if-match",
+        "if-none-match",
+        "idempotency-key",
+        "last-event-id",
+    ] {
+        assert!(
+            headers.contains(&header.to_owned()),
+            "{header} in {headers:?}"
+        );
+    }
+    assert!(allowed.header("access-control-max-age").is_some());
+    assert!(allowed.header("access-control-allow-credentials").is_none());
+
+    let refused = send(&app, preflight("https://evil.example.com")).await;
+    refused.assert_problem(400, "bad_request");
+    assert!(refused.header("access-control-allow-origin").is_none());
+    let odd_header = send(
+        &app,
+        preflight(APP_ORIGIN).insert_header(("access-control-request-headers", "x-unknown")),
+    )
+    .await;
+    odd_header.assert_problem(400, "bad_request");
+}
+
+#[actix_web::test]
+async fn a_wildcard_allows_every_origin_without_credentials() {
+    let db = TestDb::migrated();
+    let app = app_with_cors(&db, "*").await;
+    let reply = send(
+        &app,
+        TestRequest::get()
+            .uri("/healthz")
+            .insert_header(("origin", "https://anywhere.example.org")),
+    )
+    .await;
+    assert_eq!(reply.header("access-control-allow-origin"), Some("*"));
+    assert!(reply.header("access-control-allow-credentials").is_none());
+    let allowed = send(&app, preflight("https://anywhere.example.org")).await;
+    assert_eq!(allowed.status, 200, "{}", allowed.text);
+    assert_eq!(allowed.header("access-control-allow-origin"), Some("*"));
+}
