@@ -77,3 +77,34 @@ where
         })
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use actix_web::HttpResponse;
+    use actix_web::test::TestRequest;
+
+    fn plain(res: HttpResponse) -> bool {
+        stays_plain(&TestRequest::default().to_srv_response(res))
+    }
+
+    #[test]
+    fn small_bodies_and_event_streams_stay_plain() {
+        assert!(plain(
+            HttpResponse::Ok().json(serde_json::json!({"status": "ok"}))
+        ));
+        assert!(!plain(HttpResponse::Ok().body("x".repeat(2000))));
+        let events = futures_util::stream::once(async {
+            Ok::<_, actix_web::Error>(actix_web::web::Bytes::from("data: {}\n\n"))
+        });
+        assert!(plain(
+            HttpResponse::Ok()
+                .content_type("text/event-stream")
+                .streaming(events)
+        ));
+        let other = futures_util::stream::once(async {
+            Ok::<_, actix_web::Error>(actix_web::web::Bytes::from("[]"))
+        });
+        assert!(!plain(HttpResponse::Ok().streaming(other)));
+    }
+}
