@@ -44,8 +44,11 @@ fn alive() -> HttpResponse {
     })
 }
 
-/// Liveness for `HEAD`: the status and headers of `GET /healthz`, without its body.
+/// Liveness, without a body.
+///
+/// The status and headers of `GET /healthz`, for probes that send `HEAD`.
 #[utoipa::path(
+    operation_id = "healthz_head",
     tag = "operations",
     responses((status = 200, description = "The process is alive"))
 )]
@@ -98,8 +101,11 @@ async fn ready(state: &AppState) -> Result<HttpResponse, ApiError> {
     }))
 }
 
-/// Readiness for `HEAD`: the status and headers of `GET /readyz`, without its body.
+/// Readiness, without a body.
+///
+/// The status and headers of `GET /readyz`, for load balancers that probe with `HEAD`.
 #[utoipa::path(
+    operation_id = "readyz_head",
     tag = "operations",
     responses(
         (status = 200, description = "Ready to serve"),

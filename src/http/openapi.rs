@@ -105,7 +105,10 @@ fn for_each_operation(doc: &mut Value, mut f: impl FnMut(&str, &mut Map<String, 
 fn is_secured(op: &Map<String, Value>) -> bool {
     op.get("security")
         .and_then(Value::as_array)
-        .is_some_and(|s| s.iter().any(|r| r.as_object().is_some_and(|r| !r.is_empty())))
+        .is_some_and(|s| {
+            s.iter()
+                .any(|r| r.as_object().is_some_and(|r| !r.is_empty()))
+        })
 }
 
 fn responses(op: &mut Map<String, Value>) -> &mut Map<String, Value> {

@@ -44,7 +44,7 @@ pub struct Problem {
     #[schema(example = "you hold a diamond: you must follow suit")]
     pub detail: String,
     /// A stable machine-readable code, e.g. `not_your_turn`, `version_conflict`.
-    #[schema(example = "must_follow_suit")]
+    #[schema(value_type = problem_catalog::CodeSchema, example = "must_follow_suit")]
     pub code: String,
 }
 

@@ -216,6 +216,14 @@ pub static PROBLEM_CODES: &[ProblemCode] = &[
         "Start or leave some of the waiting games first.",
     ),
     entry(
+        "too_many_active_games",
+        409,
+        "Too many running games",
+        "The caller already holds seats in the largest number of running games this server \
+         allows per user (`LEEKHA_MAX_ACTIVE_GAMES_PER_USER`, 100 by default).",
+        "Finish some of your running games first.",
+    ),
+    entry(
         "game_not_waiting",
         409,
         "Game no longer waiting",
@@ -458,6 +466,27 @@ pub static PROBLEM_CODES: &[ProblemCode] = &[
         "Retry later.",
     ),
 ];
+
+/// The OpenAPI schema of a problem's `code`: an `enum` of every code in [`PROBLEM_CODES`], so a
+/// generated client can switch on codes and a typo does not type-check.
+pub struct CodeSchema;
+
+impl utoipa::PartialSchema for CodeSchema {
+    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+        let codes: Vec<&str> = PROBLEM_CODES.iter().map(|c| c.code).collect();
+        crate::http::views::schema::string_enum(
+            "A stable machine-readable problem code; `/problems/{code}` explains it.",
+            &codes,
+        )
+    }
+}
+
+impl utoipa::ToSchema for CodeSchema {
+    fn name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("ProblemCode")
+    }
+}
+
 
 #[cfg(test)]
 mod tests {

@@ -14,7 +14,7 @@ use crate::http::problem_catalog::{self, ProblemCode};
 #[derive(Debug, Serialize, Deserialize, ToSchema)]
 pub struct ProblemCodeView {
     /// The code, as in a problem's `code`.
-    #[schema(example = "must_follow_suit")]
+    #[schema(value_type = crate::http::problem_catalog::CodeSchema, example = "must_follow_suit")]
     pub code: String,
     /// The HTTP status it comes with.
     #[schema(example = 422)]
@@ -43,8 +43,12 @@ impl From<&ProblemCode> for ProblemCodeView {
 /// The catalog changes only with a release: caches may keep a page for a day.
 const CACHE_CONTROL: &str = "public, max-age=86400";
 
-/// Explains a problem code: its status, what it means, what to do.
+/// Explain a problem code.
+///
+/// Every problem body's `type` is `/problems/{code}`: this page says what the code means,
+/// which status carries it and what a client should do. HTML for people, JSON for programs.
 #[utoipa::path(
+    operation_id = "get_problem",
     tag = "operations",
     security(()),
     params(("code" = String, Path, description = "A problem code, e.g. `not_your_turn`")),

@@ -286,3 +286,47 @@ fn the_openapi_subcommand_prints_the_document() {
     let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(doc["info"]["title"], "Leekha server");
 }
+
+/// Every closed set on the wire is an `enum` in the document (issue: `{kind: "bott"}` must
+/// not type-check in a generated client): a plain string property is allowed only for the
+/// free text fields named here.
+#[test]
+fn only_free_text_fields_are_plain_strings_in_the_document() {
+    const FREE_TEXT: &[&str] = &[
+        "reason",
+        "abort_reason",
+        "ban_reason",
+        "next_cursor",
+        "username",
+        "target_id",
+        "last_error",
+        "detail",
+        "title",
+        "type",
+        "advice",
+        "explanation",
+        "refresh_token",
+        "access_token",
+    ];
+    let doc = leekha::http::openapi();
+    let mut plain = Vec::new();
+    for (name, schema) in doc["components"]["schemas"].as_object().unwrap() {
+        let Some(properties) = schema["properties"].as_object() else {
+            continue;
+        };
+        for (field, property) in properties {
+            let is_string = property["type"] == "string"
+                || property["type"] == serde_json::json!(["string", "null"]);
+            let constrained = ["enum", "format", "pattern", "$ref"]
+                .iter()
+                .any(|k| property.get(*k).is_some());
+            if is_string && !constrained && !FREE_TEXT.contains(&field.as_str()) {
+                plain.push(format!("{name}.{field}"));
+            }
+        }
+    }
+    assert!(
+        plain.is_empty(),
+        "plain strings that look like closed sets: {plain:?}"
+    );
+}
