@@ -103,11 +103,13 @@ pub struct ProfileChange {
     username: Option<Username>,
     password: Option<Password>,
     current_password: Option<Secret>,
+    refresh_token: Option<Secret>,
 }
 
 impl ProfileChange {
     /// A change of the username and/or the password; `current_password` proves the caller
-    /// knows the password it replaces.
+    /// knows the password it replaces; `refresh_token`, the caller's own, names the session
+    /// that a password change keeps.
     ///
     /// # Errors
     /// 400 `validation_failed` when it changes nothing.
@@ -115,6 +117,7 @@ impl ProfileChange {
         username: Option<Username>,
         password: Option<Password>,
         current_password: Option<String>,
+        refresh_token: Option<String>,
     ) -> Result<Self, Error> {
         if username.is_none() && password.is_none() {
             return Err(Error::validation(
@@ -125,8 +128,28 @@ impl ProfileChange {
             username,
             password,
             current_password: current_password.map(Secret::new),
+            refresh_token: refresh_token.map(Secret::new),
         })
     }
+
+    /// Whether the change needs `current_password` checked: a new password for an account
+    /// that has one.
+    pub fn checks_password(&self, user: &UserRow) -> bool {
+        self.password.is_some() && user.password_hash.is_some()
+    }
+}
+
+/// The account after a [`ProfileChange`], and what became of its sessions.
+#[derive(Debug)]
+pub struct ProfileUpdate {
+    /// The account as it is now.
+    pub user: UserRow,
+    /// How many sessions (refresh-token families) a password change ended; 0 otherwise.
+    pub sessions_revoked: usize,
+    /// Whether the caller's own session survives: `false` when a password change had no
+    /// live refresh token of the caller to tell its session from the others, so it ended
+    /// them all.
+    pub session_kept: bool,
 }
 
 /// A taken username (ignoring case) is the unique key refusing the row.
@@ -301,7 +324,10 @@ pub fn logout(conn: &mut AnyConnection, refresh_token: &str) -> Result<(), Error
 
 /// Applies a [`ProfileChange`] to `user`'s account and answers the account as it is now. A
 /// guest that sets a password becomes a full account; an account that has a password needs
-/// it to set another.
+/// it to set another, and the change ends every other session of the account (a password
+/// is changed when it may have leaked, and the sessions opened with it must not outlive
+/// it). The caller's session is the family of the refresh token it sent; without one (or
+/// with one that is not a live token of this account) every session ends.
 ///
 /// # Errors
 /// 400 `validation_failed` without `current_password` where one is needed; 403
@@ -310,7 +336,8 @@ pub fn update_me(
     conn: &mut AnyConnection,
     user: &UserRow,
     change: ProfileChange,
-) -> Result<UserRow, Error> {
+) -> Result<ProfileUpdate, Error> {
+    let replaces_password = change.checks_password(user);
     let new_hash = match &change.password {
         None => None,
         Some(password) => {
@@ -326,16 +353,51 @@ pub fn update_me(
             Some(password.hash()?)
         }
     };
+    let own_hash = change
+        .refresh_token
+        .as_ref()
+        .map(|t| hash_refresh_token(t.expose()));
     conn.transaction(|conn| {
         let now = db::now();
         if let Some(name) = &change.username {
             users::rename(conn, &user.id, name.as_str(), &name.key(), now)
                 .map_err(username_taken)?;
         }
+        let mut sessions_revoked = 0;
+        let mut session_kept = true;
         if let Some(hash) = &new_hash {
             users::set_password(conn, &user.id, hash, now)?;
+            if replaces_password {
+                let keep = match &own_hash {
+                    Some(h) => users::refresh_by_hash(conn, h)?.filter(|t| {
+                        t.user_id == user.id
+                            && t.revoked_at.is_none()
+                            && t.spent_at.is_none()
+                            && t.expires_at > now
+                    }),
+                    None => None,
+                }
+                .map(|t| t.family_id);
+                let live = users::live_families(conn, &user.id, now)?;
+                match &keep {
+                    Some(family) => {
+                        users::revoke_user_except(conn, &user.id, family, now)?;
+                    }
+                    None => {
+                        users::revoke_user(conn, &user.id, now)?;
+                    }
+                }
+                sessions_revoked = live.iter().filter(|f| Some(*f) != keep.as_ref()).count();
+                session_kept = keep.is_some();
+                tracing::info!(user = %user.id, sessions_revoked, session_kept, "password changed; other sessions revoked");
+            }
         }
-        users::by_id(conn, &user.id)?.ok_or_else(|| Error::internal("user vanished"))
+        let user = users::by_id(conn, &user.id)?.ok_or_else(|| Error::internal("user vanished"))?;
+        Ok(ProfileUpdate {
+            user,
+            sessions_revoked,
+            session_kept,
+        })
     })
 }
 

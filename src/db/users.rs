@@ -184,6 +184,39 @@ pub fn revoke_user(
         .execute(conn)
 }
 
+/// The families of `user_id` that can still refresh (a token neither spent, revoked nor
+/// expired): the user's live sessions.
+pub fn live_families(
+    conn: &mut AnyConnection,
+    user_id: &str,
+    now: NaiveDateTime,
+) -> QueryResult<Vec<String>> {
+    refresh_tokens::table
+        .filter(refresh_tokens::user_id.eq(user_id))
+        .filter(refresh_tokens::revoked_at.is_null())
+        .filter(refresh_tokens::spent_at.is_null())
+        .filter(refresh_tokens::expires_at.gt(now))
+        .select(refresh_tokens::family_id)
+        .distinct()
+        .load(conn)
+}
+
+/// Revokes every token of a user but those of the family `keep` (a password change keeps
+/// the session that made it).
+pub fn revoke_user_except(
+    conn: &mut AnyConnection,
+    user_id: &str,
+    keep: &str,
+    now: NaiveDateTime,
+) -> QueryResult<usize> {
+    diesel::update(refresh_tokens::table)
+        .filter(refresh_tokens::user_id.eq(user_id))
+        .filter(refresh_tokens::family_id.ne(keep))
+        .filter(refresh_tokens::revoked_at.is_null())
+        .set(refresh_tokens::revoked_at.eq(now))
+        .execute(conn)
+}
+
 /// Renames a user (the key is the lower-cased name, unique).
 pub fn rename(
     conn: &mut AnyConnection,

@@ -489,6 +489,118 @@ async fn a_guest_can_play_then_upgrade_with_username_and_password() {
         .assert_problem(400, "validation_failed");
 }
 
+/// Logs `username` in with `password`; the reply.
+async fn login_as<S, B>(app: &S, username: &str, password: &str) -> common::Reply
+where
+    S: actix_web::dev::Service<
+            actix_http::Request,
+            Response = actix_web::dev::ServiceResponse<B>,
+            Error = actix_web::Error,
+        >,
+    B: actix_web::body::MessageBody,
+{
+    send(
+        app,
+        post_json(
+            "/api/v1/auth/login",
+            json!({"username": username, "password": password}),
+        ),
+    )
+    .await
+}
+
+#[actix_web::test]
+async fn a_password_change_revokes_the_other_sessions_and_keeps_the_callers() {
+    let db = TestDb::migrated();
+    let app = common::app(db.state()).await;
+    let phone = register(&app, "nadia").await;
+    let laptop = login_as(&app, "nadia", PASSWORD).await;
+    assert_eq!(laptop.status, 200, "{}", laptop.text);
+    let laptop_refresh = laptop.json["refresh_token"].as_str().unwrap().to_owned();
+
+    let patch = TestRequest::patch().uri("/api/v1/me").set_json(json!({
+        "password": "a new password",
+        "current_password": PASSWORD,
+        "refresh_token": phone.refresh,
+    }));
+    let changed = send(&app, bearer(patch, &phone.access)).await;
+    assert_eq!(changed.status, 200, "{}", changed.text);
+    assert_eq!(changed.json["username"], "nadia");
+    assert_eq!(changed.json["sessions_revoked"], 1, "{}", changed.text);
+    assert_eq!(changed.json["session_kept"], true, "{}", changed.text);
+
+    // The other login can no longer refresh; the one that changed the password can.
+    send(
+        &app,
+        post_json(
+            "/api/v1/auth/refresh",
+            json!({"refresh_token": laptop_refresh}),
+        ),
+    )
+    .await
+    .assert_problem(401, "invalid_token");
+    let kept = send(
+        &app,
+        post_json(
+            "/api/v1/auth/refresh",
+            json!({"refresh_token": phone.refresh}),
+        ),
+    )
+    .await;
+    assert_eq!(kept.status, 200, "{}", kept.text);
+
+    login_as(&app, "nadia", PASSWORD)
+        .await
+        .assert_problem(401, "invalid_credentials");
+    assert_eq!(login_as(&app, "nadia", "a new password").await.status, 200);
+}
+
+#[actix_web::test]
+async fn a_password_change_without_the_callers_refresh_token_revokes_every_session() {
+    let db = TestDb::migrated();
+    let app = common::app(db.state()).await;
+    let phone = register(&app, "omar_2").await;
+    let laptop = login_as(&app, "omar_2", PASSWORD).await;
+    let laptop_refresh = laptop.json["refresh_token"].as_str().unwrap().to_owned();
+
+    let patch = TestRequest::patch().uri("/api/v1/me").set_json(json!({
+        "password": "a new password",
+        "current_password": PASSWORD,
+    }));
+    let changed = send(&app, bearer(patch, &phone.access)).await;
+    assert_eq!(changed.status, 200, "{}", changed.text);
+    assert_eq!(changed.json["sessions_revoked"], 2, "{}", changed.text);
+    assert_eq!(changed.json["session_kept"], false, "{}", changed.text);
+    for token in [&phone.refresh, &laptop_refresh] {
+        send(
+            &app,
+            post_json("/api/v1/auth/refresh", json!({"refresh_token": token})),
+        )
+        .await
+        .assert_problem(401, "invalid_token");
+    }
+
+    // A rename alone ends no session.
+    let fresh = login_as(&app, "omar_2", "a new password").await;
+    let access = fresh.json["access_token"].as_str().unwrap().to_owned();
+    let rename = TestRequest::patch()
+        .uri("/api/v1/me")
+        .set_json(json!({"username": "omar_3"}));
+    let renamed = send(&app, bearer(rename, &access)).await;
+    assert_eq!(renamed.status, 200, "{}", renamed.text);
+    assert_eq!(renamed.json["sessions_revoked"], 0);
+    assert_eq!(renamed.json["session_kept"], true);
+    let refreshed = send(
+        &app,
+        post_json(
+            "/api/v1/auth/refresh",
+            json!({"refresh_token": fresh.json["refresh_token"]}),
+        ),
+    )
+    .await;
+    assert_eq!(refreshed.status, 200, "{}", refreshed.text);
+}
+
 #[actix_web::test]
 async fn login_is_rate_limited_per_ip_and_per_username_with_retry_after() {
     let db = TestDb::migrated();

@@ -1,7 +1,7 @@
 //! The caller's profile: read, change, delete.
 
 use actix_web::{HttpResponse, delete, get, patch, web};
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
 use crate::accounts::{self, ProfileChange};
@@ -24,6 +24,27 @@ pub struct UpdateMe {
     /// Required to change the password of an account that has one.
     #[schema(format = Password)]
     pub current_password: Option<String>,
+    /// The caller's current refresh token: a password change ends every other session of
+    /// the account and keeps this one. Without it, the change ends every session, the
+    /// caller's too (its access token works until it expires).
+    #[schema(format = Password)]
+    pub refresh_token: Option<String>,
+}
+
+/// The caller's profile after a change, and what became of its sessions.
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+pub struct UpdatedMe {
+    /// The profile as it is now.
+    #[serde(flatten)]
+    pub user: UserView,
+    /// How many sessions (logins, each with its chain of refresh tokens) a password change
+    /// ended; 0 when the password did not change or the account had none before.
+    #[schema(example = 1)]
+    pub sessions_revoked: u32,
+    /// Whether the caller's refresh token still works: `false` after a password change
+    /// whose request had no live `refresh_token` of the caller, which ends every session.
+    #[schema(example = true)]
+    pub session_kept: bool,
 }
 
 /// The caller's profile.
@@ -48,15 +69,17 @@ pub async fn me(user: AuthUser) -> HttpResponse {
 /// Rename, or change the password.
 ///
 /// Changes the caller's username and/or password. A guest that sets a password becomes a
-/// full account. Changing the password of a full account needs `current_password`. Renaming
-/// frees the old username.
+/// full account. Changing the password of a full account needs `current_password`, and ends
+/// every other session of the account: send the caller's `refresh_token` to keep its own
+/// (without it, every session ends). The answer says how many ended (`sessions_revoked`)
+/// and whether the caller's survives (`session_kept`). Renaming frees the old username.
 #[utoipa::path(
     operation_id = "update_me",
     tag = "accounts",
     security(("bearer" = [])),
     request_body = UpdateMe,
     responses(
-        (status = 200, description = "The updated profile", body = UserView),
+        (status = 200, description = "The updated profile and the sessions a password change ended", body = UpdatedMe),
         (status = 400, description = "Invalid input", body = Problem, content_type = "application/problem+json"),
         (status = 401, description = "Missing or invalid token", body = Problem, content_type = "application/problem+json"),
         (status = 403, description = "Wrong current password (`invalid_credentials`) or banned", body = Problem, content_type = "application/problem+json"),
@@ -73,17 +96,23 @@ pub async fn update_me(
         username,
         password,
         current_password,
+        refresh_token,
     } = body.into_inner();
     let change = ProfileChange::new(
         username.as_deref().map(Username::parse).transpose()?,
         password.as_deref().map(Password::parse).transpose()?,
         current_password,
+        refresh_token,
     )?;
     let updated = state
         .db
         .run(move |conn| accounts::update_me(conn, &user.user, change))
         .await?;
-    Ok(HttpResponse::Ok().json(UserView::from(&updated)))
+    Ok(HttpResponse::Ok().json(UpdatedMe {
+        user: UserView::from(&updated.user),
+        sessions_revoked: u32::try_from(updated.sessions_revoked).unwrap_or(u32::MAX),
+        session_kept: updated.session_kept,
+    }))
 }
 
 /// Delete the caller's account.

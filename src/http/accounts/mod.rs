@@ -11,7 +11,7 @@ use utoipa::ToSchema;
 use crate::auth::Role;
 use crate::db::users::UserRow;
 
-pub use me::UpdateMe;
+pub use me::{UpdateMe, UpdatedMe};
 pub use session::{Credentials, RefreshRequest, TokenResponse};
 
 /// Registers the routes of this module.
