@@ -602,6 +602,81 @@ async fn a_password_change_without_the_callers_refresh_token_revokes_every_sessi
 }
 
 #[actix_web::test]
+async fn current_password_guesses_are_rate_limited_per_account_and_per_ip() {
+    let db = TestDb::migrated();
+    let mut config = db.config();
+    config.auth_rate_per_minute = 3;
+    let app = common::app(common::state_for(config)).await;
+    let victim = register(&app, "victim").await;
+    let guess = |from: &str| {
+        let patch = TestRequest::patch()
+            .uri("/api/v1/me")
+            .set_json(json!({"password": "a new password", "current_password": "guess guess"}))
+            .peer_addr(from.parse().unwrap());
+        bearer(patch, &victim.access)
+    };
+    for _ in 0..3 {
+        send(&app, guess("198.51.100.7:4000"))
+            .await
+            .assert_problem(403, "invalid_credentials");
+    }
+    let limited = send(&app, guess("198.51.100.7:4000")).await;
+    limited.assert_problem(429, "rate_limited");
+    let retry: u64 = limited
+        .headers
+        .get("retry-after")
+        .unwrap()
+        .to_str()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!((1..=60).contains(&retry), "{retry}");
+    // The quota is the account's, wherever the guesses come from.
+    send(&app, guess("203.0.113.9:5000"))
+        .await
+        .assert_problem(429, "rate_limited");
+    // Even the right password waits: the limit counts checks, not failures.
+    let right = TestRequest::patch()
+        .uri("/api/v1/me")
+        .set_json(json!({"password": "a new password", "current_password": PASSWORD}));
+    send(&app, bearer(right, &victim.access))
+        .await
+        .assert_problem(429, "rate_limited");
+    // A rename checks no password and is not limited.
+    let rename = TestRequest::patch()
+        .uri("/api/v1/me")
+        .set_json(json!({"username": "victim_2"}));
+    assert_eq!(send(&app, bearer(rename, &victim.access)).await.status, 200);
+}
+
+#[actix_web::test]
+async fn current_password_guesses_are_rate_limited_per_ip_across_accounts() {
+    let db = TestDb::migrated();
+    let mut config = db.config();
+    config.auth_rate_per_minute = 3;
+    let app = common::app(common::state_for(config)).await;
+    let mut users = Vec::new();
+    for name in ["user_a", "user_b"] {
+        users.push(register(&app, name).await);
+    }
+    let guess = |user: &common::Session| {
+        let patch = TestRequest::patch()
+            .uri("/api/v1/me")
+            .set_json(json!({"password": "a new password", "current_password": "guess guess"}))
+            .peer_addr("198.51.100.8:4000".parse().unwrap());
+        bearer(patch, &user.access)
+    };
+    for user in [&users[0], &users[1], &users[0]] {
+        send(&app, guess(user))
+            .await
+            .assert_problem(403, "invalid_credentials");
+    }
+    send(&app, guess(&users[1]))
+        .await
+        .assert_problem(429, "rate_limited");
+}
+
+#[actix_web::test]
 async fn login_is_rate_limited_per_ip_and_per_username_with_retry_after() {
     let db = TestDb::migrated();
     let mut config = db.config();

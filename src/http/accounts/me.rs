@@ -1,6 +1,6 @@
 //! The caller's profile: read, change, delete.
 
-use actix_web::{HttpResponse, delete, get, patch, web};
+use actix_web::{HttpRequest, HttpResponse, delete, get, patch, web};
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
@@ -10,7 +10,7 @@ use crate::auth::{Password, Username};
 use crate::http::extract::AuthUser;
 use crate::http::problem::{ApiError, Problem};
 
-use super::UserView;
+use super::{UserView, check_rate};
 
 /// Changes to the caller's account. A guest becomes a full account by setting a password.
 #[derive(Debug, Deserialize, ToSchema)]
@@ -73,6 +73,8 @@ pub async fn me(user: AuthUser) -> HttpResponse {
 /// every other session of the account: send the caller's `refresh_token` to keep its own
 /// (without it, every session ends). The answer says how many ended (`sessions_revoked`)
 /// and whether the caller's survives (`session_kept`). Renaming frees the old username.
+/// Checks of `current_password` are rate limited like logins, per account and per client
+/// address (429 with `Retry-After` above the limit).
 #[utoipa::path(
     operation_id = "update_me",
     tag = "accounts",
@@ -84,11 +86,13 @@ pub async fn me(user: AuthUser) -> HttpResponse {
         (status = 401, description = "Missing or invalid token", body = Problem, content_type = "application/problem+json"),
         (status = 403, description = "Wrong current password (`invalid_credentials`) or banned", body = Problem, content_type = "application/problem+json"),
         (status = 409, description = "Username taken", body = Problem, content_type = "application/problem+json"),
+        (status = 429, description = "Too many `current_password` checks (`rate_limited`)", body = Problem, content_type = "application/problem+json"),
     )
 )]
 #[patch("/me")]
 pub async fn update_me(
     state: web::Data<AppState>,
+    req: HttpRequest,
     user: AuthUser,
     body: web::Json<UpdateMe>,
 ) -> Result<HttpResponse, ApiError> {
@@ -104,6 +108,11 @@ pub async fn update_me(
         current_password,
         refresh_token,
     )?;
+    if change.checks_password(&user.user) {
+        // A stolen access token must not become an oracle for the password: guesses count
+        // like logins, against the account and the address.
+        let _quota = check_rate(&state, &req, "current_password", Some(user.id()))?;
+    }
     let updated = state
         .db
         .run(move |conn| accounts::update_me(conn, &user.user, change))

@@ -8,8 +8,11 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
+use crate::app::AppState;
 use crate::auth::Role;
 use crate::db::users::UserRow;
+use crate::error::{Error, RateLimit};
+use crate::http::extract::client_ip;
 
 pub use me::{UpdateMe, UpdatedMe};
 pub use session::{Credentials, RefreshRequest, TokenResponse};
@@ -24,6 +27,23 @@ pub fn routes(cfg: &mut utoipa_actix_web::service_config::ServiceConfig) {
         .service(me::me)
         .service(me::update_me)
         .service(me::delete_me);
+}
+
+/// Counts an attempt at `action` from the client's address and, when given, for the
+/// account it targets (a username as typed, or a user id); refuses with 429 past the quota.
+/// The limit's state is for the answer's `RateLimit-*` headers.
+fn check_rate(
+    state: &AppState,
+    req: &actix_web::HttpRequest,
+    action: &str,
+    account: Option<&str>,
+) -> Result<RateLimit, Error> {
+    let ip = client_ip(req, state.config.trust_proxy);
+    let mut keys = vec![format!("{action}:ip:{ip}")];
+    if let Some(name) = account {
+        keys.push(format!("{action}:user:{}", name.to_ascii_lowercase()));
+    }
+    state.limits.check(&keys)
 }
 
 /// Per-player statistics.

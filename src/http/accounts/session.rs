@@ -10,11 +10,10 @@ use crate::app::AppState;
 use crate::auth::{Password, Username};
 use crate::db::AnyConnection;
 use crate::error::{Error, RateLimit};
-use crate::http::extract::client_ip;
 use crate::http::problem::{ApiError, Problem};
 use crate::http::rate_limit;
 
-use super::UserView;
+use super::{UserView, check_rate};
 
 /// Credentials for register and login.
 #[derive(Debug, Deserialize, ToSchema)]
@@ -61,22 +60,6 @@ impl From<Session> for TokenResponse {
             expires_in: s.expires_in,
         }
     }
-}
-
-/// Counts an attempt at `action` from the client's address and, when given, for the
-/// username; refuses with 429 past the quota. The limit goes on the answer ([`reported`]).
-fn check_rate(
-    state: &AppState,
-    req: &HttpRequest,
-    action: &str,
-    username: Option<&str>,
-) -> Result<RateLimit, Error> {
-    let ip = client_ip(req, state.config.trust_proxy);
-    let mut keys = vec![format!("{action}:ip:{ip}")];
-    if let Some(name) = username {
-        keys.push(format!("{action}:user:{}", name.to_ascii_lowercase()));
-    }
-    state.limits.check(&keys)
 }
 
 /// The answer of a rate-limited operation, success or error, with its `RateLimit-*`
