@@ -13,6 +13,10 @@ use crate::db::outbox::{self, AttemptEnd, Delivery};
 use crate::db::{self, AnyConnection};
 use crate::error::Error;
 
+mod guard;
+
+pub use guard::{is_public, refusal};
+
 /// The signature header.
 pub const SIGNATURE_HEADER: &str = "X-Leekha-Signature";
 
@@ -35,41 +39,9 @@ pub fn sign(secret: &str, body: &[u8]) -> String {
     format!("sha256={}", hex::encode(mac.finalize().into_bytes()))
 }
 
-/// Whether an address is on the public internet (not loopback, private, link-local,
-/// unique-local, shared, multicast, unspecified or documentation space).
-pub fn is_public(ip: IpAddr) -> bool {
-    match ip {
-        IpAddr::V4(v4) => {
-            let o = v4.octets();
-            !(v4.is_private()
-                || v4.is_loopback()
-                || v4.is_link_local()
-                || v4.is_unspecified()
-                || v4.is_broadcast()
-                || v4.is_multicast()
-                || v4.is_documentation()
-                || o[0] == 0
-                || (o[0] == 100 && (64..128).contains(&o[1]))
-                || (o[0] == 198 && (o[1] == 18 || o[1] == 19))
-                || o[0] >= 240)
-        }
-        IpAddr::V6(v6) => {
-            if let Some(v4) = v6.to_ipv4_mapped() {
-                return is_public(IpAddr::V4(v4));
-            }
-            let seg = v6.segments();
-            !(v6.is_loopback()
-                || v6.is_unspecified()
-                || v6.is_multicast()
-                || (seg[0] & 0xfe00) == 0xfc00
-                || (seg[0] & 0xffc0) == 0xfe80
-                || seg[0] == 0x2001 && seg[1] == 0x0db8)
-        }
-    }
-}
-
 /// Checks a webhook URL: http(s), a host, no credentials, and — unless allowed — only public
-/// addresses. Resolves the host (blocking).
+/// addresses ([`refusal`]): every address the host resolves to. Resolves the host
+/// (blocking).
 ///
 /// # Errors
 /// A sentence saying what is wrong.
@@ -84,20 +56,30 @@ pub fn check_url(raw: &str, allow_private: bool) -> Result<url::Url, String> {
     if !url.username().is_empty() || url.password().is_some() {
         return Err("the URL must not carry credentials".into());
     }
-    let host = url.host_str().ok_or("the URL has no host")?;
     let port = url.port_or_known_default().unwrap_or(443);
-    let addrs: Vec<IpAddr> = (host.trim_matches(['[', ']']), port)
-        .to_socket_addrs()
-        .map_err(|e| format!("cannot resolve {host}: {e}"))?
-        .map(|a| a.ip())
-        .collect();
+    // An address literal is judged as parsed (the URL parser has already normalised forms
+    // such as `http://2130706433/`); only a name is resolved.
+    let addrs: Vec<IpAddr> = match url.host().ok_or("the URL has no host")? {
+        url::Host::Ipv4(ip) => vec![ip.into()],
+        url::Host::Ipv6(ip) => vec![ip.into()],
+        url::Host::Domain(name) => (name, port)
+            .to_socket_addrs()
+            .map_err(|e| format!("cannot resolve {name}: {e}"))?
+            .map(|a| a.ip())
+            .collect(),
+    };
+    let host = url.host_str().unwrap_or_default();
     if addrs.is_empty() {
         return Err(format!("{host} has no address"));
     }
-    if !allow_private && let Some(ip) = addrs.iter().find(|ip| !is_public(**ip)) {
-        return Err(format!(
-            "{host} resolves to {ip}, a private or loopback address"
-        ));
+    if !allow_private {
+        for ip in &addrs {
+            if let Some(why) = refusal(*ip) {
+                return Err(format!(
+                    "{host} resolves to {ip}, {why}: only public addresses are allowed"
+                ));
+            }
+        }
     }
     Ok(url)
 }
@@ -200,38 +182,46 @@ mod tests {
     use super::*;
 
     #[test]
-    fn private_and_loopback_addresses_are_not_public() {
-        for ip in [
-            "127.0.0.1",
-            "10.1.2.3",
-            "172.16.0.1",
-            "192.168.1.1",
-            "169.254.1.1",
-            "100.64.0.1",
-            "0.0.0.0",
-            "::1",
-            "fd00::1",
-            "fe80::1",
-            "::ffff:127.0.0.1",
-        ] {
-            assert!(!is_public(ip.parse().unwrap()), "{ip}");
-        }
-        for ip in ["8.8.8.8", "1.1.1.1", "2606:4700::1111"] {
-            assert!(is_public(ip.parse().unwrap()), "{ip}");
-        }
-    }
-
-    #[test]
     fn webhook_urls_are_checked() {
         assert!(check_url("ftp://example.com/x", true).is_err());
         assert!(check_url("http://user:pw@127.0.0.1/x", true).is_err());
         assert!(
             check_url("http://127.0.0.1:9/hook", false)
                 .unwrap_err()
-                .contains("private or loopback")
+                .contains("loopback")
         );
         assert!(check_url("http://127.0.0.1:9/hook", true).is_ok());
         assert!(check_url("not a url", true).is_err());
+    }
+
+    #[test]
+    fn address_literals_in_urls_are_judged_in_every_form() {
+        for url in [
+            "http://[::127.0.0.1]/hook",
+            "http://[::ffff:0:7f00:1]/hook",
+            "http://[::ffff:127.0.0.1]/hook",
+            "http://[64:ff9b::7f00:1]/hook",
+            "http://[64:ff9b::a9fe:a9fe]/hook",
+            "http://[2002:7f00:1::]/hook",
+            "http://[fec0::1]/hook",
+            "http://192.0.0.1/hook",
+            "http://2130706433/hook",
+            "http://0x7f.1/hook",
+            "https://[::1]:8443/hook",
+        ] {
+            let refused = check_url(url, false).expect_err(url);
+            assert!(
+                refused.contains("only public addresses"),
+                "{url}: {refused}"
+            );
+            assert!(check_url(url, true).is_ok(), "{url} with private allowed");
+        }
+        for url in [
+            "https://1.1.1.1/hook",
+            "https://[2606:4700:4700::1111]/hook",
+        ] {
+            assert!(check_url(url, false).is_ok(), "{url}");
+        }
     }
 
     #[test]

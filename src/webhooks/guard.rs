@@ -1,0 +1,243 @@
+//! The address guard of webhook deliveries. A webhook's URL is chosen by a user, and the
+//! server is the one that connects: without this guard a webhook would reach into the
+//! server's own network (its loopback, its cloud metadata service, its neighbours). Only
+//! addresses on the public internet pass.
+//!
+//! IPv6 has several forms that carry an IPv4 address (mapped, translated, compatible,
+//! NAT64, 6to4, Teredo); a host's stack or its network may route them to that IPv4
+//! address, so they are judged by the address they carry, not as IPv6.
+
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+
+/// IPv4 ranges that are not the public internet, and what they are (RFC 6890 and its
+/// updates).
+const V4_REFUSED: &[([u8; 4], u8, &str)] = &[
+    ([0, 0, 0, 0], 8, "\"this network\" (0.0.0.0/8)"),
+    ([10, 0, 0, 0], 8, "private (10.0.0.0/8)"),
+    ([100, 64, 0, 0], 10, "shared address space (100.64.0.0/10)"),
+    ([127, 0, 0, 0], 8, "loopback (127.0.0.0/8)"),
+    ([169, 254, 0, 0], 16, "link-local (169.254.0.0/16)"),
+    ([172, 16, 0, 0], 12, "private (172.16.0.0/12)"),
+    (
+        [192, 0, 0, 0],
+        24,
+        "IETF protocol assignments (192.0.0.0/24)",
+    ),
+    ([192, 0, 2, 0], 24, "documentation (192.0.2.0/24)"),
+    ([192, 88, 99, 0], 24, "6to4 relay anycast (192.88.99.0/24)"),
+    ([192, 168, 0, 0], 16, "private (192.168.0.0/16)"),
+    ([198, 18, 0, 0], 15, "benchmarking (198.18.0.0/15)"),
+    ([198, 51, 100, 0], 24, "documentation (198.51.100.0/24)"),
+    ([203, 0, 113, 0], 24, "documentation (203.0.113.0/24)"),
+    ([224, 0, 0, 0], 4, "multicast (224.0.0.0/4)"),
+    (
+        [240, 0, 0, 0],
+        4,
+        "reserved (240.0.0.0/4, broadcast included)",
+    ),
+];
+
+/// IPv6 ranges that are not the public internet, and what they are (RFC 6890 and its
+/// updates). Checked after the forms that carry IPv4, which some of them contain.
+const V6_REFUSED: &[([u16; 8], u8, &str)] = &[
+    ([0, 0, 0, 0, 0, 0, 0, 0], 128, "unspecified (::)"),
+    ([0, 0, 0, 0, 0, 0, 0, 1], 128, "loopback (::1)"),
+    (
+        [0x64, 0xff9b, 1, 0, 0, 0, 0, 0],
+        48,
+        "local-use NAT64 (64:ff9b:1::/48)",
+    ),
+    ([0x100, 0, 0, 0, 0, 0, 0, 0], 64, "discard-only (100::/64)"),
+    (
+        [0x2001, 2, 0, 0, 0, 0, 0, 0],
+        48,
+        "benchmarking (2001:2::/48)",
+    ),
+    (
+        [0x2001, 0x10, 0, 0, 0, 0, 0, 0],
+        28,
+        "ORCHID (2001:10::/28)",
+    ),
+    (
+        [0x2001, 0x20, 0, 0, 0, 0, 0, 0],
+        28,
+        "ORCHIDv2 (2001:20::/28)",
+    ),
+    (
+        [0x2001, 0, 0, 0, 0, 0, 0, 0],
+        23,
+        "IETF protocol assignments (2001::/23)",
+    ),
+    (
+        [0x2001, 0xdb8, 0, 0, 0, 0, 0, 0],
+        32,
+        "documentation (2001:db8::/32)",
+    ),
+    (
+        [0x3fff, 0, 0, 0, 0, 0, 0, 0],
+        20,
+        "documentation (3fff::/20)",
+    ),
+    ([0xfc00, 0, 0, 0, 0, 0, 0, 0], 7, "unique-local (fc00::/7)"),
+    ([0xfe80, 0, 0, 0, 0, 0, 0, 0], 10, "link-local (fe80::/10)"),
+    ([0xfec0, 0, 0, 0, 0, 0, 0, 0], 10, "site-local (fec0::/10)"),
+    ([0xff00, 0, 0, 0, 0, 0, 0, 0], 8, "multicast (ff00::/8)"),
+];
+
+fn v4_in(ip: Ipv4Addr, net: [u8; 4], len: u8) -> bool {
+    let mask = u32::MAX.checked_shl(32 - u32::from(len)).unwrap_or(0);
+    u32::from(ip) & mask == u32::from(Ipv4Addr::from(net)) & mask
+}
+
+fn v6_in(ip: Ipv6Addr, net: [u16; 8], len: u8) -> bool {
+    let mask = u128::MAX.checked_shl(128 - u32::from(len)).unwrap_or(0);
+    u128::from(ip) & mask == u128::from(Ipv6Addr::from(net)) & mask
+}
+
+/// The IPv4 addresses an IPv6 address carries, with the name of its form: where a packet
+/// to it may really go. Teredo carries two (the server, and the client obfuscated by
+/// inverting its bits); the others one.
+fn embedded_ipv4(v6: Ipv6Addr) -> Option<(&'static str, Vec<Ipv4Addr>)> {
+    let bits = u128::from(v6);
+    let low32 = Ipv4Addr::from(bits as u32);
+    let s = v6.segments();
+    let pair = |hi: u16, lo: u16| Ipv4Addr::from((u32::from(hi) << 16) | u32::from(lo));
+    if v6_in(v6, [0, 0, 0, 0, 0, 0xffff, 0, 0], 96) {
+        Some(("IPv4-mapped", vec![low32]))
+    } else if v6_in(v6, [0, 0, 0, 0, 0xffff, 0, 0, 0], 96) {
+        Some(("IPv4-translated", vec![low32]))
+    } else if v6_in(v6, [0x64, 0xff9b, 0, 0, 0, 0, 0, 0], 96) {
+        Some(("NAT64", vec![low32]))
+    } else if v6_in(v6, [0x2002, 0, 0, 0, 0, 0, 0, 0], 16) {
+        Some(("6to4", vec![pair(s[1], s[2])]))
+    } else if v6_in(v6, [0x2001, 0, 0, 0, 0, 0, 0, 0], 32) {
+        Some(("Teredo", vec![pair(s[2], s[3]), !low32]))
+    } else if v6_in(v6, [0; 8], 96) && bits > 1 {
+        // `::` and `::1` are IPv6's own unspecified and loopback, named as such below.
+        Some(("IPv4-compatible", vec![low32]))
+    } else {
+        None
+    }
+}
+
+fn v4_refusal(ip: Ipv4Addr) -> Option<&'static str> {
+    V4_REFUSED
+        .iter()
+        .find(|(net, len, _)| v4_in(ip, *net, *len))
+        .map(|(_, _, name)| *name)
+}
+
+/// Why `ip` is not an address a delivery may connect to, or `None` when it is on the
+/// public internet. The reason names the range (and, for IPv6 carrying IPv4, the form and
+/// the address it carries).
+pub fn refusal(ip: IpAddr) -> Option<String> {
+    match ip {
+        IpAddr::V4(v4) => v4_refusal(v4).map(str::to_owned),
+        IpAddr::V6(v6) => {
+            if let Some((form, carried)) = embedded_ipv4(v6) {
+                return carried.into_iter().find_map(|v4| {
+                    v4_refusal(v4).map(|why| format!("{form} form of {v4}, {why}"))
+                });
+            }
+            if let Some((_, _, name)) = V6_REFUSED
+                .iter()
+                .find(|(net, len, _)| v6_in(v6, *net, *len))
+            {
+                return Some((*name).to_owned());
+            }
+            // Only 2000::/3 is allocated as global unicast; the rest is reserved.
+            (!v6_in(v6, [0x2000, 0, 0, 0, 0, 0, 0, 0], 3))
+                .then(|| "reserved (outside global unicast 2000::/3)".to_owned())
+        }
+    }
+}
+
+/// Whether an address is on the public internet (see [`refusal`]).
+pub fn is_public(ip: IpAddr) -> bool {
+    refusal(ip).is_none()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn private_reserved_and_embedded_private_addresses_are_refused() {
+        for (ip, why) in [
+            ("127.0.0.1", "loopback"),
+            ("10.1.2.3", "private"),
+            ("172.16.0.1", "private"),
+            ("192.168.1.1", "private"),
+            ("169.254.169.254", "link-local"),
+            ("100.64.0.1", "shared address space"),
+            ("0.0.0.0", "this network"),
+            ("0.1.2.3", "this network"),
+            ("192.0.0.1", "IETF protocol assignments"),
+            ("192.0.2.1", "documentation"),
+            ("198.18.0.1", "benchmarking"),
+            ("198.19.255.255", "benchmarking"),
+            ("198.51.100.1", "documentation"),
+            ("203.0.113.1", "documentation"),
+            ("224.0.0.1", "multicast"),
+            ("240.0.0.1", "reserved"),
+            ("255.255.255.255", "broadcast"),
+            ("::", "unspecified"),
+            ("::1", "loopback"),
+            ("::ffff:127.0.0.1", "IPv4-mapped form of 127.0.0.1"),
+            ("::ffff:7f00:1", "IPv4-mapped form of 127.0.0.1"),
+            ("::ffff:0:7f00:1", "IPv4-translated form of 127.0.0.1"),
+            ("::127.0.0.1", "IPv4-compatible form of 127.0.0.1"),
+            ("::a9fe:a9fe", "IPv4-compatible form of 169.254.169.254"),
+            ("64:ff9b::7f00:1", "NAT64 form of 127.0.0.1"),
+            ("64:ff9b::a9fe:a9fe", "NAT64 form of 169.254.169.254"),
+            ("64:ff9b:1::1.1.1.1", "local-use NAT64"),
+            ("2002:7f00:1::", "6to4 form of 127.0.0.1"),
+            ("2002:a00:1::1", "6to4 form of 10.0.0.1"),
+            // Teredo: server 65.54.227.120, client 127.0.0.1 with its bits inverted.
+            (
+                "2001:0:4136:e378:8000:63bf:80ff:fffe",
+                "Teredo form of 127.0.0.1",
+            ),
+            ("2001:0:a00:1::", "Teredo form of 10.0.0.1"),
+            ("fec0::1", "site-local"),
+            ("fd00::1", "unique-local"),
+            ("fc00::1", "unique-local"),
+            ("fe80::1", "link-local"),
+            ("ff02::1", "multicast"),
+            ("2001:db8::1", "documentation"),
+            ("3fff::1", "documentation"),
+            ("2001:2::1", "benchmarking"),
+            ("2001:20::1", "ORCHIDv2"),
+            ("2001:100::1", "IETF protocol assignments"),
+            ("100::1", "discard-only"),
+            ("5f00::1", "reserved"),
+            ("::1:2:3:4:5", "reserved"),
+        ] {
+            let addr: IpAddr = ip.parse().unwrap();
+            let reason = refusal(addr).unwrap_or_else(|| panic!("{ip} passed"));
+            assert!(reason.contains(why), "{ip}: {reason}");
+            assert!(!is_public(addr), "{ip}");
+        }
+    }
+
+    #[test]
+    fn public_addresses_pass_in_every_form() {
+        for ip in [
+            "1.1.1.1",
+            "8.8.8.8",
+            "93.184.215.14",
+            "100.128.0.1",
+            "198.20.0.1",
+            "223.255.255.255",
+            "2606:4700:4700::1111",
+            "2a00:1450:4001:82a::200e",
+            "::ffff:1.1.1.1",
+            "64:ff9b::101:101",
+            "2002:101:101::1",
+            // Teredo: server 65.54.227.120, client 8.8.8.8.
+            "2001:0:4136:e378:8000:63bf:f7f7:f7f7",
+        ] {
+            assert_eq!(refusal(ip.parse().unwrap()), None, "{ip}");
+        }
+    }
+}
