@@ -41,7 +41,7 @@ impl Scheduler {
         let handle = std::thread::Builder::new()
             .name("leekha-scheduler".into())
             .spawn(move || {
-                let agent = crate::webhooks::agent();
+                let agent = crate::webhooks::agent(state.config.webhook_allow_private);
                 while !flag.load(Ordering::Relaxed) {
                     if let Err(e) = tick(&state, &agent) {
                         tracing::warn!(error = %e, "scheduler tick failed");

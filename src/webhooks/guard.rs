@@ -6,8 +6,17 @@
 //! IPv6 has several forms that carry an IPv4 address (mapped, translated, compatible,
 //! NAT64, 6to4, Teredo); a host's stack or its network may route them to that IPv4
 //! address, so they are judged by the address they carry, not as IPv6.
+//!
+//! A name is judged where it is resolved for the connection ([`GuardedResolver`]), so the
+//! addresses judged are the ones dialled: a name that resolves to a public address when
+//! checked and to a private one a moment later (DNS rebinding) gains nothing.
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+
+use ureq::config::Config;
+use ureq::http::Uri;
+use ureq::unversioned::resolver::{DefaultResolver, ResolvedSocketAddrs, Resolver};
+use ureq::unversioned::transport::NextTimeout;
 
 /// IPv4 ranges that are not the public internet, and what they are (RFC 6890 and its
 /// updates).
@@ -155,6 +164,57 @@ pub fn refusal(ip: IpAddr) -> Option<String> {
 /// Whether an address is on the public internet (see [`refusal`]).
 pub fn is_public(ip: IpAddr) -> bool {
     refusal(ip).is_none()
+}
+
+/// The resolver of the delivery agent: resolves once per connection, and refuses the
+/// connection when any address is not public (unless private addresses are allowed), so the
+/// connection goes to an address that was judged.
+#[derive(Debug)]
+pub struct GuardedResolver {
+    inner: Box<dyn Resolver>,
+    allow_private: bool,
+}
+
+impl GuardedResolver {
+    /// The system's resolver, guarded; `allow_private` lets every address through (local
+    /// receivers in development and tests).
+    pub fn new(allow_private: bool) -> Self {
+        Self::over(DefaultResolver::default(), allow_private)
+    }
+
+    /// Guards another resolver.
+    pub fn over(inner: impl Resolver, allow_private: bool) -> Self {
+        Self {
+            inner: Box::new(inner),
+            allow_private,
+        }
+    }
+}
+
+impl Resolver for GuardedResolver {
+    fn resolve(
+        &self,
+        uri: &Uri,
+        config: &Config,
+        timeout: NextTimeout,
+    ) -> Result<ResolvedSocketAddrs, ureq::Error> {
+        let addrs = self.inner.resolve(uri, config, timeout)?;
+        if !self.allow_private {
+            for addr in addrs.iter() {
+                if let Some(why) = refusal(addr.ip()) {
+                    let host = uri.host().unwrap_or_default();
+                    return Err(ureq::Error::Io(std::io::Error::new(
+                        std::io::ErrorKind::PermissionDenied,
+                        format!(
+                            "{host} resolves to {}, {why}: only public addresses are allowed",
+                            addr.ip()
+                        ),
+                    )));
+                }
+            }
+        }
+        Ok(addrs)
+    }
 }
 
 #[cfg(test)]

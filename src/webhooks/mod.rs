@@ -15,20 +15,31 @@ use crate::error::Error;
 
 mod guard;
 
-pub use guard::{is_public, refusal};
+pub use guard::{GuardedResolver, is_public, refusal};
 
 /// The signature header.
 pub const SIGNATURE_HEADER: &str = "X-Leekha-Signature";
 
-/// The HTTP client deliveries use: bounded time, no redirects to elsewhere.
-pub fn agent() -> ureq::Agent {
-    ureq::Agent::config_builder()
+/// The HTTP client deliveries use: bounded time, no redirects to elsewhere, and only
+/// public addresses unless `allow_private` ([`GuardedResolver`]).
+pub fn agent(allow_private: bool) -> ureq::Agent {
+    agent_with(GuardedResolver::new(allow_private))
+}
+
+fn agent_with(resolver: GuardedResolver) -> ureq::Agent {
+    let config = ureq::Agent::config_builder()
         .timeout_global(Some(Duration::from_secs(10)))
         .max_redirects(0)
         .http_status_as_error(false)
+        // Through a proxy the resolver would judge the proxy's address, not the receiver's.
+        .proxy(None)
         .user_agent("leekha-webhooks/1")
-        .build()
-        .into()
+        .build();
+    ureq::Agent::with_parts(
+        config,
+        ureq::unversioned::transport::DefaultConnector::new(),
+        resolver,
+    )
 }
 
 /// `sha256=<hex of HMAC-SHA256(secret, body)>`.
@@ -39,13 +50,11 @@ pub fn sign(secret: &str, body: &[u8]) -> String {
     format!("sha256={}", hex::encode(mac.finalize().into_bytes()))
 }
 
-/// Checks a webhook URL: http(s), a host, no credentials, and — unless allowed — only public
-/// addresses ([`refusal`]): every address the host resolves to. Resolves the host
-/// (blocking).
+/// Checks the form of a webhook URL: http(s), a host, no credentials. Resolves nothing.
 ///
 /// # Errors
 /// A sentence saying what is wrong.
-pub fn check_url(raw: &str, allow_private: bool) -> Result<url::Url, String> {
+pub fn parse_url(raw: &str) -> Result<url::Url, String> {
     if raw.len() > 2048 {
         return Err("the URL is longer than 2048 characters".into());
     }
@@ -56,6 +65,20 @@ pub fn check_url(raw: &str, allow_private: bool) -> Result<url::Url, String> {
     if !url.username().is_empty() || url.password().is_some() {
         return Err("the URL must not carry credentials".into());
     }
+    if url.host().is_none() {
+        return Err("the URL has no host".into());
+    }
+    Ok(url)
+}
+
+/// Checks a webhook URL when it is set: [`parse_url`], and — unless allowed — only public
+/// addresses ([`refusal`]): every address the host resolves to now. Resolves the host
+/// (blocking). Deliveries judge the addresses again when they connect.
+///
+/// # Errors
+/// A sentence saying what is wrong.
+pub fn check_url(raw: &str, allow_private: bool) -> Result<url::Url, String> {
+    let url = parse_url(raw)?;
     let port = url.port_or_known_default().unwrap_or(443);
     // An address literal is judged as parsed (the URL parser has already normalised forms
     // such as `http://2130706433/`); only a name is resolved.
@@ -125,10 +148,12 @@ fn attempt(
 ) -> Result<(), Error> {
     let outcome: Result<u16, Refused> = match outbox::webhook_secret(conn, &d.user_id)?.flatten() {
         None => Err(Refused::Removed),
-        Some(secret) => match check_url(&d.url, state.config.webhook_allow_private) {
+        // The address is judged by the agent's resolver as it connects, not here: a check
+        // here would resolve the name a second time, and the answers may differ.
+        Some(secret) => match parse_url(&d.url) {
             Err(e) => Err(Refused::Other(e)),
-            Ok(_) => agent
-                .post(&d.url)
+            Ok(url) => agent
+                .post(url.as_str())
                 .header("content-type", "application/json")
                 .header(SIGNATURE_HEADER, &sign(&secret, d.body.as_bytes()))
                 .header("x-leekha-delivery", &d.id)
@@ -222,6 +247,124 @@ mod tests {
         ] {
             assert!(check_url(url, false).is_ok(), "{url}");
         }
+    }
+
+    use std::io::{Read, Write};
+    use std::net::{SocketAddr, TcpListener};
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    use ureq::unversioned::resolver::{ResolvedSocketAddrs, Resolver};
+
+    /// Answers `addrs` for any name, and counts how often it was asked.
+    #[derive(Debug)]
+    struct Fixed {
+        addrs: Vec<SocketAddr>,
+        asked: Arc<AtomicUsize>,
+    }
+
+    impl Resolver for Fixed {
+        fn resolve(
+            &self,
+            _: &ureq::http::Uri,
+            _: &ureq::config::Config,
+            _: ureq::unversioned::transport::NextTimeout,
+        ) -> Result<ResolvedSocketAddrs, ureq::Error> {
+            self.asked.fetch_add(1, Ordering::SeqCst);
+            let mut out = self.empty();
+            for addr in &self.addrs {
+                out.push(*addr);
+            }
+            Ok(out)
+        }
+    }
+
+    /// A receiver on loopback that answers one request with 204 and hands back its head.
+    fn receiver() -> (TcpListener, u16) {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        (listener, port)
+    }
+
+    fn serve_one(listener: TcpListener) -> std::thread::JoinHandle<String> {
+        std::thread::spawn(move || {
+            let (mut stream, _) = listener.accept().unwrap();
+            let mut head = Vec::new();
+            let mut byte = [0u8; 1];
+            while !head.ends_with(b"\r\n\r\n") && stream.read(&mut byte).unwrap() == 1 {
+                head.push(byte[0]);
+            }
+            let _ = stream.write_all(b"HTTP/1.1 204 No Content\r\nconnection: close\r\n\r\n");
+            String::from_utf8_lossy(&head).to_lowercase()
+        })
+    }
+
+    #[test]
+    fn a_delivery_connects_to_the_address_its_resolver_judged() {
+        let (listener, port) = receiver();
+        let served = serve_one(listener);
+        let asked = Arc::new(AtomicUsize::new(0));
+        let resolver = Fixed {
+            addrs: vec![SocketAddr::from(([127, 0, 0, 1], port))],
+            asked: asked.clone(),
+        };
+        let agent = agent_with(GuardedResolver::over(resolver, true));
+        let url = format!("http://receiver.invalid:{port}/hook");
+        let reply = agent.post(&url).send(&b"{}"[..]).unwrap();
+        assert_eq!(reply.status().as_u16(), 204);
+        let head = served.join().unwrap();
+        // The name was resolved once, and the connection went to that answer with the name
+        // kept in the Host header.
+        assert_eq!(asked.load(Ordering::SeqCst), 1);
+        assert!(
+            head.contains(&format!("host: receiver.invalid:{port}")),
+            "{head}"
+        );
+    }
+
+    #[test]
+    fn a_name_with_any_private_address_is_refused_before_connecting() {
+        let (listener, port) = receiver();
+        listener.set_nonblocking(true).unwrap();
+        // Public when the URL was set, loopback among the answers now: a rebinding.
+        let resolver = Fixed {
+            addrs: vec![
+                SocketAddr::from(([93, 184, 215, 14], port)),
+                SocketAddr::from(([127, 0, 0, 1], port)),
+            ],
+            asked: Arc::default(),
+        };
+        let agent = agent_with(GuardedResolver::over(resolver, false));
+        let refused = agent
+            .post(&format!("http://rebinding.invalid:{port}/hook"))
+            .send(&b"{}"[..])
+            .unwrap_err()
+            .to_string();
+        assert!(refused.contains("127.0.0.1, loopback"), "{refused}");
+        assert_eq!(
+            listener.accept().unwrap_err().kind(),
+            std::io::ErrorKind::WouldBlock,
+            "nothing connected"
+        );
+
+        // Address literals go through the same judge, in their IPv6 disguises too.
+        let agent = super::agent(false);
+        for url in [
+            format!("http://127.0.0.1:{port}/hook"),
+            format!("http://[::ffff:127.0.0.1]:{port}/hook"),
+            format!("http://[::127.0.0.1]:{port}/hook"),
+        ] {
+            let refused = agent.post(&url).send(&b"{}"[..]).unwrap_err().to_string();
+            assert!(
+                refused.contains("only public addresses"),
+                "{url}: {refused}"
+            );
+        }
+        assert_eq!(
+            listener.accept().unwrap_err().kind(),
+            std::io::ErrorKind::WouldBlock,
+            "nothing connected"
+        );
     }
 
     #[test]

@@ -36,7 +36,11 @@ fn expire(state: &AppState, id: &str, column: &str) {
 }
 
 fn tick(state: &AppState) -> scheduler::TickReport {
-    scheduler::tick(state, &leekha::webhooks::agent()).unwrap()
+    scheduler::tick(
+        state,
+        &leekha::webhooks::agent(state.config.webhook_allow_private),
+    )
+    .unwrap()
 }
 
 async fn feed<S, B>(app: &S, p: &Session) -> Vec<Value>
