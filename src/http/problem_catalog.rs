@@ -487,7 +487,6 @@ impl utoipa::ToSchema for CodeSchema {
     }
 }
 
-
 #[cfg(test)]
 mod tests {
     use std::collections::{BTreeMap, BTreeSet};
@@ -582,11 +581,12 @@ mod tests {
                     continue;
                 }
                 for (at, _) in text.match_indices(needle) {
-                    // `ConfigError::new(` and the like are other types.
-                    if text[..at]
-                        .chars()
-                        .next_back()
-                        .is_some_and(|c| c.is_alphanumeric() || c == '_')
+                    // `ConfigError::new(`, `io::Error::new(` and the like are other types.
+                    if text[..at].ends_with("io::")
+                        || text[..at]
+                            .chars()
+                            .next_back()
+                            .is_some_and(|c| c.is_alphanumeric() || c == '_')
                     {
                         continue;
                     }
