@@ -254,6 +254,20 @@ fn create_admin(db: &Db, username: &str) -> Result<String, String> {
     }
 }
 
+/// Asks the scheduler to stop when `kind` (SIGTERM, SIGINT) arrives.
+#[cfg(unix)]
+async fn stop_on_signal(kind: tokio::signal::unix::SignalKind, stopper: crate::scheduler::Stopper) {
+    match tokio::signal::unix::signal(kind) {
+        Ok(mut signal) => {
+            signal.recv().await;
+            tracing::info!("stopping the scheduler");
+            stopper.stop();
+        }
+        // Without a handler the scheduler still stops, once the HTTP server has drained.
+        Err(e) => tracing::warn!(error = %e, "cannot listen for a signal"),
+    }
+}
+
 fn serve(config: Config, db: Db, started: Instant) -> Result<(), String> {
     let bind = config.bind;
     let workers = config.workers;
@@ -261,7 +275,17 @@ fn serve(config: Config, db: Db, started: Instant) -> Result<(), String> {
     let database = config.database_url.to_string();
     let state = AppState::init(config, db)?;
     let scheduler = crate::scheduler::Scheduler::spawn(state.clone());
+    let stopper = scheduler.stopper();
     actix_web::rt::System::new().block_on(async move {
+        // actix drains HTTP on SIGTERM/SIGINT; the scheduler hears the same signals itself, so
+        // that it winds down during the drain rather than after it, within the same 30 s.
+        #[cfg(unix)]
+        for kind in [
+            tokio::signal::unix::SignalKind::terminate(),
+            tokio::signal::unix::SignalKind::interrupt(),
+        ] {
+            actix_web::rt::spawn(stop_on_signal(kind, stopper.clone()));
+        }
         let mut server = actix_web::HttpServer::new(move || build_app(state.clone()))
             // In-flight requests get this long to finish after SIGTERM/SIGINT; each action is
             // one transaction, so a request cut off later still leaves nothing half-applied.
@@ -283,8 +307,8 @@ fn serve(config: Config, db: Db, started: Instant) -> Result<(), String> {
         );
         server.run().await.map_err(|e| format!("server error: {e}"))
     })?;
-    // After the HTTP server drained: let the scheduler finish its current tick (each of its
-    // steps is one transaction) before the process exits.
+    // After the HTTP server drained: wait for the scheduler to finish the game in hand (each
+    // game is one transaction); it was asked to stop when the signal came.
     scheduler.stop();
     tracing::info!("shut down");
     Ok(())

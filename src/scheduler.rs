@@ -6,7 +6,7 @@
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::thread::JoinHandle;
+use std::thread::{JoinHandle, Thread};
 
 use crate::app::AppState;
 use crate::error::Error;
@@ -29,36 +29,71 @@ pub struct TickReport {
 
 /// A running scheduler thread; stops when dropped or on [`Scheduler::stop`].
 pub struct Scheduler {
-    stop: Arc<AtomicBool>,
+    stopper: Stopper,
     handle: Option<JoinHandle<()>>,
+}
+
+/// Asks a [`Scheduler`] to stop, from anywhere (a signal handler's task), without waiting.
+#[derive(Clone)]
+pub struct Stopper {
+    flag: Arc<AtomicBool>,
+    thread: Option<Thread>,
+}
+
+impl Stopper {
+    /// Sets the flag and wakes the thread from its sleep between ticks; a tick in progress
+    /// returns after the game it is handling.
+    pub fn stop(&self) {
+        self.flag.store(true, Ordering::Relaxed);
+        if let Some(t) = &self.thread {
+            t.unpark();
+        }
+    }
+
+    /// Whether a stop was asked for.
+    pub fn is_stopped(&self) -> bool {
+        self.flag.load(Ordering::Relaxed)
+    }
 }
 
 impl Scheduler {
     /// Starts the loop: every `config.scheduler_interval`, one [`tick`].
     pub fn spawn(state: AppState) -> Self {
-        let stop = Arc::new(AtomicBool::new(false));
-        let flag = stop.clone();
+        let flag = Arc::new(AtomicBool::new(false));
+        let seen = flag.clone();
         let handle = std::thread::Builder::new()
             .name("leekha-scheduler".into())
             .spawn(move || {
                 let agent = crate::webhooks::agent(state.config.webhook_allow_private);
-                while !flag.load(Ordering::Relaxed) {
-                    if let Err(e) = tick(&state, &agent) {
+                while !seen.load(Ordering::Relaxed) {
+                    if let Err(e) = tick_unless_stopped(&state, &agent, &seen) {
                         tracing::warn!(error = %e, "scheduler tick failed");
                     }
-                    std::thread::sleep(state.config.scheduler_interval);
+                    // Parked rather than slept, so that a stop does not wait out the interval
+                    // (up to a minute). A spurious wake only makes one tick early.
+                    if !seen.load(Ordering::Relaxed) {
+                        std::thread::park_timeout(state.config.scheduler_interval);
+                    }
                 }
             })
             .expect("spawn the scheduler thread");
         Self {
-            stop,
+            stopper: Stopper {
+                flag,
+                thread: Some(handle.thread().clone()),
+            },
             handle: Some(handle),
         }
     }
 
-    /// Stops the loop after its current tick.
+    /// A handle that asks this scheduler to stop without waiting for it.
+    pub fn stopper(&self) -> Stopper {
+        self.stopper.clone()
+    }
+
+    /// Stops the loop and waits for it: at most the game it is handling.
     pub fn stop(mut self) {
-        self.stop.store(true, Ordering::Relaxed);
+        self.stopper.stop();
         if let Some(h) = self.handle.take() {
             let _ = h.join();
         }
@@ -67,7 +102,7 @@ impl Scheduler {
 
 impl Drop for Scheduler {
     fn drop(&mut self) {
-        self.stop.store(true, Ordering::Relaxed);
+        self.stopper.stop();
     }
 }
 
@@ -76,9 +111,26 @@ impl Drop for Scheduler {
 /// # Errors
 /// Database errors (the next tick tries again).
 pub fn tick(state: &AppState, agent: &ureq::Agent) -> Result<TickReport, Error> {
+    tick_unless_stopped(state, agent, &AtomicBool::new(false))
+}
+
+/// [`tick`], returning early once `stop` is set: it is looked at before each game, so a
+/// stop waits for the game in hand only, never for the rest of the up to 100 claimed (each
+/// game is its own transaction: what was not reached is simply still due next time).
+///
+/// # Errors
+/// Database errors (the next tick tries again).
+pub fn tick_unless_stopped(
+    state: &AppState,
+    agent: &ureq::Agent,
+    stop: &AtomicBool,
+) -> Result<TickReport, Error> {
     let mut report = TickReport::default();
     let mut conn = state.db.conn()?;
     for id in games::due(&mut conn, 100)? {
+        if stop.load(Ordering::Relaxed) {
+            return Ok(report);
+        }
         match games::wake(&mut conn, &id) {
             Ok(Woken::TimedOut { lag_ms, done }) => {
                 report.timeouts += 1;
@@ -100,6 +152,9 @@ pub fn tick(state: &AppState, agent: &ureq::Agent) -> Result<TickReport, Error> 
         }
     }
     drop(conn);
-    report.webhook_attempts = crate::webhooks::deliver_due(state, agent)?;
+    if stop.load(Ordering::Relaxed) {
+        return Ok(report);
+    }
+    report.webhook_attempts = crate::webhooks::deliver_due(state, agent, stop)?;
     Ok(report)
 }

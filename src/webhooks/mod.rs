@@ -115,11 +115,20 @@ const LEASE: Duration = Duration::from_secs(60);
 ///
 /// # Errors
 /// Database errors.
-pub fn deliver_due(state: &AppState, agent: &ureq::Agent) -> Result<usize, Error> {
+pub fn deliver_due(
+    state: &AppState,
+    agent: &ureq::Agent,
+    stop: &std::sync::atomic::AtomicBool,
+) -> Result<usize, Error> {
     let mut conn = state.db.conn()?;
     let claimed: Vec<Delivery> = crate::db::write_transaction(&mut conn, claim)?;
     let mut attempts = 0;
     for delivery in claimed {
+        // Each attempt may wait out the agent's 10 s on a slow receiver: a stop does not wait
+        // for the rest. What is left keeps its lease and is retried when the lease ends.
+        if stop.load(std::sync::atomic::Ordering::Relaxed) {
+            break;
+        }
         attempt(state, &mut conn, agent, &delivery)?;
         attempts += 1;
     }

@@ -1,11 +1,16 @@
-//! Graceful shutdown of the real binary: a request in flight when SIGTERM arrives completes.
+//! Graceful shutdown of the real binary: a request in flight when SIGTERM arrives completes,
+//! and a scheduler with many due games stops between them.
 
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::common::{self, Server, TestDb};
+use diesel::prelude::*;
+use leekha::db::schema::{game_seats, games};
+use serde_json::json;
+
+use crate::common::{self, Server, TestDb, bearer, post_json, register, send};
 
 fn free_port() -> u16 {
     TcpListener::bind("127.0.0.1:0")
@@ -58,33 +63,7 @@ fn read_response(mut stream: TcpStream) -> std::io::Result<(u16, serde_json::Val
     ))
 }
 
-fn call(
-    port: u16,
-    method: &str,
-    path: &str,
-    token: Option<&str>,
-    body: Option<&str>,
-) -> (u16, serde_json::Value) {
-    read_response(send_request(port, method, path, token, body).unwrap()).unwrap()
-}
-
-#[test]
-fn a_request_in_flight_when_sigterm_arrives_still_completes() {
-    let db = TestDb::migrated();
-    let port = free_port();
-    let mut server = Server(
-        Command::new(env!("CARGO_BIN_EXE_leekha"))
-            .arg("serve")
-            .env("DATABASE_URL", db.url.expose())
-            .env("LEEKHA_BIND", format!("127.0.0.1:{port}"))
-            .env("LEEKHA_WORKERS", "2")
-            .env("LEEKHA_JWT_SECRET", common::TEST_SECRET)
-            .env("RUST_LOG", "warn")
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap(),
-    );
+fn wait_ready(server: &mut Server, port: u16) {
     let started = Instant::now();
     loop {
         if let Ok(stream) = send_request(port, "GET", "/readyz", None, None)
@@ -102,6 +81,138 @@ fn a_request_in_flight_when_sigterm_arrives_still_completes() {
         );
         std::thread::sleep(Duration::from_millis(20));
     }
+}
+
+fn call(
+    port: u16,
+    method: &str,
+    path: &str,
+    token: Option<&str>,
+    body: Option<&str>,
+) -> (u16, serde_json::Value) {
+    read_response(send_request(port, method, path, token, body).unwrap()).unwrap()
+}
+
+/// Starts the binary on `db` and waits until it is ready.
+fn start(db: &TestDb, port: u16) -> Server {
+    let mut server = Server(
+        Command::new(env!("CARGO_BIN_EXE_leekha"))
+            .arg("serve")
+            .env("DATABASE_URL", db.url.expose())
+            .env("LEEKHA_BIND", format!("127.0.0.1:{port}"))
+            .env("LEEKHA_WORKERS", "2")
+            .env("LEEKHA_JWT_SECRET", common::TEST_SECRET)
+            .env("RUST_LOG", "warn")
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    wait_ready(&mut server, port);
+    server
+}
+
+/// Sends SIGTERM and waits for the exit; returns how long it took.
+fn terminate(server: &mut Server, within: Duration) -> Duration {
+    let asked = Instant::now();
+    let term = Command::new("kill")
+        .args(["-TERM", &server.0.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(term.success());
+    let exit = loop {
+        if let Some(exit) = server.0.try_wait().unwrap() {
+            break exit;
+        }
+        assert!(
+            asked.elapsed() < within,
+            "the server did not exit within {within:?} of SIGTERM"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert!(exit.success(), "graceful shutdown exits 0, got {exit}");
+    asked.elapsed()
+}
+
+#[test]
+fn sigterm_stops_the_scheduler_between_due_games() {
+    const GAMES: usize = 50;
+    let db = TestDb::migrated();
+    // Fifty games of one human and three bots, each with the human's deadline passed and one
+    // timeout already counted: waking one hands the seat to a bot, which plays the whole game
+    // out in that one wake.
+    actix_web::rt::System::new().block_on(async {
+        let state = db.state();
+        let app = common::app(state.clone()).await;
+        let me = register(&app, "insomniac").await;
+        for _ in 0..GAMES {
+            let created = send(
+                &app,
+                bearer(
+                    post_json(
+                        "/api/v1/games",
+                        json!({"rules": {"target_score": 101}, "turn_timeout_seconds": 5,
+                               "seats": [{"kind": "me"}, {"kind": "bot"}, {"kind": "bot"}, {"kind": "bot"}]}),
+                    ),
+                    &me.access,
+                ),
+            )
+            .await;
+            assert_eq!(created.status, 201, "{}", created.text);
+        }
+        let mut conn = state.db.conn().unwrap();
+        diesel::update(game_seats::table.filter(game_seats::user_id.eq(&me.id)))
+            .set(game_seats::timeouts_in_row.eq(1))
+            .execute(&mut *conn)
+            .unwrap();
+        let past = leekha::db::now() - chrono::Duration::seconds(1);
+        diesel::update(games::table)
+            .set((games::deadline.eq(Some(past)), games::wake_at.eq(Some(past))))
+            .execute(&mut *conn)
+            .unwrap();
+    });
+    let finished = |db: &TestDb| -> i64 {
+        let mut conn = db.state().db.conn().unwrap();
+        games::table
+            .filter(games::status.eq("finished"))
+            .count()
+            .get_result(&mut *conn)
+            .unwrap()
+    };
+
+    let port = free_port();
+    let started = Instant::now();
+    let mut server = start(&db, port);
+    // SIGTERM once the scheduler is into its tick.
+    while finished(&db) < 1 {
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "the scheduler never finished a game"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let first = started.elapsed();
+    let took = terminate(&mut server, Duration::from_secs(30));
+    let done = finished(&db);
+    eprintln!(
+        "a game played out {first:?} after the start; exit {took:?} after SIGTERM, \
+         {done} of {GAMES} games finished"
+    );
+    assert!(
+        took < Duration::from_secs(5),
+        "the exit waits for the game in hand only ({took:?})"
+    );
+    assert!(
+        done < GAMES as i64,
+        "it stopped between games, it did not play out all {GAMES}"
+    );
+}
+
+#[test]
+fn a_request_in_flight_when_sigterm_arrives_still_completes() {
+    let db = TestDb::migrated();
+    let port = free_port();
+    let mut server = start(&db, port);
 
     let (status, session) = call(
         port,
