@@ -280,8 +280,9 @@ pub struct Config {
     // Read by `Env`: its default depends on the backend.
     #[arg(skip)]
     pub pool_size: u32,
-    /// `LEEKHA_DB_TIMEOUT_MS`: how long a request waits for a database connection before it
-    /// gets 503; default 5000.
+    /// `LEEKHA_DB_TIMEOUT_MS`: how long a request waits for a database connection, and on
+    /// SQLite for a lock another connection holds (`busy_timeout`), before it gets 503;
+    /// default 5000.
     #[arg(long, env = "LEEKHA_DB_TIMEOUT_MS", default_value = "5000")]
     #[arg(value_parser = millis(100..=60_000))]
     pub db_timeout: Duration,

@@ -224,8 +224,32 @@ impl From<diesel::result::Error> for Error {
                 tracing::warn!(error = %e, "database connection lost");
                 Self::unavailable()
             }
+            _ if is_busy(&e) => {
+                // Not a bug: another writer held the lock past busy_timeout. The client may
+                // retry shortly, and a load balancer should hear "unavailable", not "broken".
+                tracing::warn!(error = %e, "the database is busy");
+                Self::unavailable()
+            }
             _ => Self::internal(e),
         }
+    }
+}
+
+/// SQLite's answer when a lock was not had within busy_timeout: `SQLITE_BUSY` ("database is
+/// locked") and `SQLITE_LOCKED` ("database table is locked", "database schema is locked").
+/// diesel reports them as [`DatabaseErrorKind::Unknown`](diesel::result::DatabaseErrorKind)
+/// with SQLite's message, also when the commit is what failed.
+fn is_busy(e: &diesel::result::Error) -> bool {
+    use diesel::result::Error as E;
+    const SIGNS: [&str; 3] = [
+        "database is locked",
+        "database table is locked",
+        "database schema is locked",
+    ];
+    match e {
+        E::DatabaseError(_, info) => SIGNS.iter().any(|s| info.message().contains(s)),
+        E::RollbackErrorOnCommit { commit_error, .. } => is_busy(commit_error),
+        _ => false,
     }
 }
 
@@ -259,6 +283,41 @@ impl From<serde_json::Error> for Error {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The message SQLite gives, in the form diesel hands it over.
+    fn sqlite_error(message: &str) -> diesel::result::Error {
+        diesel::result::Error::DatabaseError(
+            diesel::result::DatabaseErrorKind::Unknown,
+            Box::new(message.to_owned()),
+        )
+    }
+
+    #[test]
+    fn a_busy_sqlite_is_unavailable_with_a_retry_delay() {
+        for message in [
+            "database is locked",
+            "database table is locked",
+            "database schema is locked",
+        ] {
+            let e = Error::from(sqlite_error(message));
+            assert_eq!(
+                (e.kind(), e.code()),
+                (Kind::Unavailable, "database_unavailable"),
+                "{message}"
+            );
+            assert!(e.retry_after().is_some(), "{message}");
+        }
+        let on_commit = diesel::result::Error::RollbackErrorOnCommit {
+            rollback_error: Box::new(diesel::result::Error::BrokenTransactionManager),
+            commit_error: Box::new(sqlite_error("database is locked")),
+        };
+        assert_eq!(Error::from(on_commit).kind(), Kind::Unavailable);
+        assert_eq!(
+            Error::from(sqlite_error("no such table: games")).kind(),
+            Kind::Internal,
+            "other database errors stay internal"
+        );
+    }
 
     #[test]
     fn an_internal_error_keeps_its_cause_out_of_the_detail() {

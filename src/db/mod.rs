@@ -46,12 +46,14 @@ pub use any::AnyConnection;
 #[derive(Debug, Clone)]
 pub struct Manager {
     url: DatabaseUrl,
+    busy_timeout: Duration,
 }
 
 impl Manager {
-    /// A manager for the given database.
-    pub fn new(url: DatabaseUrl) -> Self {
-        Self { url }
+    /// A manager for the given database. On SQLite, a statement waits at most
+    /// `busy_timeout` for a lock another connection holds; then it fails, answered 503.
+    pub fn new(url: DatabaseUrl, busy_timeout: Duration) -> Self {
+        Self { url, busy_timeout }
     }
 }
 
@@ -70,12 +72,15 @@ impl r2d2::ManageConnection for Manager {
                     .map_err(Error::ConnectionError)?;
                 // busy_timeout must come first: switching to WAL takes a lock that another
                 // pooled connection may hold at the same instant.
-                conn.batch_execute(
-                    "PRAGMA busy_timeout = 5000;
+                // The same bound as the wait for a pooled connection: a request waits that
+                // long for the database, whichever of the two is scarce.
+                conn.batch_execute(&format!(
+                    "PRAGMA busy_timeout = {};
                      PRAGMA journal_mode = WAL;
                      PRAGMA foreign_keys = ON;
                      PRAGMA synchronous = NORMAL;",
-                )
+                    self.busy_timeout.as_millis()
+                ))
                 .map_err(Error::QueryError)?;
                 Ok(AnyConnection::Sqlite(conn))
             }
@@ -135,7 +140,7 @@ impl Db {
             // as broken, so the pool heals by itself.
             .test_on_check_out(false)
             .idle_timeout(Some(Duration::from_secs(300)))
-            .build_unchecked(Manager::new(config.database_url.clone()));
+            .build_unchecked(Manager::new(config.database_url.clone(), config.db_timeout));
         let latest_migration = latest_version(backend);
         Self {
             pool,

@@ -106,6 +106,61 @@ async fn readyz_turns_503_when_postgres_is_unreachable_and_200_when_it_returns()
 }
 
 #[actix_web::test]
+async fn a_write_while_another_connection_holds_the_sqlite_lock_gets_503_with_retry_after() {
+    use diesel::Connection;
+    use diesel::connection::SimpleConnection;
+
+    let db = TestDb::migrated();
+    if db.url.backend() != leekha::config::Backend::Sqlite {
+        eprintln!("skipped: SQLite's write lock only");
+        return;
+    }
+    let mut config = db.config();
+    // busy_timeout follows it: the request gives up on the lock after this long.
+    config.db_timeout = Duration::from_millis(300);
+    let app = common::app(common::state_for(config)).await;
+    let me = common::register(&app, "patient").await;
+
+    // Another process's writer, as a second raw connection to the same file.
+    let mut other = diesel::SqliteConnection::establish(db.url.expose()).unwrap();
+    other.batch_execute("BEGIN IMMEDIATE").unwrap();
+    let started = Instant::now();
+    let reply = send(
+        &app,
+        common::bearer(
+            common::post_json("/api/v1/games", serde_json::json!({})),
+            &me.access,
+        ),
+    )
+    .await;
+    let waited = started.elapsed();
+    other.batch_execute("ROLLBACK").unwrap();
+
+    reply.assert_problem(503, "database_unavailable");
+    assert!(
+        reply.headers.contains_key("retry-after"),
+        "{:?}",
+        reply.headers
+    );
+    assert!(
+        waited < Duration::from_secs(5),
+        "it waits busy_timeout, not longer ({waited:?})"
+    );
+    eprintln!("answered 503 after {waited:?}");
+
+    // The lock released, the same request succeeds.
+    let reply = send(
+        &app,
+        common::bearer(
+            common::post_json("/api/v1/games", serde_json::json!({})),
+            &me.access,
+        ),
+    )
+    .await;
+    assert_eq!(reply.status, 201, "{}", reply.text);
+}
+
+#[actix_web::test]
 async fn an_unknown_route_gets_404_problem_json() {
     let db = TestDb::migrated();
     let app = common::app(db.state()).await;
