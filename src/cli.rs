@@ -270,7 +270,17 @@ async fn stop_on_signal(kind: tokio::signal::unix::SignalKind, stopper: crate::s
 
 fn serve(config: Config, db: Db, started: Instant) -> Result<(), String> {
     let bind = config.bind;
-    let workers = config.workers;
+    // actix's own default, needed here to share the connection limit among the workers.
+    let workers = config.workers.unwrap_or_else(|| {
+        std::thread::available_parallelism().map_or(2, std::num::NonZeroUsize::get)
+    });
+    let per_worker = config.max_connections.div_ceil(workers);
+    let request_timeout = config.client_request_timeout;
+    let keep_alive = if config.keep_alive.is_zero() {
+        actix_web::http::KeepAlive::Disabled
+    } else {
+        actix_web::http::KeepAlive::Timeout(config.keep_alive)
+    };
     let blocking_threads = (config.pool_size as usize).max(4);
     let database = config.database_url.to_string();
     let state = AppState::init(config, db)?;
@@ -286,16 +296,20 @@ fn serve(config: Config, db: Db, started: Instant) -> Result<(), String> {
         ] {
             actix_web::rt::spawn(stop_on_signal(kind, stopper.clone()));
         }
-        let mut server = actix_web::HttpServer::new(move || build_app(state.clone()))
+        let server = actix_web::HttpServer::new(move || build_app(state.clone()))
             // In-flight requests get this long to finish after SIGTERM/SIGINT; each action is
             // one transaction, so a request cut off later still leaves nothing half-applied.
             .shutdown_timeout(30)
             // Blocking threads only wait for a pooled connection beyond the pool's size:
             // bound them (actix's default is 512), which also bounds memory.
-            .worker_max_blocking_threads(blocking_threads);
-        if let Some(n) = workers {
-            server = server.workers(n);
-        }
+            .worker_max_blocking_threads(blocking_threads)
+            // The head within this; the body gets as long again (`http::slow_body`).
+            .client_request_timeout(request_timeout)
+            .keep_alive(keep_alive)
+            // Past the limit a worker stops accepting: new clients wait in the backlog
+            // rather than each taking a file descriptor while slow ones hold theirs.
+            .max_connections(per_worker)
+            .workers(workers);
         let server = server
             .bind(bind)
             .map_err(|e| format!("cannot listen on {bind}: {e}"))?;

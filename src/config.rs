@@ -290,6 +290,26 @@ pub struct Config {
     #[arg(long, env = "LEEKHA_MAX_BODY_BYTES", default_value = "65536")]
     #[arg(value_parser = ranged::<usize>("bytes", 1024..=16 << 20))]
     pub max_body_bytes: usize,
+    /// `LEEKHA_CLIENT_REQUEST_TIMEOUT_MS`: how long a client may take to send a request's
+    /// headers, and then again its body; past it the answer is 408 and the connection is
+    /// closed; default 10000.
+    #[arg(
+        long,
+        env = "LEEKHA_CLIENT_REQUEST_TIMEOUT_MS",
+        default_value = "10000"
+    )]
+    #[arg(value_parser = millis(100..=300_000))]
+    pub client_request_timeout: Duration,
+    /// `LEEKHA_KEEP_ALIVE_SECONDS`: how long an idle connection is kept open for a next
+    /// request; 0 closes it after each response; default 5.
+    #[arg(long, env = "LEEKHA_KEEP_ALIVE_SECONDS", default_value = "5")]
+    #[arg(value_parser = ranged::<u64>("seconds", 0..=3600).map(Duration::from_secs))]
+    pub keep_alive: Duration,
+    /// `LEEKHA_MAX_CONNECTIONS`: open connections accepted at once, shared evenly among the
+    /// workers; further clients wait in the listen backlog; default 4096.
+    #[arg(long, env = "LEEKHA_MAX_CONNECTIONS", default_value = "4096")]
+    #[arg(value_parser = ranged::<usize>("an integer", 1..=1_000_000))]
+    pub max_connections: usize,
     /// `LEEKHA_WORKERS`: HTTP worker threads; default: the number of cores.
     #[arg(long, env = "LEEKHA_WORKERS", value_parser = ranged::<usize>("an integer", 1..=256))]
     pub workers: Option<usize>,
@@ -556,6 +576,9 @@ mod tests {
         assert_eq!(c.pool_size, 8);
         assert_eq!(c.db_timeout, Duration::from_millis(5000));
         assert_eq!(c.max_body_bytes, 65536);
+        assert_eq!(c.client_request_timeout, Duration::from_millis(10_000));
+        assert_eq!(c.keep_alive, Duration::from_secs(5));
+        assert_eq!(c.max_connections, 4096);
         assert_eq!(c.workers, None);
         assert!(c.jwt_secret.is_none() && c.jwt_previous_secret.is_none());
         assert_eq!((c.access_ttl_secs, c.refresh_ttl_days), (900, 30));

@@ -19,6 +19,7 @@ pub mod problem;
 pub mod problem_catalog;
 pub mod problem_page;
 pub mod rate_limit;
+mod slow_body;
 pub mod views;
 
 use actix_web::body::MessageBody;
@@ -84,6 +85,7 @@ pub fn build_app(
 > {
     let limit = state.config.max_body_bytes;
     let cors = cors::cors(&state.config.cors_origins);
+    let body_timeout = state.config.client_request_timeout;
     let (app, api) = App::new()
         .into_utoipa_app()
         .openapi(openapi::ApiDoc::openapi())
@@ -117,6 +119,7 @@ pub fn build_app(
         )
         .app_data(web::Data::new(table))
         .default_service(web::to(fallback::unmatched))
+        .wrap_fn(move |req, srv| slow_body::deadline(req, srv, body_timeout))
         // Inside compression, so that its `Vary` comes before compression's.
         .wrap(cors)
         .wrap_fn(compression::mark_plain)

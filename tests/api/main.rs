@@ -9,6 +9,7 @@ mod admin;
 mod bots;
 mod common;
 mod conventions;
+mod connections;
 mod deadlines;
 mod foundation;
 mod games;

@@ -12,7 +12,7 @@ use serde_json::json;
 
 use crate::common::{self, Server, TestDb, bearer, post_json, register, send};
 
-fn free_port() -> u16 {
+pub(crate) fn free_port() -> u16 {
     TcpListener::bind("127.0.0.1:0")
         .unwrap()
         .local_addr()
@@ -21,7 +21,7 @@ fn free_port() -> u16 {
 }
 
 /// Writes one HTTP/1.1 request with `Connection: close` and returns the open stream.
-fn send_request(
+pub(crate) fn send_request(
     port: u16,
     method: &str,
     path: &str,
@@ -48,7 +48,7 @@ fn send_request(
 }
 
 /// Reads the whole response: (status, body as JSON).
-fn read_response(mut stream: TcpStream) -> std::io::Result<(u16, serde_json::Value)> {
+pub(crate) fn read_response(mut stream: TcpStream) -> std::io::Result<(u16, serde_json::Value)> {
     let mut raw = String::new();
     stream.read_to_string(&mut raw)?;
     let status = raw
@@ -95,6 +95,11 @@ fn call(
 
 /// Starts the binary on `db` and waits until it is ready.
 fn start(db: &TestDb, port: u16) -> Server {
+    start_with(db, port, &[])
+}
+
+/// Starts the binary on `db` with these extra variables and waits until it is ready.
+pub(crate) fn start_with(db: &TestDb, port: u16, vars: &[(&str, &str)]) -> Server {
     let mut server = Server(
         Command::new(env!("CARGO_BIN_EXE_leekha"))
             .arg("serve")
@@ -103,6 +108,7 @@ fn start(db: &TestDb, port: u16) -> Server {
             .env("LEEKHA_WORKERS", "2")
             .env("LEEKHA_JWT_SECRET", common::TEST_SECRET)
             .env("RUST_LOG", "warn")
+            .envs(vars.iter().copied())
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()

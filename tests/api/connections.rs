@@ -1,0 +1,123 @@
+//! What a connection may cost the real binary: a head or a body that never completes, an
+//! idle keep-alive connection, and the limit on connections open at once.
+
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::time::{Duration, Instant};
+
+use crate::common::TestDb;
+use crate::shutdown::{free_port, read_response, send_request, start_with};
+
+/// Reads until the server closes the connection (or `within` passes); returns what came
+/// and how long it took.
+fn read_until_closed(stream: &mut TcpStream, within: Duration) -> (String, Duration) {
+    let started = Instant::now();
+    stream.set_read_timeout(Some(within)).unwrap();
+    let mut raw = Vec::new();
+    let mut buf = [0u8; 4096];
+    loop {
+        match stream.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => raw.extend_from_slice(&buf[..n]),
+            Err(e) if e.kind() == std::io::ErrorKind::ConnectionReset => break,
+            Err(e) => panic!(
+                "still open after {:?} ({e}); received {:?}",
+                started.elapsed(),
+                String::from_utf8_lossy(&raw)
+            ),
+        }
+    }
+    (
+        String::from_utf8_lossy(&raw).into_owned(),
+        started.elapsed(),
+    )
+}
+
+#[test]
+fn a_body_that_never_completes_gets_408_and_the_connection_is_closed() {
+    let db = TestDb::migrated();
+    let port = free_port();
+    let _server = start_with(&db, port, &[("LEEKHA_CLIENT_REQUEST_TIMEOUT_MS", "500")]);
+    let mut stream = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    // The head in full, then one byte of the hundred announced, then nothing.
+    stream
+        .write_all(
+            b"POST /api/v1/auth/register HTTP/1.1\r\nHost: localhost\r\n\
+              Content-Type: application/json\r\nContent-Length: 100\r\n\r\n{",
+        )
+        .unwrap();
+    let (raw, waited) = read_until_closed(&mut stream, Duration::from_secs(10));
+    eprintln!("slow body: closed after {waited:?}");
+    assert!(raw.starts_with("HTTP/1.1 408"), "{raw}");
+    assert!(raw.contains("application/problem+json"), "{raw}");
+    assert!(raw.contains(r#""code":"request_timeout""#), "{raw}");
+    assert!(waited < Duration::from_secs(5), "{waited:?}");
+}
+
+#[test]
+fn a_head_that_never_completes_gets_408_and_the_connection_is_closed() {
+    let db = TestDb::migrated();
+    let port = free_port();
+    let _server = start_with(&db, port, &[("LEEKHA_CLIENT_REQUEST_TIMEOUT_MS", "500")]);
+    let mut stream = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    stream
+        .write_all(b"POST /api/v1/auth/register HTTP/1.1\r\nHost: loc")
+        .unwrap();
+    let (raw, waited) = read_until_closed(&mut stream, Duration::from_secs(10));
+    eprintln!("slow head: closed after {waited:?}");
+    assert!(raw.starts_with("HTTP/1.1 408"), "{raw}");
+    assert!(waited < Duration::from_secs(5), "{waited:?}");
+}
+
+#[test]
+fn an_idle_keep_alive_connection_is_closed_after_the_keep_alive_time() {
+    let db = TestDb::migrated();
+    let port = free_port();
+    let _server = start_with(&db, port, &[("LEEKHA_KEEP_ALIVE_SECONDS", "1")]);
+    let mut stream = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    stream
+        .write_all(b"GET /healthz HTTP/1.1\r\nHost: localhost\r\n\r\n")
+        .unwrap();
+    let (raw, waited) = read_until_closed(&mut stream, Duration::from_secs(10));
+    eprintln!("idle keep-alive: closed after {waited:?}");
+    assert!(raw.starts_with("HTTP/1.1 200"), "{raw}");
+    assert!(
+        (Duration::from_millis(500)..Duration::from_secs(5)).contains(&waited),
+        "kept for a next request, then closed: {waited:?}"
+    );
+}
+
+#[test]
+fn connections_past_the_limit_wait_until_one_closes() {
+    let db = TestDb::migrated();
+    let port = free_port();
+    let _server = start_with(
+        &db,
+        port,
+        &[("LEEKHA_MAX_CONNECTIONS", "2"), ("LEEKHA_WORKERS", "1")],
+    );
+    // Two silent connections take the two places; the readiness probe's has closed.
+    std::thread::sleep(Duration::from_millis(200));
+    let first = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    let _second = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    std::thread::sleep(Duration::from_millis(200));
+
+    // The kernel still completes the handshake (the backlog), but nobody reads.
+    let mut third = send_request(port, "GET", "/healthz", None, None).unwrap();
+    third
+        .set_read_timeout(Some(Duration::from_millis(1000)))
+        .unwrap();
+    let mut byte = [0u8; 1];
+    let early = third.read(&mut byte);
+    assert!(
+        matches!(&early, Err(e) if matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut)),
+        "the third connection was served while two were open: {early:?}"
+    );
+
+    drop(first);
+    third
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    let (status, body) = read_response(third).unwrap();
+    assert_eq!(status, 200, "served once a place is free: {body}");
+}
