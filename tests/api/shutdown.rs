@@ -157,7 +157,7 @@ fn sigterm_stops_the_scheduler_between_due_games() {
                 bearer(
                     post_json(
                         "/api/v1/games",
-                        json!({"rules": {"target_score": 101}, "turn_timeout_seconds": 5,
+                        json!({"rules": {"target_score": 301}, "turn_timeout_seconds": 5,
                                "seats": [{"kind": "me"}, {"kind": "bot"}, {"kind": "bot"}, {"kind": "bot"}]}),
                     ),
                     &me.access,
