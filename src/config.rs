@@ -600,8 +600,10 @@ mod tests {
             ("LEEKHA_DB_TIMEOUT_MS", "100"),
             ("LEEKHA_TRUST_PROXY", "true"),
             ("LEEKHA_WEBHOOK_ALLOW_PRIVATE", "1"),
+            ("LEEKHA_KEEP_ALIVE_SECONDS", "0"),
         ])
         .unwrap();
+        assert_eq!(c.keep_alive, Duration::ZERO, "0 turns keep-alive off");
         assert_eq!((c.workers, c.pool_size), (Some(4), 512));
         assert_eq!(c.db_timeout, Duration::from_millis(100));
         assert!(c.trust_proxy && c.webhook_allow_private);
@@ -620,6 +622,10 @@ mod tests {
             r#"LEEKHA_TRUST_PROXY="yes" is not valid: expected 1 or 0"#
         );
         assert!(err("LEEKHA_DB_POOL_SIZE", "513").contains("an integer 1..=512"));
+        assert!(
+            err("LEEKHA_CLIENT_REQUEST_TIMEOUT_MS", "50").contains("milliseconds 100..=300000")
+        );
+        assert!(err("LEEKHA_MAX_CONNECTIONS", "0").contains("an integer 1..=1000000"));
         assert!(err("DATABASE_URL", "mysql://u:pw@h/x").contains(r#""mysql://u:***@h/x""#));
     }
 

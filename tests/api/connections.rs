@@ -55,6 +55,53 @@ fn a_body_that_never_completes_gets_408_and_the_connection_is_closed() {
 }
 
 #[test]
+fn a_chunked_body_that_never_ends_gets_408_and_the_connection_is_closed() {
+    let db = TestDb::migrated();
+    let port = free_port();
+    let _server = start_with(&db, port, &[("LEEKHA_CLIENT_REQUEST_TIMEOUT_MS", "500")]);
+    let mut stream = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    stream
+        .write_all(
+            b"POST /api/v1/auth/register HTTP/1.1\r\nHost: localhost\r\n\
+              Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n1\r\n{\r\n",
+        )
+        .unwrap();
+    let (raw, waited) = read_until_closed(&mut stream, Duration::from_secs(10));
+    eprintln!("slow chunked body: closed after {waited:?}");
+    assert!(raw.starts_with("HTTP/1.1 408"), "{raw}");
+    assert!(waited < Duration::from_secs(5), "{waited:?}");
+}
+
+#[test]
+fn a_chunked_body_left_unread_is_not_drained_for_as_long_as_it_trickles() {
+    let db = TestDb::migrated();
+    let port = free_port();
+    let _server = start_with(&db, port, &[]);
+    let mut stream = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    // No token: the answer (401) comes before anyone reads the body.
+    stream
+        .write_all(
+            b"POST /api/v1/games HTTP/1.1\r\nHost: localhost\r\n\
+              Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n1\r\n{\r\n",
+        )
+        .unwrap();
+    let mut writer = stream.try_clone().unwrap();
+    let trickle = std::thread::spawn(move || {
+        for _ in 0..30 {
+            std::thread::sleep(Duration::from_millis(200));
+            if writer.write_all(b"1\r\n \r\n").is_err() {
+                return;
+            }
+        }
+    });
+    let (raw, waited) = read_until_closed(&mut stream, Duration::from_secs(10));
+    eprintln!("unread trickling body: closed after {waited:?}");
+    assert!(raw.starts_with("HTTP/1.1 401"), "{raw}");
+    assert!(waited < Duration::from_secs(5), "{waited:?}");
+    trickle.join().unwrap();
+}
+
+#[test]
 fn a_head_that_never_completes_gets_408_and_the_connection_is_closed() {
     let db = TestDb::migrated();
     let port = free_port();
