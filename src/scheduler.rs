@@ -57,7 +57,9 @@ impl Stopper {
 }
 
 impl Scheduler {
-    /// Starts the loop: every `config.scheduler_interval`, one [`tick`].
+    /// Starts the loop: every `config.scheduler_interval`, one [`tick`]; at once again while
+    /// bots play on games with no human left to act, so those finish promptly (each of their
+    /// steps is a short transaction of its own, so other requests interleave).
     pub fn spawn(state: AppState) -> Self {
         let flag = Arc::new(AtomicBool::new(false));
         let seen = flag.clone();
@@ -66,12 +68,18 @@ impl Scheduler {
             .spawn(move || {
                 let agent = crate::webhooks::agent(state.config.webhook_allow_private);
                 while !seen.load(Ordering::Relaxed) {
-                    if let Err(e) = tick_unless_stopped(&state, &agent, &seen) {
-                        tracing::warn!(error = %e, "scheduler tick failed");
-                    }
+                    let bots_busy = match tick_unless_stopped(&state, &agent, &seen) {
+                        Ok(report) => report.bot_steps > 0,
+                        Err(e) => {
+                            tracing::warn!(error = %e, "scheduler tick failed");
+                            false
+                        }
+                    };
                     // Parked rather than slept, so that a stop does not wait out the interval
                     // (up to a minute). A spurious wake only makes one tick early.
-                    if !seen.load(Ordering::Relaxed) {
+                    if bots_busy {
+                        std::thread::yield_now();
+                    } else if !seen.load(Ordering::Relaxed) {
                         std::thread::park_timeout(state.config.scheduler_interval);
                     }
                 }
@@ -142,6 +150,12 @@ pub fn tick_unless_stopped(
             Ok(Woken::BotsPlayed(done)) => {
                 report.bot_steps += 1;
                 state.published(&done);
+                // SQLite has one write lock and no queue: a writer that waits on it polls
+                // with growing sleeps, and would keep missing the gaps between these steps.
+                // A pause leaves it the lock.
+                if state.db.backend() == crate::config::Backend::Sqlite {
+                    std::thread::sleep(std::time::Duration::from_millis(1));
+                }
             }
             Ok(Woken::Reminded(notified)) => {
                 report.reminders += 1;
