@@ -141,6 +141,36 @@ pub enum CorsOrigins {
     List(Vec<String>),
 }
 
+/// The proxies whose `X-Forwarded-For`/`Forwarded` entries are believed.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TrustedProxies(Vec<ipnet::IpNet>);
+
+impl TrustedProxies {
+    /// Parses comma-separated addresses and CIDR ranges; empty for none.
+    ///
+    /// # Errors
+    /// An item that is neither an IP address nor a CIDR range.
+    pub fn parse(raw: &str) -> Result<Self, String> {
+        raw.split(',')
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .map(|item| {
+                item.parse::<ipnet::IpNet>()
+                    .or_else(|_| item.parse::<std::net::IpAddr>().map(ipnet::IpNet::from))
+                    .map_err(|_| {
+                        format!("comma-separated IP addresses or CIDR ranges (10.0.0.0/8); {item:?} is neither")
+                    })
+            })
+            .collect::<Result<_, _>>()
+            .map(Self)
+    }
+
+    /// Whether `ip` is one of the trusted proxies.
+    pub fn contains(&self, ip: std::net::IpAddr) -> bool {
+        self.0.iter().any(|net| net.contains(&ip))
+    }
+}
+
 impl CorsOrigins {
     /// Parses a comma-separated list of origins (`https://app.example.com,
     /// http://localhost:3000`), `*` alone for any origin, or nothing for none. Each origin
@@ -357,11 +387,18 @@ pub struct Config {
     #[arg(long, env = "LEEKHA_WEBHOOK_MAX_AGE_SECONDS", default_value = "86400")]
     #[arg(value_parser = ranged::<i64>("seconds", 1..=604_800))]
     pub webhook_max_age_secs: i64,
-    /// `LEEKHA_TRUST_PROXY=1`: take the client IP from `X-Forwarded-For`/`Forwarded` (only
-    /// behind a proxy that sets them).
+    /// `LEEKHA_TRUST_PROXY=1`: the peer is a proxy that appends the client to
+    /// `X-Forwarded-For`/`Forwarded` (only behind such a proxy); the client is the right-most
+    /// hop no trusted proxy added.
     #[arg(long, env = "LEEKHA_TRUST_PROXY", default_value = "0")]
     #[arg(action = ArgAction::Set, value_parser = switch)]
     pub trust_proxy: bool,
+    /// `LEEKHA_TRUSTED_PROXIES`: addresses or CIDR ranges of proxies whose forwarding headers
+    /// are believed (`10.0.0.0/8,192.0.2.7`); the client is the right-most hop not in them.
+    /// Default none.
+    #[arg(long, env = "LEEKHA_TRUSTED_PROXIES", default_value = "")]
+    #[arg(value_parser = TrustedProxies::parse)]
+    pub trusted_proxies: TrustedProxies,
     /// `LEEKHA_CORS_ORIGINS`: the browser origins allowed to call the API, comma-separated
     /// (`https://app.example.com,http://localhost:3000`), or `*` for any; default none (CORS
     /// off).

@@ -131,15 +131,66 @@ fn bearer(req: &HttpRequest) -> Result<String, Error> {
     Ok(token.trim().to_owned())
 }
 
-/// The client's IP address for rate limiting: the peer address, or the forwarded one when
-/// the operator said a trusted proxy sets it.
-pub fn client_ip(req: &HttpRequest, trust_proxy: bool) -> String {
-    if trust_proxy && let Some(ip) = req.connection_info().realip_remote_addr() {
-        return ip.to_owned();
+/// The client's IP address for rate limiting. Without a trusted proxy in front, the peer.
+/// Behind one (`LEEKHA_TRUST_PROXY`, or the peer in `LEEKHA_TRUSTED_PROXIES`), the right-most
+/// forwarded hop that no trusted proxy added: every proxy appends the address it saw, so the
+/// entries left of that hop are whatever the client chose to send, and cannot be believed.
+pub fn client_ip(req: &HttpRequest, config: &crate::config::Config) -> String {
+    let Some(peer) = req.peer_addr().map(|a| a.ip()) else {
+        return "unknown".to_owned();
+    };
+    if !(config.trust_proxy || config.trusted_proxies.contains(peer)) {
+        return peer.to_string();
     }
-    req.peer_addr()
-        .map(|a| a.ip().to_string())
-        .unwrap_or_else(|| "unknown".to_owned())
+    let hops = forwarded_hops(req.headers());
+    hops.iter()
+        .rev()
+        .find(|hop| !config.trusted_proxies.contains(**hop))
+        .or(hops.first())
+        .copied()
+        .unwrap_or(peer)
+        .to_string()
+}
+
+/// The client addresses that `Forwarded` (RFC 7239 `for=`) or else `X-Forwarded-For` list,
+/// first hop first; entries that are not IP addresses (`unknown`, obfuscated names) are
+/// skipped.
+fn forwarded_hops(headers: &header::HeaderMap) -> Vec<std::net::IpAddr> {
+    let values = |name: &str| -> Vec<String> {
+        headers
+            .get_all(name)
+            .filter_map(|v| v.to_str().ok())
+            .flat_map(|v| v.split(','))
+            .map(|s| s.trim().to_owned())
+            .collect()
+    };
+    let forwarded: Vec<String> = values("forwarded")
+        .into_iter()
+        .filter_map(|element| {
+            element.split(';').find_map(|pair| {
+                let (key, value) = pair.trim().split_once('=')?;
+                key.eq_ignore_ascii_case("for")
+                    .then(|| value.trim().trim_matches('"').to_owned())
+            })
+        })
+        .collect();
+    let raw = if forwarded.is_empty() {
+        values("x-forwarded-for")
+    } else {
+        forwarded
+    };
+    raw.iter().filter_map(|hop| parse_hop(hop)).collect()
+}
+
+/// `192.0.2.1`, `192.0.2.1:4711`, `2001:db8::1`, `[2001:db8::1]:4711`.
+fn parse_hop(hop: &str) -> Option<std::net::IpAddr> {
+    if let Ok(ip) = hop.parse() {
+        return Some(ip);
+    }
+    if let Ok(addr) = hop.parse::<std::net::SocketAddr>() {
+        return Some(addr.ip());
+    }
+    hop.strip_prefix('[')?.split(']').next()?.parse().ok()
 }
 
 /// An authenticated administrator: [`AuthUser`] plus the role check. Everyone else gets 403
@@ -233,4 +284,77 @@ impl<T: serde::de::DeserializeOwned + Default + 'static> FromRequest for Optiona
 
 fn refuse(error: Error) -> actix_web::Error {
     ApiError::from(error).into()
+}
+
+#[cfg(test)]
+mod tests {
+    use actix_web::test::TestRequest;
+
+    use super::*;
+    use crate::config::Config;
+
+    fn config(vars: &[(&str, &str)]) -> Config {
+        Config::from_lookup(|k| {
+            vars.iter()
+                .find(|(v, _)| *v == k)
+                .map(|(_, x)| x.to_string())
+        })
+        .unwrap()
+    }
+
+    fn ip_of(config: &Config, peer: &str, headers: &[(&str, &str)]) -> String {
+        let mut req = TestRequest::default().peer_addr(peer.parse().unwrap());
+        for (name, value) in headers {
+            req = req.insert_header((*name, *value));
+        }
+        client_ip(&req.to_http_request(), config)
+    }
+
+    #[test]
+    fn forwarded_headers_count_only_behind_a_trusted_proxy() {
+        let spoofed = [("x-forwarded-for", "6.6.6.6")];
+        assert_eq!(
+            ip_of(&config(&[]), "203.0.113.9:5000", &spoofed),
+            "203.0.113.9"
+        );
+        let behind = config(&[("LEEKHA_TRUSTED_PROXIES", "10.0.0.0/8")]);
+        assert_eq!(ip_of(&behind, "203.0.113.9:5000", &spoofed), "203.0.113.9");
+        assert_eq!(ip_of(&behind, "10.1.2.3:5000", &spoofed), "6.6.6.6");
+    }
+
+    #[test]
+    fn the_client_is_the_right_most_hop_no_trusted_proxy_added() {
+        // The client sent a forged first entry; its real address was appended by our proxy.
+        let chain = [("x-forwarded-for", "1.2.3.4, 198.51.100.7, 10.0.0.2")];
+        let behind = config(&[("LEEKHA_TRUSTED_PROXIES", "10.0.0.0/8")]);
+        assert_eq!(ip_of(&behind, "10.0.0.1:80", &chain), "198.51.100.7");
+        // With only the peer trusted, the hop it appended is the client.
+        let one_hop = config(&[("LEEKHA_TRUST_PROXY", "1")]);
+        assert_eq!(
+            ip_of(
+                &one_hop,
+                "10.0.0.1:80",
+                &[("x-forwarded-for", "1.2.3.4, 198.51.100.7")]
+            ),
+            "198.51.100.7"
+        );
+        // RFC 7239 wins over X-Forwarded-For, with ports and brackets.
+        let forwarded = [
+            (
+                "forwarded",
+                "for=1.2.3.4, for=\"[2001:db8::7]:4711\";proto=https",
+            ),
+            ("x-forwarded-for", "9.9.9.9"),
+        ];
+        assert_eq!(ip_of(&behind, "10.0.0.1:80", &forwarded), "2001:db8::7");
+        // Every hop trusted: the first one.
+        let inner = [("x-forwarded-for", "10.9.9.9, 10.0.0.2")];
+        assert_eq!(ip_of(&behind, "10.0.0.1:80", &inner), "10.9.9.9");
+    }
+
+    #[test]
+    fn a_bad_trusted_proxy_list_is_refused() {
+        assert!(crate::config::TrustedProxies::parse("10.0.0.0/8, nonsense").is_err());
+        assert!(crate::config::TrustedProxies::parse("").unwrap() == Default::default());
+    }
 }

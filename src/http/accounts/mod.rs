@@ -38,7 +38,7 @@ fn check_rate(
     action: &str,
     account: Option<&str>,
 ) -> Result<RateLimit, Error> {
-    let ip = client_ip(req, state.config.trust_proxy);
+    let ip = client_ip(req, &state.config);
     let mut keys = vec![format!("{action}:ip:{ip}")];
     if let Some(name) = account {
         keys.push(format!("{action}:user:{}", name.to_ascii_lowercase()));
