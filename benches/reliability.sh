@@ -5,7 +5,9 @@
 #   2. outage: stop PostgreSQL under load; requests get 503 problem+json (no 500, no hang past
 #      the timeout); after PostgreSQL returns, the time until the server serves again;
 #   3. two instances on one PostgreSQL playing the same games: no lost or duplicated action;
-#   4. server memory (RSS) under load with 1,000 active games.
+#   4. server memory (RSS) under load with 1,000 active games;
+#   5. abuse: normal load alone, then the same load while one user leaves ten games of
+#      target 1,000 to bots (the scheduler plays them out); p99 and errors of both.
 # Usage: benches/reliability.sh [CLIENTS]
 source "$(dirname "$0")/common.sh"
 CLIENTS=${1:-16}
@@ -102,6 +104,33 @@ while kill -0 $LOAD 2>/dev/null; do
 done
 ACTIVE=$(psql -At "$DB" -c "SELECT count(*) FROM games WHERE status = 'active'")
 echo "active games: $ACTIVE; server peak RSS: $((PEAK / 1024)) MiB"
+stop_servers
+
+echo "== 5. abuse: ten bot-only games of target 1,000 under normal load"
+start_server "$PORT" "$DB" "$WORK/server.log"
+BASE="http://127.0.0.1:$PORT"
+"$LOADTEST" --url "$BASE" --clients "$CLIENTS" --duration 10 --json > "$WORK/alone.json"
+TOKEN=$(curl -fsS -X POST "$BASE/api/v1/auth/register" -H 'content-type: application/json' \
+  -d '{"username":"quitter","password":"quitter-password"}' | python3 -c 'import json,sys;print(json.load(sys.stdin)["access_token"])')
+"$LOADTEST" --url "$BASE" --clients "$CLIENTS" --duration 10 --json > "$WORK/abused.json" &
+LOAD=$!
+sleep 1
+for _ in $(seq 1 10); do
+  GAME=$(curl -fsS -X POST "$BASE/api/v1/games" -H "authorization: Bearer $TOKEN" -H 'content-type: application/json' \
+    -d '{"rules":{"target_score":1000},"seats":[{"kind":"me"},{"kind":"bot"},{"kind":"bot"},{"kind":"bot"}]}' |
+    python3 -c 'import json,sys;print(json.load(sys.stdin)["id"])')
+  curl -fsS -o /dev/null -w 'resign %{http_code} in %{time_total} s\n' -X POST "$BASE/api/v1/games/$GAME/resign" -H "authorization: Bearer $TOKEN"
+done
+wait $LOAD
+python3 - "$WORK/alone.json" "$WORK/abused.json" <<'PY' || FAIL=1
+import json, sys
+alone, abused = (json.load(open(p)) for p in sys.argv[1:3])
+for name, r in (("alone", alone), ("with the bot games", abused)):
+    print(f"{name}: {r['actions_ok']} actions, p99 {r['latency_ms']['p99']:.1f} ms, max {r['latency_ms']['max']:.0f} ms, errors {r['errors']}")
+assert not abused["errors"], "errors under abuse"
+PY
+UNFINISHED=$(psql -At "$DB" -c "SELECT count(*) FROM games g JOIN users u ON u.id = g.created_by WHERE u.username = 'quitter' AND g.status <> 'finished'")
+echo "bot games still running when the load ended: $UNFINISHED of 10"
 stop_servers
 
 [ "$FAIL" = 0 ] && echo "reliability: all checks passed" || { echo "reliability: FAILED"; exit 1; }
