@@ -19,7 +19,8 @@ use crate::http::problem::PROBLEM_JSON;
                        then act when `legal_actions` says so; the long-poll `events` and `notifications` \
                        feeds tell when something happened. Errors are `application/problem+json` with \
                        a stable `code`, explained at `/problems/{code}`.",
-        license(name = "MIT", identifier = "MIT")
+        license(name = "MIT", identifier = "MIT"),
+        contact(name = "The Leekha server maintainers")
     ),
     servers((url = "/", description = "The server that serves this document")),
     components(schemas(crate::http::problem::Problem)),

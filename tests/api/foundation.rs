@@ -227,6 +227,25 @@ fn every_operation_documents_its_responses() {
                 .as_object()
                 .unwrap_or_else(|| panic!("{method} {path}"));
             assert!(!responses.is_empty(), "{method} {path} has no responses");
+            assert!(
+                op["operationId"].is_string() && op["description"].is_string(),
+                "{method} {path} lacks an operationId or a description"
+            );
+            let bodies = op["requestBody"]["content"]
+                .as_object()
+                .into_iter()
+                .chain(responses.values().filter_map(|r| r["content"].as_object()));
+            for content in bodies {
+                for (media, body) in content {
+                    // Prometheus text and the problem pages' HTML have no JSON example.
+                    if media.starts_with("application/") {
+                        assert!(
+                            body.get("example").is_some() || body.get("examples").is_some(),
+                            "{method} {path}: a {media} body without an example"
+                        );
+                    }
+                }
+            }
             for (status, response) in responses {
                 assert!(
                     response["description"].is_string(),
