@@ -13,6 +13,8 @@
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
+use ipnet::IpNet;
+
 use ureq::config::Config;
 use ureq::http::Uri;
 use ureq::unversioned::resolver::{DefaultResolver, ResolvedSocketAddrs, Resolver};
@@ -20,87 +22,60 @@ use ureq::unversioned::transport::NextTimeout;
 
 /// IPv4 ranges that are not the public internet, and what they are (RFC 6890 and its
 /// updates).
-const V4_REFUSED: &[([u8; 4], u8, &str)] = &[
-    ([0, 0, 0, 0], 8, "\"this network\" (0.0.0.0/8)"),
-    ([10, 0, 0, 0], 8, "private (10.0.0.0/8)"),
-    ([100, 64, 0, 0], 10, "shared address space (100.64.0.0/10)"),
-    ([127, 0, 0, 0], 8, "loopback (127.0.0.0/8)"),
-    ([169, 254, 0, 0], 16, "link-local (169.254.0.0/16)"),
-    ([172, 16, 0, 0], 12, "private (172.16.0.0/12)"),
-    (
-        [192, 0, 0, 0],
-        24,
-        "IETF protocol assignments (192.0.0.0/24)",
-    ),
-    ([192, 0, 2, 0], 24, "documentation (192.0.2.0/24)"),
-    ([192, 88, 99, 0], 24, "6to4 relay anycast (192.88.99.0/24)"),
-    ([192, 168, 0, 0], 16, "private (192.168.0.0/16)"),
-    ([198, 18, 0, 0], 15, "benchmarking (198.18.0.0/15)"),
-    ([198, 51, 100, 0], 24, "documentation (198.51.100.0/24)"),
-    ([203, 0, 113, 0], 24, "documentation (203.0.113.0/24)"),
-    ([224, 0, 0, 0], 4, "multicast (224.0.0.0/4)"),
-    (
-        [240, 0, 0, 0],
-        4,
-        "reserved (240.0.0.0/4, broadcast included)",
-    ),
+const V4_REFUSED: &[(&str, &str)] = &[
+    ("0.0.0.0/8", "\"this network\""),
+    ("10.0.0.0/8", "private"),
+    ("100.64.0.0/10", "shared address space"),
+    ("127.0.0.0/8", "loopback"),
+    ("169.254.0.0/16", "link-local"),
+    ("172.16.0.0/12", "private"),
+    ("192.0.0.0/24", "IETF protocol assignments"),
+    ("192.0.2.0/24", "documentation"),
+    ("192.88.99.0/24", "6to4 relay anycast"),
+    ("192.168.0.0/16", "private"),
+    ("198.18.0.0/15", "benchmarking"),
+    ("198.51.100.0/24", "documentation"),
+    ("203.0.113.0/24", "documentation"),
+    ("224.0.0.0/4", "multicast"),
+    ("240.0.0.0/4", "reserved, broadcast included"),
 ];
 
 /// IPv6 ranges that are not the public internet, and what they are (RFC 6890 and its
 /// updates). Checked after the forms that carry IPv4, which some of them contain.
-const V6_REFUSED: &[([u16; 8], u8, &str)] = &[
-    ([0, 0, 0, 0, 0, 0, 0, 0], 128, "unspecified (::)"),
-    ([0, 0, 0, 0, 0, 0, 0, 1], 128, "loopback (::1)"),
-    (
-        [0x64, 0xff9b, 1, 0, 0, 0, 0, 0],
-        48,
-        "local-use NAT64 (64:ff9b:1::/48)",
-    ),
-    ([0x100, 0, 0, 0, 0, 0, 0, 0], 64, "discard-only (100::/64)"),
-    (
-        [0x2001, 2, 0, 0, 0, 0, 0, 0],
-        48,
-        "benchmarking (2001:2::/48)",
-    ),
-    (
-        [0x2001, 0x10, 0, 0, 0, 0, 0, 0],
-        28,
-        "ORCHID (2001:10::/28)",
-    ),
-    (
-        [0x2001, 0x20, 0, 0, 0, 0, 0, 0],
-        28,
-        "ORCHIDv2 (2001:20::/28)",
-    ),
-    (
-        [0x2001, 0, 0, 0, 0, 0, 0, 0],
-        23,
-        "IETF protocol assignments (2001::/23)",
-    ),
-    (
-        [0x2001, 0xdb8, 0, 0, 0, 0, 0, 0],
-        32,
-        "documentation (2001:db8::/32)",
-    ),
-    (
-        [0x3fff, 0, 0, 0, 0, 0, 0, 0],
-        20,
-        "documentation (3fff::/20)",
-    ),
-    ([0xfc00, 0, 0, 0, 0, 0, 0, 0], 7, "unique-local (fc00::/7)"),
-    ([0xfe80, 0, 0, 0, 0, 0, 0, 0], 10, "link-local (fe80::/10)"),
-    ([0xfec0, 0, 0, 0, 0, 0, 0, 0], 10, "site-local (fec0::/10)"),
-    ([0xff00, 0, 0, 0, 0, 0, 0, 0], 8, "multicast (ff00::/8)"),
+const V6_REFUSED: &[(&str, &str)] = &[
+    ("::/128", "unspecified"),
+    ("::1/128", "loopback"),
+    ("64:ff9b:1::/48", "local-use NAT64"),
+    ("100::/64", "discard-only"),
+    ("2001:2::/48", "benchmarking"),
+    ("2001:10::/28", "ORCHID"),
+    ("2001:20::/28", "ORCHIDv2"),
+    ("2001::/23", "IETF protocol assignments"),
+    ("2001:db8::/32", "documentation"),
+    ("3fff::/20", "documentation"),
+    ("fc00::/7", "unique-local"),
+    ("fe80::/10", "link-local"),
+    ("fec0::/10", "site-local"),
+    ("ff00::/8", "multicast"),
 ];
 
-fn v4_in(ip: Ipv4Addr, net: [u8; 4], len: u8) -> bool {
-    let mask = u32::MAX.checked_shl(32 - u32::from(len)).unwrap_or(0);
-    u32::from(ip) & mask == u32::from(Ipv4Addr::from(net)) & mask
+/// Whether `ip` is in the range written `cidr` (a constant of this module).
+fn within(ip: IpAddr, cidr: &str) -> bool {
+    cidr.parse::<IpNet>()
+        .expect("the ranges of this module are valid")
+        .contains(&ip)
 }
 
-fn v6_in(ip: Ipv6Addr, net: [u16; 8], len: u8) -> bool {
-    let mask = u128::MAX.checked_shl(128 - u32::from(len)).unwrap_or(0);
-    u128::from(ip) & mask == u128::from(Ipv6Addr::from(net)) & mask
+/// The name and the range of the first of `ranges` that holds `ip`.
+fn first_holding(ip: IpAddr, ranges: &[(&str, &str)]) -> Option<String> {
+    ranges
+        .iter()
+        .find(|(cidr, _)| within(ip, cidr))
+        .map(|(cidr, name)| match name.split_once(", ") {
+            // "reserved, broadcast included" reads "reserved (240.0.0.0/4, broadcast included)".
+            Some((name, note)) => format!("{name} ({cidr}, {note})"),
+            None => format!("{name} ({cidr})"),
+        })
 }
 
 /// The IPv4 addresses an IPv6 address carries, with the name of its form: where a packet
@@ -111,17 +86,18 @@ fn embedded_ipv4(v6: Ipv6Addr) -> Option<(&'static str, Vec<Ipv4Addr>)> {
     let low32 = Ipv4Addr::from(bits as u32);
     let s = v6.segments();
     let pair = |hi: u16, lo: u16| Ipv4Addr::from((u32::from(hi) << 16) | u32::from(lo));
-    if v6_in(v6, [0, 0, 0, 0, 0, 0xffff, 0, 0], 96) {
+    let ip = IpAddr::V6(v6);
+    if within(ip, "::ffff:0:0/96") {
         Some(("IPv4-mapped", vec![low32]))
-    } else if v6_in(v6, [0, 0, 0, 0, 0xffff, 0, 0, 0], 96) {
+    } else if within(ip, "::ffff:0:0:0/96") {
         Some(("IPv4-translated", vec![low32]))
-    } else if v6_in(v6, [0x64, 0xff9b, 0, 0, 0, 0, 0, 0], 96) {
+    } else if within(ip, "64:ff9b::/96") {
         Some(("NAT64", vec![low32]))
-    } else if v6_in(v6, [0x2002, 0, 0, 0, 0, 0, 0, 0], 16) {
+    } else if within(ip, "2002::/16") {
         Some(("6to4", vec![pair(s[1], s[2])]))
-    } else if v6_in(v6, [0x2001, 0, 0, 0, 0, 0, 0, 0], 32) {
+    } else if within(ip, "2001::/32") {
         Some(("Teredo", vec![pair(s[2], s[3]), !low32]))
-    } else if v6_in(v6, [0; 8], 96) && bits > 1 {
+    } else if within(ip, "::/96") && bits > 1 {
         // `::` and `::1` are IPv6's own unspecified and loopback, named as such below.
         Some(("IPv4-compatible", vec![low32]))
     } else {
@@ -129,36 +105,23 @@ fn embedded_ipv4(v6: Ipv6Addr) -> Option<(&'static str, Vec<Ipv4Addr>)> {
     }
 }
 
-fn v4_refusal(ip: Ipv4Addr) -> Option<&'static str> {
-    V4_REFUSED
-        .iter()
-        .find(|(net, len, _)| v4_in(ip, *net, *len))
-        .map(|(_, _, name)| *name)
-}
-
 /// Why `ip` is not an address a delivery may connect to, or `None` when it is on the
 /// public internet. The reason names the range (and, for IPv6 carrying IPv4, the form and
 /// the address it carries).
 pub fn refusal(ip: IpAddr) -> Option<String> {
-    match ip {
-        IpAddr::V4(v4) => v4_refusal(v4).map(str::to_owned),
-        IpAddr::V6(v6) => {
-            if let Some((form, carried)) = embedded_ipv4(v6) {
-                return carried.into_iter().find_map(|v4| {
-                    v4_refusal(v4).map(|why| format!("{form} form of {v4}, {why}"))
-                });
-            }
-            if let Some((_, _, name)) = V6_REFUSED
-                .iter()
-                .find(|(net, len, _)| v6_in(v6, *net, *len))
-            {
-                return Some((*name).to_owned());
-            }
-            // Only 2000::/3 is allocated as global unicast; the rest is reserved.
-            (!v6_in(v6, [0x2000, 0, 0, 0, 0, 0, 0, 0], 3))
-                .then(|| "reserved (outside global unicast 2000::/3)".to_owned())
-        }
+    let IpAddr::V6(v6) = ip else {
+        return first_holding(ip, V4_REFUSED);
+    };
+    if let Some((form, carried)) = embedded_ipv4(v6) {
+        return carried.into_iter().find_map(|v4| {
+            first_holding(IpAddr::V4(v4), V4_REFUSED)
+                .map(|why| format!("{form} form of {v4}, {why}"))
+        });
     }
+    // Only 2000::/3 is allocated as global unicast; the rest is reserved.
+    first_holding(ip, V6_REFUSED).or_else(|| {
+        (!within(ip, "2000::/3")).then(|| "reserved (outside global unicast 2000::/3)".to_owned())
+    })
 }
 
 /// Whether an address is on the public internet (see [`refusal`]).
