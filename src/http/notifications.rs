@@ -57,7 +57,7 @@ pub struct WebhookRequest {
     )]
     pub url: String,
     /// 16–256 characters: the HMAC-SHA256 key of `X-Leekha-Signature`.
-    #[schema(format = Password)]
+    #[schema(format = Password, min_length = 16, max_length = 256)]
     pub secret: String,
 }
 

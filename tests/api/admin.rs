@@ -427,6 +427,29 @@ async fn an_aborted_game_shows_aborted_to_its_players() {
     .await;
     assert_eq!(reply.status, 200, "{}", reply.text);
     assert_eq!(reply.json["status"], "aborted");
+    let version = reply.json["version"].as_i64().unwrap();
+    assert_eq!(
+        reply.header("etag"),
+        Some(format!("\"{version}\"").as_str())
+    );
+
+    // A game aborted before its deal has no seed to reveal.
+    let undealt = game_of(&app, &players[..1], json!({})).await;
+    post(
+        &app,
+        &format!("/api/v1/admin/games/{undealt}/abort"),
+        json!({"reason": "test"}),
+        &boss.access,
+    )
+    .await;
+    let replay = get(
+        &app,
+        &format!("/api/v1/games/{undealt}/replay"),
+        &players[0].access,
+    )
+    .await;
+    assert_eq!(replay.status, 200, "{}", replay.text);
+    assert!(replay.json["seed"].is_null(), "{}", replay.text);
 
     for p in &players {
         let view = get(&app, &format!("/api/v1/games/{game}"), &p.access).await;

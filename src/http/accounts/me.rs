@@ -16,10 +16,11 @@ use super::{UserView, check_rate};
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct UpdateMe {
-    /// A new username.
+    /// A new username (3–32 characters of `a-z`, `0-9`, `_`).
+    #[schema(pattern = "^[A-Za-z0-9_]{3,32}$")]
     pub username: Option<String>,
     /// A new password (8–128 characters).
-    #[schema(format = Password)]
+    #[schema(format = Password, min_length = 8, max_length = 128)]
     pub password: Option<String>,
     /// Required to change the password of an account that has one.
     #[schema(format = Password)]

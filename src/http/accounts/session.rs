@@ -19,10 +19,10 @@ use super::{UserView, check_rate};
 #[derive(Debug, Deserialize, ToSchema)]
 pub struct Credentials {
     /// 3–32 characters of `a-z`, `0-9`, `_`; unique ignoring case.
-    #[schema(example = "layla_99")]
+    #[schema(example = "layla_99", pattern = "^[A-Za-z0-9_]{3,32}$")]
     pub username: String,
     /// 8–128 characters.
-    #[schema(example = "correct horse battery", format = Password)]
+    #[schema(example = "correct horse battery", format = Password, min_length = 8, max_length = 128)]
     pub password: String,
 }
 

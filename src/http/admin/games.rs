@@ -8,6 +8,7 @@ use crate::error::Error;
 use crate::games::{self, Committed, lists};
 use crate::http::extract::{AdminUser, OptionalJson};
 use crate::http::pagination::{Cursor, keyset_page, limit};
+use crate::http::preconditions::with_etag;
 use crate::http::problem::{ApiError, Problem};
 use crate::http::views::game::{GameView, game_view};
 use crate::rules::Seat;
@@ -162,5 +163,6 @@ where
     let admin_id = admin.id().to_owned();
     let done = state.db.run(move |conn| change(conn, &admin_id)).await?;
     state.published(&done);
-    Ok(HttpResponse::Ok().json(game_view(&done.table, None)?))
+    let view = game_view(&done.table, None)?;
+    Ok(with_etag(&view, view.version))
 }

@@ -82,7 +82,11 @@ pub struct AuditQuery {
 #[serde(deny_unknown_fields)]
 pub struct BanRequest {
     /// 1–500 characters; kept in the audit log and on the account.
-    #[schema(example = "abusive messages in game chat")]
+    #[schema(
+        example = "abusive messages in game chat",
+        min_length = 1,
+        max_length = 500
+    )]
     pub reason: String,
 }
 
@@ -91,6 +95,7 @@ pub struct BanRequest {
 #[serde(deny_unknown_fields)]
 pub struct OptionalReason {
     /// 1–500 characters, kept in the audit log.
+    #[schema(min_length = 1, max_length = 500)]
     pub reason: Option<String>,
 }
 
@@ -101,6 +106,7 @@ pub struct RoleRequest {
     /// `player` or `admin`.
     pub role: Option<Role>,
     /// 1–500 characters, kept in the audit log.
+    #[schema(min_length = 1, max_length = 500)]
     pub reason: Option<String>,
 }
 
@@ -109,7 +115,11 @@ pub struct RoleRequest {
 #[serde(deny_unknown_fields)]
 pub struct AbortRequest {
     /// 1–500 characters; players see it as the game's `abort_reason`.
-    #[schema(example = "a player reported a bug in the deal")]
+    #[schema(
+        example = "a player reported a bug in the deal",
+        min_length = 1,
+        max_length = 500
+    )]
     pub reason: String,
 }
 

@@ -75,11 +75,13 @@ pub struct ReplayView {
     /// Rules.
     pub rules: RulesView,
     /// The deal seed (64 hex digits): with the rules and actions it reproduces the game.
+    /// Null for a game aborted before the deal.
     #[schema(
+        required = true,
         pattern = "^[0-9a-f]{64}$",
         example = "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"
     )]
-    pub seed: String,
+    pub seed: Option<String>,
     /// Every deal.
     pub rounds: Vec<ReplayRound>,
     /// Every action, in order.
@@ -151,7 +153,7 @@ pub fn replay_view(table: &Table, record: &Record) -> Result<ReplayView, Error> 
     Ok(ReplayView {
         id: table.row.id.parse().unwrap_or_default(),
         rules: rules_view(table)?,
-        seed: table.row.seed.clone().unwrap_or_default(),
+        seed: table.row.seed.clone().filter(|s| !s.is_empty()),
         rounds,
         actions,
         result,
