@@ -17,7 +17,7 @@ free_port() {
 start_server() {
   local port=$1 url=$2 log=$3
   DATABASE_URL="$url" LEEKHA_BIND="127.0.0.1:$port" LEEKHA_JWT_SECRET="bench-secret-bench-secret-bench-secret" \
-    LEEKHA_AUTH_RATE_PER_MINUTE=1000000 RUST_LOG="${RUST_LOG:-warn}" "$LEEKHA" serve >>"$log" 2>&1 &
+    LEEKHA_AUTH_RATE_PER_MINUTE=1000000 LEEKHA_MAX_ACTIVE_GAMES_PER_USER=100000 RUST_LOG="${RUST_LOG:-warn}" "$LEEKHA" serve >>"$log" 2>&1 &
   SERVER_PIDS+=($!)
   for _ in $(seq 1 200); do
     if curl -fsS "http://127.0.0.1:$port/readyz" >/dev/null 2>&1; then return 0; fi
