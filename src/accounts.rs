@@ -9,8 +9,6 @@
 
 use std::sync::Arc;
 
-use diesel::Connection;
-
 use crate::auth::tokens::{TokenKeys, hash_refresh_token, new_refresh_token};
 use crate::auth::{Password, Role, Secret, Username, banned, verify_password};
 use crate::db::users::{self, NewRefreshToken, NewUser, UserRow};
@@ -174,7 +172,7 @@ fn open_account(
 ) -> Result<Session, Error> {
     let now = db::now();
     let id = uuid::Uuid::new_v4().to_string();
-    conn.transaction(|conn| {
+    db::write_transaction(conn, |conn| {
         let account = NewUser {
             id: &id,
             username,
@@ -254,7 +252,7 @@ pub fn login(
     if user.banned_at.is_some() {
         return Err(banned());
     }
-    conn.transaction(|conn| issuer.open(conn, user, None))
+    db::write_transaction(conn, |conn| issuer.open(conn, user, None))
 }
 
 /// Spends a refresh token for a new pair of the same family (rotation). A token presented
@@ -357,7 +355,7 @@ pub fn update_me(
         .refresh_token
         .as_ref()
         .map(|t| hash_refresh_token(t.expose()));
-    conn.transaction(|conn| {
+    db::write_transaction(conn, |conn| {
         let now = db::now();
         if let Some(name) = &change.username {
             users::rename(conn, &user.id, name.as_str(), &name.key(), now)
@@ -407,7 +405,7 @@ pub fn update_me(
 /// # Errors
 /// Database errors only.
 pub fn delete_me(conn: &mut AnyConnection, user_id: &str) -> Result<(), Error> {
-    conn.transaction(|conn| {
+    db::write_transaction(conn, |conn| {
         let now = db::now();
         users::mark_deleted(conn, user_id, now)?;
         users::revoke_user(conn, user_id, now)?;

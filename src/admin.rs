@@ -3,7 +3,6 @@
 //! same state, and is audited in it ([`crate::audit`]). Use cases on games are in
 //! [`crate::games`].
 
-use diesel::Connection;
 use serde_json::json;
 
 use crate::audit::{self, Entry};
@@ -19,7 +18,7 @@ fn user_locked<T>(
     id: &str,
     f: impl FnOnce(&mut AnyConnection) -> Result<T, Error>,
 ) -> Result<T, Error> {
-    conn.transaction(|conn| {
+    db::write_transaction(conn, |conn| {
         if !db::admin::lock_user(conn, id)? {
             return Err(Error::not_found("no such user"));
         }

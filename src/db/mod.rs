@@ -12,6 +12,7 @@ pub mod schema;
 pub mod settings;
 pub mod types;
 pub mod users;
+pub mod writer;
 
 use std::time::Duration;
 
@@ -131,6 +132,9 @@ impl Db {
     /// database is down reports 503 on `/readyz` until it returns.
     pub fn open(config: &Config) -> Self {
         let backend = config.database_url.backend();
+        if backend == Backend::Sqlite {
+            writer::set_wait(config.db_timeout);
+        }
         let pool = Pool::builder()
             .max_size(config.pool_size)
             .min_idle(Some(1))
@@ -293,14 +297,16 @@ fn latest_version(backend: Backend) -> String {
         .expect("at least one migration is embedded")
 }
 
-/// A transaction that will write, for work that reads before it writes. On SQLite its first
+/// A transaction that will write. On SQLite it waits its turn at this process's writer gate
+/// ([`writer`]: first come, first served, at most the database timeout), then its first
 /// statement takes the database's write lock (a write that changes nothing), so the
 /// transaction never holds a read snapshot that a concurrent writer makes stale, which
 /// SQLite refuses at once with "database is locked" instead of waiting. On PostgreSQL it is
-/// a plain transaction.
+/// a plain transaction. Every write transaction goes through here.
 ///
 /// # Errors
-/// `f`'s errors and database errors.
+/// `f`'s errors and database errors; on SQLite "database is locked" (answered 503) when the
+/// gate was not had in time.
 pub fn write_transaction<T, E>(
     conn: &mut AnyConnection,
     f: impl FnOnce(&mut AnyConnection) -> Result<T, E>,
@@ -309,11 +315,24 @@ where
     E: From<diesel::result::Error>,
 {
     use diesel::Connection;
-    conn.transaction(|conn| {
-        if let AnyConnection::Sqlite(lite) = conn {
-            use diesel::RunQueryDsl;
-            diesel::sql_query("UPDATE server_settings SET key = key WHERE 0").execute(lite)?;
-        }
-        f(conn)
-    })
+    if matches!(conn, AnyConnection::Sqlite(_)) {
+        return writer::hold(|| {
+            conn.transaction(|conn| {
+                if let AnyConnection::Sqlite(lite) = conn {
+                    diesel::sql_query("UPDATE server_settings SET key = key WHERE 0")
+                        .execute(lite)?;
+                }
+                f(conn)
+            })
+        })
+        .unwrap_or_else(|writer::GateTimedOut| {
+            Err(E::from(diesel::result::Error::DatabaseError(
+                diesel::result::DatabaseErrorKind::Unknown,
+                Box::new(
+                    "database is locked (waiting for this process's earlier writes)".to_owned(),
+                ),
+            )))
+        });
+    }
+    conn.transaction(f)
 }

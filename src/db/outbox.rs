@@ -228,7 +228,7 @@ pub fn record_attempt(
     now: NaiveDateTime,
     end: AttemptEnd,
 ) -> QueryResult<()> {
-    conn.transaction(|conn| {
+    super::write_transaction(conn, |conn| {
         diesel::insert_into(webhook_attempts::table)
             .values((
                 webhook_attempts::delivery_id.eq(delivery_id),

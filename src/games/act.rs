@@ -124,7 +124,7 @@ pub fn act(
                 .ok_or_else(|| Error::internal("an action under the lock did not commit"))
         });
     }
-    conn.transaction(|conn| {
+    crate::db::write_transaction(conn, |conn| {
         let table = Table::load_for(conn, game_id, true, user_id)?;
         judge(&act?, table, conn, Mode::Locked, hot, render)?
             .ok_or_else(|| Error::internal("an action under the lock did not commit"))

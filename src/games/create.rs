@@ -1,7 +1,5 @@
 //! Creating a game.
 
-use diesel::Connection;
-
 use crate::bots::BotLevel;
 use crate::db::games::{self as store, GameRow, SeatRow};
 use crate::db::{self, AnyConnection};
@@ -65,7 +63,7 @@ pub fn check_active_cap(conn: &mut AnyConnection, user_id: &str, max: i64) -> Re
 /// 409 `too_many_games`, `too_many_active_games`; 400 for an unknown or doubly invited username or a self-invitation.
 pub fn create(conn: &mut AnyConnection, creator: &str, new: NewGame) -> Result<Committed, Error> {
     let rules_text = serde_json::to_string(&new.rules)?;
-    conn.transaction(|conn| {
+    db::write_transaction(conn, |conn| {
         // The creator's row lock first: it serializes this user's creations, so the count
         // below stays true until the insert (and on SQLite it takes the write lock before
         // any read).

@@ -77,8 +77,7 @@ fn locked<T>(
     id: &str,
     f: impl FnOnce(&mut AnyConnection, Table) -> Result<T, Error>,
 ) -> Result<T, Error> {
-    use diesel::Connection;
-    conn.transaction(|conn| {
+    crate::db::write_transaction(conn, |conn| {
         let table = Table::load_locked(conn, id)?;
         f(conn, table)
     })

@@ -8,7 +8,6 @@
 //! `FOR UPDATE SKIP LOCKED` and re-checked under the lock, so one deadline is acted on once.
 
 use chrono::NaiveDateTime;
-use diesel::Connection;
 
 use crate::bots::{self, BotLevel};
 use crate::db::{self, AnyConnection, games as store};
@@ -52,7 +51,7 @@ pub fn due(conn: &mut AnyConnection, limit: i64) -> Result<Vec<String>, Error> {
 /// # Errors
 /// Database errors; the next tick tries again.
 pub fn wake(conn: &mut AnyConnection, id: &str) -> Result<Woken, Error> {
-    conn.transaction(|conn| {
+    db::write_transaction(conn, |conn| {
         let now = db::now();
         if !store::claim_due(conn, id, now)? {
             return Ok(Woken::Early);

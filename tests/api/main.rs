@@ -16,3 +16,4 @@ mod games;
 mod load;
 mod metrics;
 mod shutdown;
+mod sqlite_writer;
