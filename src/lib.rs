@@ -28,5 +28,6 @@ pub mod notifications;
 pub mod rules;
 pub mod scheduler;
 pub mod secret;
+pub mod social;
 pub mod telemetry;
 pub mod webhooks;

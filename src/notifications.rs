@@ -28,6 +28,9 @@ pub enum Kind {
     TurnReminder,
     /// A bot took the user's seat (after timeouts, or by an administrator).
     SeatTakenByBot,
+    /// Another user asked the user to be friends, or answered the user's request (`friends`
+    /// in the data says which).
+    FriendRequest,
 }
 
 impl Kind {
@@ -40,6 +43,7 @@ impl Kind {
             Kind::GameFinished => "game_finished",
             Kind::TurnReminder => "turn_reminder",
             Kind::SeatTakenByBot => "seat_taken_by_bot",
+            Kind::FriendRequest => "friend_request",
         }
     }
 }
@@ -62,8 +66,8 @@ pub struct Pending {
 pub struct NotificationView {
     /// Per-user sequence number, contiguous from 1.
     pub seq: i64,
-    /// `your_turn`, `invited`, `game_started`, `game_finished`, `turn_reminder` or
-    /// `seat_taken_by_bot`.
+    /// `your_turn`, `invited`, `game_started`, `game_finished`, `turn_reminder`,
+    /// `seat_taken_by_bot` or `friend_request`.
     #[serde(rename = "type")]
     #[schema(value_type = Kind)]
     pub kind: String,

@@ -86,6 +86,11 @@ impl AppState {
     /// notified users (other instances find the change by polling the database).
     pub fn announce(&self, game_id: &str, notified_users: &[String]) {
         self.notifier.notify(game_id);
+        self.announce_users(notified_users);
+    }
+
+    /// Wakes the long-polls of this instance that wait on the feeds of these users.
+    pub fn announce_users(&self, notified_users: &[String]) {
         for user in notified_users {
             self.notifier.notify(&format!("user:{user}"));
         }

@@ -725,18 +725,35 @@ pub fn event_count(conn: &mut AnyConnection, id: &str) -> QueryResult<Option<i64
         .optional()
 }
 
-/// Public waiting games with open seats, oldest first, after the keyset cursor.
+/// Public waiting games with open seats, oldest first, after the keyset cursor; with
+/// `friends_of`, only those where a friend of that user sits.
 pub fn lobby(
     conn: &mut AnyConnection,
     after: Option<(NaiveDateTime, String)>,
+    friends_of: Option<&str>,
     limit: i64,
 ) -> QueryResult<Vec<Found>> {
+    use super::schema::friend_requests as requests;
     let seats = seats_column(conn);
     let mut query = games::table
         .filter(games::status.eq(GameStatus::Waiting))
         .filter(games::visibility.eq(Visibility::Public))
         .filter(games::open_seats.gt(0))
         .into_boxed();
+    if let Some(me) = friends_of {
+        // Friends: each has asked the other.
+        let asked = requests::table
+            .filter(requests::user_id.eq(me.to_owned()))
+            .select(requests::other_id.nullable());
+        let asking = requests::table
+            .filter(requests::other_id.eq(me.to_owned()))
+            .select(requests::user_id.nullable());
+        let friends_games = game_seats::table
+            .filter(game_seats::user_id.eq_any(asked))
+            .filter(game_seats::user_id.eq_any(asking))
+            .select(game_seats::game_id);
+        query = query.filter(games::id.eq_any(friends_games));
+    }
     if let Some((at, id)) = after {
         query = query.filter(
             games::created_at

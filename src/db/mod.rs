@@ -10,6 +10,7 @@ pub mod outbox;
 pub mod prepared;
 pub mod schema;
 pub mod settings;
+pub mod social;
 pub mod types;
 pub mod users;
 pub mod writer;

@@ -304,3 +304,36 @@ diesel::table! {
         created_at -> Timestamp,
     }
 }
+
+diesel::table! {
+    /// Friend requests: `user_id` asked `other_id`; both directions stored make friends.
+    friend_requests (user_id, other_id) {
+        /// Who asked.
+        user_id -> Text,
+        /// Whom.
+        other_id -> Text,
+        /// When.
+        created_at -> Timestamp,
+    }
+}
+
+diesel::table! {
+    /// Blocks: `user_id` blocks `blocked_id`.
+    blocks (user_id, blocked_id) {
+        /// Who blocks.
+        user_id -> Text,
+        /// Whom.
+        blocked_id -> Text,
+        /// When.
+        created_at -> Timestamp,
+    }
+}
+
+// Pairs only: a table listed twice in these macros would get conflicting impls.
+diesel::allow_tables_to_appear_in_same_query!(friend_requests, blocks);
+diesel::allow_tables_to_appear_in_same_query!(friend_requests, users);
+diesel::allow_tables_to_appear_in_same_query!(blocks, users);
+diesel::allow_tables_to_appear_in_same_query!(friend_requests, game_seats);
+diesel::allow_tables_to_appear_in_same_query!(friend_requests, games);
+diesel::allow_tables_to_appear_in_same_query!(blocks, game_seats);
+diesel::allow_tables_to_appear_in_same_query!(blocks, games);

@@ -60,7 +60,8 @@ pub fn check_active_cap(conn: &mut AnyConnection, user_id: &str, max: i64) -> Re
 /// bots. Invited users are notified.
 ///
 /// # Errors
-/// 409 `too_many_games`, `too_many_active_games`; 400 for an unknown or doubly invited username or a self-invitation.
+/// 409 `too_many_games`, `too_many_active_games`; 400 for an unknown or doubly invited username or a self-invitation;
+/// 403 `blocked` when an invited user blocks the creator.
 pub fn create(conn: &mut AnyConnection, creator: &str, new: NewGame) -> Result<Committed, Error> {
     let rules_text = serde_json::to_string(&new.rules)?;
     db::write_transaction(conn, |conn| {
@@ -103,6 +104,12 @@ pub fn create(conn: &mut AnyConnection, creator: &str, new: NewGame) -> Result<C
                         })?;
                     if target.id == creator {
                         return Err(Error::validation("you cannot invite yourself"));
+                    }
+                    if db::social::blocks(conn, &target.id, creator)? {
+                        return Err(crate::social::blocked(format!(
+                            "{} blocks you",
+                            target.username
+                        )));
                     }
                     if invited.contains(&target.id) {
                         return Err(Error::validation(format!("{name:?} is invited twice")));

@@ -8,16 +8,18 @@ use crate::rules::Seat;
 
 use super::{GameStatus, Table};
 
-/// Public games waiting for players, oldest first, after the keyset `after`.
+/// Public games waiting for players, oldest first, after the keyset `after`; with
+/// `friends_of`, only those where a friend of that user sits.
 ///
 /// # Errors
 /// Database errors.
 pub fn lobby(
     conn: &mut AnyConnection,
     after: Option<(NaiveDateTime, String)>,
+    friends_of: Option<&str>,
     limit: i64,
 ) -> Result<Vec<Table>, Error> {
-    Ok(store::lobby(conn, after, limit)?
+    Ok(store::lobby(conn, after, friends_of, limit)?
         .into_iter()
         .map(Table::from_found)
         .collect())

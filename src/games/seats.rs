@@ -15,7 +15,8 @@ use super::{BotReason, Change, Committed, GameStatus, locked, seat_of};
 ///
 /// # Errors
 /// 404 for a hidden game; 409 `game_not_waiting`, `already_seated`, `seat_taken`,
-/// `game_full`; 400 for a seat outside 0..=3.
+/// `game_full`; 400 for a seat outside 0..=3; 403 `blocked` when a seated player blocks the
+/// user.
 pub fn join(
     conn: &mut AnyConnection,
     game_id: &str,
@@ -40,6 +41,12 @@ pub fn join(
             ));
         }
         super::create::check_active_cap(conn, user_id, max_active_games)?;
+        let seated: Vec<String> = table
+            .seats
+            .iter()
+            .filter_map(|s| s.user_id.clone())
+            .collect();
+        crate::social::check_not_blocked_by(conn, user_id, &seated)?;
         let reserved = table.invitation_of(user_id);
         let seat = match wanted {
             Some(n) => {

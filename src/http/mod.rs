@@ -20,6 +20,7 @@ pub mod problem_catalog;
 pub mod problem_page;
 pub mod rate_limit;
 mod slow_body;
+pub mod social;
 pub mod views;
 
 use actix_web::body::MessageBody;
@@ -51,6 +52,7 @@ fn routes(cfg: &mut utoipa_actix_web::service_config::ServiceConfig) {
                 .configure(accounts::routes)
                 .configure(games::routes)
                 .configure(notifications::routes)
+                .configure(social::routes)
                 .configure(admin::routes),
         );
 }

@@ -143,6 +143,15 @@ pub static PROBLEM_CODES: &[ProblemCode] = &[
         "Tell the person; only an administrator can lift a ban.",
     ),
     entry(
+        "blocked",
+        403,
+        "Blocked",
+        "One of the two users blocks the other: a blocked user cannot join a game where the \
+         blocker sits, invite the blocker or ask them to be friends, and a user who blocks \
+         another cannot ask them to be friends before unblocking them.",
+        "Do not retry; choose another table or player.",
+    ),
+    entry(
         "not_seated",
         403,
         "Not seated in this game",
@@ -315,6 +324,20 @@ pub static PROBLEM_CODES: &[ProblemCode] = &[
         "Own account",
         "Administrators cannot ban or demote their own account.",
         "Ask another administrator.",
+    ),
+    entry(
+        "too_many_friends",
+        409,
+        "Too many friends",
+        "A user has at most 500 friends and friend requests (made or received) together.",
+        "End a friendship or withdraw a request (`DELETE /api/v1/me/friends/{username}`) first.",
+    ),
+    entry(
+        "too_many_blocks",
+        409,
+        "Too many blocks",
+        "A user blocks at most 1,000 others.",
+        "Unblock someone (`DELETE /api/v1/me/blocks/{username}`) first.",
     ),
     // 413
     entry(

@@ -16,4 +16,5 @@ mod games;
 mod load;
 mod metrics;
 mod shutdown;
+mod social;
 mod sqlite_writer;

@@ -25,12 +25,15 @@ pub struct ListQuery {
     pub limit: Option<i64>,
     /// `next_cursor` of the previous page.
     pub cursor: Option<String>,
+    /// The lobby only: `true` lists only games where a friend of the caller sits.
+    pub friends: Option<bool>,
 }
 
 /// The lobby: public games with open seats.
 ///
 /// Oldest first, so that the tables waiting longest fill first. Paginated with `limit` and
-/// `cursor`; the caller's own waiting games are listed too.
+/// `cursor`; the caller's own waiting games are listed too. `friends=true` keeps the games
+/// where a friend of the caller sits.
 #[utoipa::path(
     operation_id = "list_lobby",
     tag = "games",
@@ -43,7 +46,7 @@ pub struct ListQuery {
 #[get("/games")]
 pub async fn lobby(
     state: web::Data<AppState>,
-    _user: AuthUser,
+    user: AuthUser,
     query: web::Query<ListQuery>,
 ) -> Result<HttpResponse, ApiError> {
     if let Some(status) = query.status.as_deref()
@@ -53,9 +56,10 @@ pub async fn lobby(
     }
     let limit = limit(query.limit, 50, 200)?;
     let after = Cursor::keyset(query.cursor.as_deref())?;
+    let friends_of = query.friends.unwrap_or(false).then(|| user.id().to_owned());
     let tables = state
         .db
-        .run(move |conn| lists::lobby(conn, after, limit + 1))
+        .run(move |conn| lists::lobby(conn, after, friends_of.as_deref(), limit + 1))
         .await?;
     let (tables, next_cursor) = keyset_page(tables, limit, |t| (t.row.created_at, &t.row.id));
     let items = tables
@@ -85,6 +89,9 @@ pub async fn my_games(
     user: AuthUser,
     query: web::Query<ListQuery>,
 ) -> Result<HttpResponse, ApiError> {
+    if query.friends.is_some() {
+        return Err(Error::validation("friends filters the lobby only").into());
+    }
     let statuses = lists::parse_statuses(
         query.status.as_deref(),
         &[GameStatus::Active, GameStatus::Waiting],

@@ -1,0 +1,2 @@
+DROP TABLE blocks;
+DROP TABLE friend_requests;

@@ -1,0 +1,169 @@
+//! Friend requests and blocks between users.
+
+use chrono::NaiveDateTime;
+use diesel::prelude::*;
+
+use super::AnyConnection;
+use super::schema::{blocks, friend_requests, users};
+
+/// Another user as a list shows them: id, username, since when.
+pub type Related = (String, String, NaiveDateTime);
+
+/// Records `user_id`'s request to `other_id`; `false` when it was there already (a
+/// concurrent twin included).
+pub fn insert_request(
+    conn: &mut AnyConnection,
+    user_id: &str,
+    other_id: &str,
+    now: NaiveDateTime,
+) -> QueryResult<bool> {
+    let row = (
+        friend_requests::user_id.eq(user_id),
+        friend_requests::other_id.eq(other_id),
+        friend_requests::created_at.eq(now),
+    );
+    let inserted = match conn {
+        AnyConnection::Postgresql(c) => diesel::insert_into(friend_requests::table)
+            .values(row)
+            .on_conflict_do_nothing()
+            .execute(c)?,
+        AnyConnection::Sqlite(c) => diesel::insert_into(friend_requests::table)
+            .values(row)
+            .on_conflict_do_nothing()
+            .execute(c)?,
+    };
+    Ok(inserted > 0)
+}
+
+/// Whether `user_id` has asked `other_id`.
+pub fn has_requested(conn: &mut AnyConnection, user_id: &str, other_id: &str) -> QueryResult<bool> {
+    diesel::select(diesel::dsl::exists(
+        friend_requests::table.find((user_id, other_id)),
+    ))
+    .get_result(conn)
+}
+
+/// Removes the requests between the two users, both ways; how many there were.
+pub fn delete_requests(conn: &mut AnyConnection, a: &str, b: &str) -> QueryResult<usize> {
+    diesel::delete(
+        friend_requests::table.filter(
+            (friend_requests::user_id
+                .eq(a)
+                .and(friend_requests::other_id.eq(b)))
+            .or(friend_requests::user_id
+                .eq(b)
+                .and(friend_requests::other_id.eq(a))),
+        ),
+    )
+    .execute(conn)
+}
+
+/// How many requests `user_id` has made (friendships included) or received.
+pub fn request_count(conn: &mut AnyConnection, user_id: &str) -> QueryResult<i64> {
+    friend_requests::table
+        .filter(
+            friend_requests::user_id
+                .eq(user_id)
+                .or(friend_requests::other_id.eq(user_id)),
+        )
+        .count()
+        .get_result(conn)
+}
+
+/// The users `user_id` has asked (the request's time), live accounts only, by username.
+pub fn asked_by(conn: &mut AnyConnection, user_id: &str) -> QueryResult<Vec<Related>> {
+    friend_requests::table
+        .inner_join(users::table.on(users::id.eq(friend_requests::other_id)))
+        .filter(friend_requests::user_id.eq(user_id))
+        .filter(users::deleted_at.is_null())
+        .order(users::username_key.asc())
+        .select((users::id, users::username, friend_requests::created_at))
+        .load(conn)
+}
+
+/// The users who asked `user_id` (the request's time), live accounts only, by username.
+pub fn asking(conn: &mut AnyConnection, user_id: &str) -> QueryResult<Vec<Related>> {
+    friend_requests::table
+        .inner_join(users::table.on(users::id.eq(friend_requests::user_id)))
+        .filter(friend_requests::other_id.eq(user_id))
+        .filter(users::deleted_at.is_null())
+        .order(users::username_key.asc())
+        .select((users::id, users::username, friend_requests::created_at))
+        .load(conn)
+}
+
+/// Records that `user_id` blocks `blocked_id`; `false` when it did already.
+pub fn insert_block(
+    conn: &mut AnyConnection,
+    user_id: &str,
+    blocked_id: &str,
+    now: NaiveDateTime,
+) -> QueryResult<bool> {
+    let row = (
+        blocks::user_id.eq(user_id),
+        blocks::blocked_id.eq(blocked_id),
+        blocks::created_at.eq(now),
+    );
+    let inserted = match conn {
+        AnyConnection::Postgresql(c) => diesel::insert_into(blocks::table)
+            .values(row)
+            .on_conflict_do_nothing()
+            .execute(c)?,
+        AnyConnection::Sqlite(c) => diesel::insert_into(blocks::table)
+            .values(row)
+            .on_conflict_do_nothing()
+            .execute(c)?,
+    };
+    Ok(inserted > 0)
+}
+
+/// Lifts `user_id`'s block of `blocked_id`; whether there was one.
+pub fn delete_block(
+    conn: &mut AnyConnection,
+    user_id: &str,
+    blocked_id: &str,
+) -> QueryResult<bool> {
+    diesel::delete(blocks::table.find((user_id, blocked_id)))
+        .execute(conn)
+        .map(|n| n > 0)
+}
+
+/// How many users `user_id` blocks.
+pub fn block_count(conn: &mut AnyConnection, user_id: &str) -> QueryResult<i64> {
+    blocks::table
+        .filter(blocks::user_id.eq(user_id))
+        .count()
+        .get_result(conn)
+}
+
+/// The users `user_id` blocks (live accounts), by username.
+pub fn blocked_by(conn: &mut AnyConnection, user_id: &str) -> QueryResult<Vec<Related>> {
+    blocks::table
+        .inner_join(users::table.on(users::id.eq(blocks::blocked_id)))
+        .filter(blocks::user_id.eq(user_id))
+        .filter(users::deleted_at.is_null())
+        .order(users::username_key.asc())
+        .select((users::id, users::username, blocks::created_at))
+        .load(conn)
+}
+
+/// Which of `users` block `user_id`.
+pub fn blockers_among(
+    conn: &mut AnyConnection,
+    user_id: &str,
+    among: &[String],
+) -> QueryResult<Vec<String>> {
+    if among.is_empty() {
+        return Ok(Vec::new());
+    }
+    blocks::table
+        .filter(blocks::blocked_id.eq(user_id))
+        .filter(blocks::user_id.eq_any(among))
+        .select(blocks::user_id)
+        .load(conn)
+}
+
+/// Whether `user_id` blocks `other_id`.
+pub fn blocks(conn: &mut AnyConnection, user_id: &str, other_id: &str) -> QueryResult<bool> {
+    diesel::select(diesel::dsl::exists(blocks::table.find((user_id, other_id)))).get_result(conn)
+}

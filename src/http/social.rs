@@ -1,0 +1,277 @@
+//! Friends and blocks: `/me/friends` and `/me/blocks`.
+
+use actix_web::{HttpResponse, delete, get, put, web};
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
+
+use crate::app::AppState;
+use crate::http::extract::AuthUser;
+use crate::http::problem::{ApiError, Problem};
+use crate::http::views::game::PlayerRef;
+use crate::social::{self, Person, Relation};
+
+/// Registers the routes of this module.
+pub fn routes(cfg: &mut utoipa_actix_web::service_config::ServiceConfig) {
+    cfg.service(list_friends)
+        .service(put_friend)
+        .service(delete_friend)
+        .service(list_blocks)
+        .service(put_block)
+        .service(delete_block);
+}
+
+/// Another user in the caller's lists.
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+pub struct RelatedUser {
+    /// Who.
+    pub user: PlayerRef,
+    /// Since when: the request, the friendship (when the second request came) or the block.
+    pub since: DateTime<Utc>,
+}
+
+impl From<&Person> for RelatedUser {
+    fn from(p: &Person) -> Self {
+        Self {
+            user: PlayerRef {
+                id: p.id.parse().unwrap_or_default(),
+                username: p.username.clone(),
+            },
+            since: p.since.and_utc(),
+        }
+    }
+}
+
+/// The caller's friends and pending requests, each by username.
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+pub struct FriendsView {
+    /// Users who asked the caller and whom the caller asked.
+    pub friends: Vec<RelatedUser>,
+    /// Requests to the caller not answered yet: `PUT /me/friends/{username}` accepts one,
+    /// `DELETE` declines it.
+    pub incoming: Vec<RelatedUser>,
+    /// The caller's requests not answered yet.
+    pub outgoing: Vec<RelatedUser>,
+}
+
+/// Where the caller stands with another user after a request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum FriendState {
+    /// The caller has asked; the other has not.
+    Requested,
+    /// Both have asked.
+    Friends,
+}
+
+/// The caller's relation to one user after `PUT /me/friends/{username}`.
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+pub struct FriendView {
+    /// Who.
+    pub user: PlayerRef,
+    /// `requested` or `friends`.
+    pub state: FriendState,
+}
+
+/// The users the caller blocks.
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+pub struct BlocksView {
+    /// By username.
+    pub items: Vec<RelatedUser>,
+}
+
+/// The caller's friends and requests.
+///
+/// Friends (both asked), requests to the caller (`incoming`) and the caller's own
+/// (`outgoing`), each sorted by username. A user has at most 500 friends and requests
+/// together, so the lists are not paginated.
+#[utoipa::path(
+    operation_id = "list_friends",
+    tag = "social",
+    security(("bearer" = [])),
+    responses(
+        (status = 200, description = "Friends and pending requests", body = FriendsView),
+    )
+)]
+#[get("/me/friends")]
+pub async fn list_friends(
+    state: web::Data<AppState>,
+    user: AuthUser,
+) -> Result<HttpResponse, ApiError> {
+    let me = user.id().to_owned();
+    let friends = state.db.run(move |conn| social::friends(conn, &me)).await?;
+    let list = |people: &[Person]| people.iter().map(RelatedUser::from).collect();
+    Ok(HttpResponse::Ok().json(FriendsView {
+        friends: list(&friends.friends),
+        incoming: list(&friends.incoming),
+        outgoing: list(&friends.outgoing),
+    }))
+}
+
+/// Ask a user to be friends, or accept their request.
+///
+/// Two requests make friends: when `username` has asked the caller already, they are
+/// friends now (`state: friends`); otherwise the request waits for theirs
+/// (`state: requested`). A new request notifies the other user (`friend_request`, with
+/// `friends` in its data). Asking again changes nothing (200). Refused when either user
+/// blocks the other.
+#[utoipa::path(
+    operation_id = "put_friend",
+    tag = "social",
+    security(("bearer" = [])),
+    params(("username" = String, Path, description = "The other user's username")),
+    responses(
+        (status = 201, description = "Asked, or friends now", body = FriendView),
+        (status = 200, description = "Already asked, or friends already", body = FriendView),
+        (status = 400, description = "The caller's own name", body = Problem, content_type = "application/problem+json"),
+        (status = 403, description = "One of the two blocks the other (`blocked`)", body = Problem, content_type = "application/problem+json"),
+        (status = 404, description = "No such user", body = Problem, content_type = "application/problem+json"),
+        (status = 409, description = "At most 500 friends and requests (`too_many_friends`)", body = Problem, content_type = "application/problem+json"),
+    )
+)]
+#[put("/me/friends/{username}")]
+pub async fn put_friend(
+    state: web::Data<AppState>,
+    user: AuthUser,
+    path: web::Path<String>,
+) -> Result<HttpResponse, ApiError> {
+    let me = user.id().to_owned();
+    let username = path.into_inner();
+    let changed = state
+        .db
+        .run(move |conn| social::request_friend(conn, &me, &username))
+        .await?;
+    state.announce_users(&changed.notified);
+    let view = FriendView {
+        user: RelatedUser::from(&changed.other).user,
+        state: match changed.value {
+            Relation::Requested => FriendState::Requested,
+            Relation::Friends => FriendState::Friends,
+        },
+    };
+    Ok(if changed.created {
+        HttpResponse::Created().json(view)
+    } else {
+        HttpResponse::Ok().json(view)
+    })
+}
+
+/// End a friendship, withdraw a request or decline one.
+///
+/// Whatever holds between the caller and `username` (a friendship, a request either way)
+/// ends; nothing to end is no error.
+#[utoipa::path(
+    operation_id = "delete_friend",
+    tag = "social",
+    security(("bearer" = [])),
+    params(("username" = String, Path, description = "The other user's username")),
+    responses(
+        (status = 204, description = "Nothing holds between the two any more"),
+        (status = 400, description = "The caller's own name", body = Problem, content_type = "application/problem+json"),
+        (status = 404, description = "No such user", body = Problem, content_type = "application/problem+json"),
+    )
+)]
+#[delete("/me/friends/{username}")]
+pub async fn delete_friend(
+    state: web::Data<AppState>,
+    user: AuthUser,
+    path: web::Path<String>,
+) -> Result<HttpResponse, ApiError> {
+    let me = user.id().to_owned();
+    let username = path.into_inner();
+    state
+        .db
+        .run(move |conn| social::remove_friend(conn, &me, &username))
+        .await?;
+    Ok(HttpResponse::NoContent().finish())
+}
+
+/// The users the caller blocks.
+///
+/// Sorted by username; at most 1,000, so not paginated.
+#[utoipa::path(
+    operation_id = "list_blocks",
+    tag = "social",
+    security(("bearer" = [])),
+    responses(
+        (status = 200, description = "The blocked users", body = BlocksView),
+    )
+)]
+#[get("/me/blocks")]
+pub async fn list_blocks(
+    state: web::Data<AppState>,
+    user: AuthUser,
+) -> Result<HttpResponse, ApiError> {
+    let me = user.id().to_owned();
+    let blocked = state.db.run(move |conn| social::blocks(conn, &me)).await?;
+    Ok(HttpResponse::Ok().json(BlocksView {
+        items: blocked.iter().map(RelatedUser::from).collect(),
+    }))
+}
+
+/// Block a user.
+///
+/// The blocked user can no longer join a game where the caller sits, invite the caller or
+/// ask the caller to be friends (403 `blocked`); any friendship or request between the two
+/// ends. Games already under way go on. Blocking again changes nothing (200).
+#[utoipa::path(
+    operation_id = "put_block",
+    tag = "social",
+    security(("bearer" = [])),
+    params(("username" = String, Path, description = "The user to block")),
+    responses(
+        (status = 201, description = "Blocked", body = RelatedUser),
+        (status = 200, description = "Blocked already", body = RelatedUser),
+        (status = 400, description = "The caller's own name", body = Problem, content_type = "application/problem+json"),
+        (status = 404, description = "No such user", body = Problem, content_type = "application/problem+json"),
+        (status = 409, description = "At most 1,000 blocked users (`too_many_blocks`)", body = Problem, content_type = "application/problem+json"),
+    )
+)]
+#[put("/me/blocks/{username}")]
+pub async fn put_block(
+    state: web::Data<AppState>,
+    user: AuthUser,
+    path: web::Path<String>,
+) -> Result<HttpResponse, ApiError> {
+    let me = user.id().to_owned();
+    let username = path.into_inner();
+    let changed = state
+        .db
+        .run(move |conn| social::block(conn, &me, &username))
+        .await?;
+    let view = RelatedUser::from(&changed.other);
+    Ok(if changed.created {
+        HttpResponse::Created().json(view)
+    } else {
+        HttpResponse::Ok().json(view)
+    })
+}
+
+/// Unblock a user.
+///
+/// Lifts the caller's block; nothing to lift is no error. Friendships it ended stay ended.
+#[utoipa::path(
+    operation_id = "delete_block",
+    tag = "social",
+    security(("bearer" = [])),
+    params(("username" = String, Path, description = "The user to unblock")),
+    responses(
+        (status = 204, description = "Not blocked (any more)"),
+        (status = 400, description = "The caller's own name", body = Problem, content_type = "application/problem+json"),
+        (status = 404, description = "No such user", body = Problem, content_type = "application/problem+json"),
+    )
+)]
+#[delete("/me/blocks/{username}")]
+pub async fn delete_block(
+    state: web::Data<AppState>,
+    user: AuthUser,
+    path: web::Path<String>,
+) -> Result<HttpResponse, ApiError> {
+    let me = user.id().to_owned();
+    let username = path.into_inner();
+    state
+        .db
+        .run(move |conn| social::unblock(conn, &me, &username))
+        .await?;
+    Ok(HttpResponse::NoContent().finish())
+}

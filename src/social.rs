@@ -1,0 +1,275 @@
+//! Friends and blocks: who plays with whom.
+//!
+//! Two requests make friends: each user asks the other (`PUT /me/friends/{username}`), in
+//! either order; the second request turns both into a friendship. A block keeps a user away
+//! from the blocker: the blocked user cannot join a game where the blocker sits, invite the
+//! blocker, or send them a friend request. Blocking ends any friendship or request between
+//! the two. Games already under way are left alone.
+
+use chrono::NaiveDateTime;
+use serde_json::json;
+
+use crate::db::{self, AnyConnection, social as store};
+use crate::error::{Error, Kind};
+use crate::notifications::{self, Kind as NotificationKind, Pending};
+
+/// How many friend requests (made or received, friendships included) a user may have.
+pub const MAX_FRIEND_REQUESTS: i64 = 500;
+
+/// How many users a user may block.
+pub const MAX_BLOCKS: i64 = 1000;
+
+/// Another user as the caller's lists show them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Person {
+    /// Their id.
+    pub id: String,
+    /// Their username.
+    pub username: String,
+    /// Since when the relation holds (for a friendship: when the second request came).
+    pub since: NaiveDateTime,
+}
+
+impl From<store::Related> for Person {
+    fn from((id, username, since): store::Related) -> Self {
+        Self {
+            id,
+            username,
+            since,
+        }
+    }
+}
+
+/// The caller's friends and pending requests.
+#[derive(Debug, Clone, Default)]
+pub struct Friends {
+    /// Both asked.
+    pub friends: Vec<Person>,
+    /// They asked the caller.
+    pub incoming: Vec<Person>,
+    /// The caller asked them.
+    pub outgoing: Vec<Person>,
+}
+
+/// Where a friend request left the two users.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Relation {
+    /// The caller has asked; the other has not (yet).
+    Requested,
+    /// Both have asked.
+    Friends,
+}
+
+/// The outcome of a friend request or a block.
+#[derive(Debug, Clone)]
+pub struct Changed<T> {
+    /// What holds now.
+    pub value: T,
+    /// Whether the request changed anything (`false`: it held already).
+    pub created: bool,
+    /// The other user.
+    pub other: Person,
+    /// Users whose feed got a notification (wake their long-polls after the commit).
+    pub notified: Vec<String>,
+}
+
+/// 403 `blocked`.
+pub fn blocked(detail: impl Into<String>) -> Error {
+    Error::new(Kind::Forbidden, "blocked", detail)
+}
+
+/// The live account named `username`, not the caller's own.
+fn other_user(
+    conn: &mut AnyConnection,
+    me: &str,
+    username: &str,
+) -> Result<db::users::UserRow, Error> {
+    let user = db::users::by_username(conn, &username.to_ascii_lowercase())?
+        .ok_or_else(|| Error::not_found(format!("no user named {username:?}")))?;
+    if user.id == me {
+        return Err(Error::validation("that is your own account"));
+    }
+    Ok(user)
+}
+
+/// `me` asks `username` to be friends; when they had asked `me`, the two are friends now.
+/// A new request notifies the other user (`friend_request`).
+///
+/// # Errors
+/// 404 for an unknown user; 400 for the caller's own name; 403 `blocked` when either blocks
+/// the other; 409 `too_many_friends` beyond [`MAX_FRIEND_REQUESTS`].
+pub fn request_friend(
+    conn: &mut AnyConnection,
+    me: &str,
+    username: &str,
+) -> Result<Changed<Relation>, Error> {
+    db::write_transaction(conn, |conn| {
+        let now = db::now();
+        let other = other_user(conn, me, username)?;
+        if store::blocks(conn, &other.id, me)? {
+            return Err(blocked(format!("{} blocks you", other.username)));
+        }
+        if store::blocks(conn, me, &other.id)? {
+            return Err(blocked(format!(
+                "you block {}: unblock them first",
+                other.username
+            )));
+        }
+        let already = store::has_requested(conn, me, &other.id)?;
+        if !already && store::request_count(conn, me)? >= MAX_FRIEND_REQUESTS {
+            return Err(Error::conflict(
+                "too_many_friends",
+                format!("at most {MAX_FRIEND_REQUESTS} friends and requests"),
+            ));
+        }
+        let created = store::insert_request(conn, me, &other.id, now)?;
+        let value = if store::has_requested(conn, &other.id, me)? {
+            Relation::Friends
+        } else {
+            Relation::Requested
+        };
+        let mut notified = Vec::new();
+        if created {
+            let my_name = db::users::by_id(conn, me)?
+                .map(|u| u.username)
+                .ok_or_else(|| Error::internal("the caller's account is gone"))?;
+            notified = notifications::write(
+                conn,
+                vec![Pending {
+                    user_id: other.id.clone(),
+                    kind: NotificationKind::FriendRequest,
+                    game_id: None,
+                    data: json!({
+                        "user_id": me,
+                        "username": my_name,
+                        "friends": value == Relation::Friends,
+                    }),
+                }],
+                now,
+            )?;
+        }
+        Ok(Changed {
+            value,
+            created,
+            other: Person {
+                id: other.id,
+                username: other.username,
+                since: now,
+            },
+            notified,
+        })
+    })
+}
+
+/// Ends a friendship, withdraws the caller's request or declines theirs: whatever holds
+/// between `me` and `username` goes.
+///
+/// # Errors
+/// 404 for an unknown user; 400 for the caller's own name.
+pub fn remove_friend(conn: &mut AnyConnection, me: &str, username: &str) -> Result<(), Error> {
+    db::write_transaction(conn, |conn| {
+        let other = other_user(conn, me, username)?;
+        store::delete_requests(conn, me, &other.id)?;
+        Ok(())
+    })
+}
+
+/// The caller's friends, and the requests either way that are still pending.
+///
+/// # Errors
+/// Database errors.
+pub fn friends(conn: &mut AnyConnection, me: &str) -> Result<Friends, Error> {
+    let asked = store::asked_by(conn, me)?;
+    let asking = store::asking(conn, me)?;
+    let mut out = Friends::default();
+    for (id, username, at) in &asked {
+        match asking.iter().find(|(other, ..)| other == id) {
+            Some((_, _, their_at)) => out.friends.push(Person {
+                id: id.clone(),
+                username: username.clone(),
+                since: (*at).max(*their_at),
+            }),
+            None => out.outgoing.push(Person {
+                id: id.clone(),
+                username: username.clone(),
+                since: *at,
+            }),
+        }
+    }
+    out.incoming = asking
+        .into_iter()
+        .filter(|(id, ..)| !asked.iter().any(|(other, ..)| other == id))
+        .map(Person::from)
+        .collect();
+    Ok(out)
+}
+
+/// `me` blocks `username`, which ends any friendship or request between them.
+///
+/// # Errors
+/// 404 for an unknown user; 400 for the caller's own name; 409 `too_many_blocks` beyond
+/// [`MAX_BLOCKS`].
+pub fn block(conn: &mut AnyConnection, me: &str, username: &str) -> Result<Changed<()>, Error> {
+    db::write_transaction(conn, |conn| {
+        let now = db::now();
+        let other = other_user(conn, me, username)?;
+        let already = store::blocks(conn, me, &other.id)?;
+        if !already && store::block_count(conn, me)? >= MAX_BLOCKS {
+            return Err(Error::conflict(
+                "too_many_blocks",
+                format!("at most {MAX_BLOCKS} blocked users"),
+            ));
+        }
+        let created = store::insert_block(conn, me, &other.id, now)?;
+        store::delete_requests(conn, me, &other.id)?;
+        Ok(Changed {
+            value: (),
+            created,
+            other: Person {
+                id: other.id,
+                username: other.username,
+                since: now,
+            },
+            notified: Vec::new(),
+        })
+    })
+}
+
+/// `me` no longer blocks `username` (nothing happens when it did not).
+///
+/// # Errors
+/// 404 for an unknown user; 400 for the caller's own name.
+pub fn unblock(conn: &mut AnyConnection, me: &str, username: &str) -> Result<(), Error> {
+    db::write_transaction(conn, |conn| {
+        let other = other_user(conn, me, username)?;
+        store::delete_block(conn, me, &other.id)?;
+        Ok(())
+    })
+}
+
+/// The users the caller blocks, by username.
+///
+/// # Errors
+/// Database errors.
+pub fn blocks(conn: &mut AnyConnection, me: &str) -> Result<Vec<Person>, Error> {
+    Ok(store::blocked_by(conn, me)?
+        .into_iter()
+        .map(Person::from)
+        .collect())
+}
+
+/// Refuses `me` a table with `others` when one of them blocks `me`.
+///
+/// # Errors
+/// 403 `blocked`; database errors.
+pub fn check_not_blocked_by(
+    conn: &mut AnyConnection,
+    me: &str,
+    others: &[String],
+) -> Result<(), Error> {
+    if store::blockers_among(conn, me, others)?.is_empty() {
+        Ok(())
+    } else {
+        Err(blocked("a player at this table blocks you"))
+    }
+}

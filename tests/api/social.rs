@@ -1,0 +1,249 @@
+//! Friends and blocks: two requests make friends; a block keeps the blocked user away from
+//! the blocker's tables, invitations and friendship.
+
+use actix_web::dev::{Service, ServiceResponse};
+use actix_web::test::TestRequest;
+use serde_json::{Value, json};
+
+use crate::common::play::{get, post};
+use crate::common::{Reply, TestDb, bearer, register, send};
+
+async fn put<S, B>(app: &S, uri: &str, token: &str) -> Reply
+where
+    S: Service<actix_http::Request, Response = ServiceResponse<B>, Error = actix_web::Error>,
+    B: actix_web::body::MessageBody,
+{
+    send(app, bearer(TestRequest::put().uri(uri), token)).await
+}
+
+async fn delete<S, B>(app: &S, uri: &str, token: &str) -> Reply
+where
+    S: Service<actix_http::Request, Response = ServiceResponse<B>, Error = actix_web::Error>,
+    B: actix_web::body::MessageBody,
+{
+    send(app, bearer(TestRequest::delete().uri(uri), token)).await
+}
+
+fn names(list: &Value) -> Vec<&str> {
+    list.as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["user"]["username"].as_str().unwrap())
+        .collect()
+}
+
+fn feed_kinds(feed: &Value) -> Vec<(String, Value)> {
+    feed["notifications"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| (n["type"].as_str().unwrap().to_owned(), n["data"].clone()))
+        .collect()
+}
+
+#[actix_web::test]
+async fn two_requests_make_friends_and_either_can_end_it() {
+    let db = TestDb::migrated();
+    let app = crate::common::app(db.state()).await;
+    let ann = register(&app, "ann_f").await;
+    let bob = register(&app, "bob_f").await;
+
+    let asked = put(&app, "/api/v1/me/friends/BOB_F", &ann.access).await;
+    assert_eq!(asked.status, 201, "{}", asked.text);
+    assert_eq!(asked.json["state"], "requested");
+    assert_eq!(asked.json["user"]["username"], "bob_f");
+    let again = put(&app, "/api/v1/me/friends/bob_f", &ann.access).await;
+    assert_eq!(again.status, 200, "{}", again.text);
+    assert_eq!(again.json["state"], "requested");
+
+    let bobs = get(&app, "/api/v1/me/friends", &bob.access).await;
+    assert_eq!(bobs.status, 200);
+    assert_eq!(names(&bobs.json["incoming"]), ["ann_f"]);
+    assert!(names(&bobs.json["friends"]).is_empty());
+    let anns = get(&app, "/api/v1/me/friends", &ann.access).await;
+    assert_eq!(names(&anns.json["outgoing"]), ["bob_f"]);
+
+    // One notification for the new request, none for the repeated one.
+    let feed = get(&app, "/api/v1/me/notifications", &bob.access).await;
+    let kinds = feed_kinds(&feed.json);
+    assert_eq!(kinds.len(), 1, "{kinds:?}");
+    assert_eq!(kinds[0].0, "friend_request");
+    assert_eq!(kinds[0].1["username"], "ann_f");
+    assert_eq!(kinds[0].1["friends"], false);
+
+    let accepted = put(&app, "/api/v1/me/friends/ann_f", &bob.access).await;
+    assert_eq!(accepted.status, 201, "{}", accepted.text);
+    assert_eq!(accepted.json["state"], "friends");
+    let feed = get(&app, "/api/v1/me/notifications", &ann.access).await;
+    let kinds = feed_kinds(&feed.json);
+    assert_eq!(kinds.last().unwrap().0, "friend_request");
+    assert_eq!(kinds.last().unwrap().1["friends"], true);
+    for who in [&ann, &bob] {
+        let lists = get(&app, "/api/v1/me/friends", &who.access).await;
+        assert_eq!(names(&lists.json["friends"]).len(), 1, "{}", lists.text);
+        assert!(names(&lists.json["incoming"]).is_empty());
+        assert!(names(&lists.json["outgoing"]).is_empty());
+    }
+
+    let ended = delete(&app, "/api/v1/me/friends/ann_f", &bob.access).await;
+    assert_eq!(ended.status, 204, "{}", ended.text);
+    let lists = get(&app, "/api/v1/me/friends", &ann.access).await;
+    assert!(names(&lists.json["friends"]).is_empty(), "{}", lists.text);
+    assert!(names(&lists.json["outgoing"]).is_empty(), "{}", lists.text);
+    assert_eq!(
+        delete(&app, "/api/v1/me/friends/ann_f", &bob.access)
+            .await
+            .status,
+        204
+    );
+
+    put(&app, "/api/v1/me/friends/nobody_here", &ann.access)
+        .await
+        .assert_problem(404, "not_found");
+    put(&app, "/api/v1/me/friends/ann_f", &ann.access)
+        .await
+        .assert_problem(400, "validation_failed");
+}
+
+#[actix_web::test]
+async fn a_blocked_user_cannot_join_invite_or_befriend_the_blocker() {
+    let db = TestDb::migrated();
+    let app = crate::common::app(db.state()).await;
+    let ann = register(&app, "ann_b").await;
+    let bob = register(&app, "bob_b").await;
+    let cat = register(&app, "cat_b").await;
+
+    // Friends first: the block ends it.
+    put(&app, "/api/v1/me/friends/bob_b", &ann.access).await;
+    put(&app, "/api/v1/me/friends/ann_b", &bob.access).await;
+    let blocked = put(&app, "/api/v1/me/blocks/bob_b", &ann.access).await;
+    assert_eq!(blocked.status, 201, "{}", blocked.text);
+    assert_eq!(blocked.json["user"]["username"], "bob_b");
+    assert_eq!(
+        put(&app, "/api/v1/me/blocks/bob_b", &ann.access)
+            .await
+            .status,
+        200
+    );
+    let lists = get(&app, "/api/v1/me/friends", &bob.access).await;
+    assert!(names(&lists.json["friends"]).is_empty(), "{}", lists.text);
+    let blocks = get(&app, "/api/v1/me/blocks", &ann.access).await;
+    assert_eq!(names(&blocks.json["items"]), ["bob_b"]);
+
+    // Friendship, both ways.
+    put(&app, "/api/v1/me/friends/ann_b", &bob.access)
+        .await
+        .assert_problem(403, "blocked");
+    put(&app, "/api/v1/me/friends/bob_b", &ann.access)
+        .await
+        .assert_problem(403, "blocked");
+
+    // A table where the blocker sits.
+    let game = post(
+        &app,
+        "/api/v1/games",
+        json!({"visibility": "public"}),
+        &ann.access,
+    )
+    .await;
+    assert_eq!(game.status, 201, "{}", game.text);
+    let id = game.json["id"].as_str().unwrap().to_owned();
+    post(
+        &app,
+        &format!("/api/v1/games/{id}/join"),
+        json!({}),
+        &bob.access,
+    )
+    .await
+    .assert_problem(403, "blocked");
+    let joined = post(
+        &app,
+        &format!("/api/v1/games/{id}/join"),
+        json!({}),
+        &cat.access,
+    )
+    .await;
+    assert_eq!(joined.status, 200, "{}", joined.text);
+
+    // An invitation of the blocker.
+    post(
+        &app,
+        "/api/v1/games",
+        json!({"seats": [{"kind": "me"}, {"kind": "invite", "username": "ann_b"}, {"kind": "open"}, {"kind": "open"}]}),
+        &bob.access,
+    )
+    .await
+    .assert_problem(403, "blocked");
+    // The blocker may still invite the blocked user.
+    let invited = post(
+        &app,
+        "/api/v1/games",
+        json!({"seats": [{"kind": "me"}, {"kind": "invite", "username": "bob_b"}, {"kind": "open"}, {"kind": "open"}]}),
+        &ann.access,
+    )
+    .await;
+    assert_eq!(invited.status, 201, "{}", invited.text);
+
+    // Unblocked, the table is open to them again.
+    assert_eq!(
+        delete(&app, "/api/v1/me/blocks/bob_b", &ann.access)
+            .await
+            .status,
+        204
+    );
+    let joined = post(
+        &app,
+        &format!("/api/v1/games/{id}/join"),
+        json!({}),
+        &bob.access,
+    )
+    .await;
+    assert_eq!(joined.status, 200, "{}", joined.text);
+    let blocks = get(&app, "/api/v1/me/blocks", &ann.access).await;
+    assert!(names(&blocks.json["items"]).is_empty());
+}
+
+#[actix_web::test]
+async fn the_lobby_can_list_only_friends_games() {
+    let db = TestDb::migrated();
+    let app = crate::common::app(db.state()).await;
+    let ann = register(&app, "ann_l").await;
+    let bob = register(&app, "bob_l").await;
+    let cat = register(&app, "cat_l").await;
+    let dan = register(&app, "dan_l").await;
+    put(&app, "/api/v1/me/friends/bob_l", &ann.access).await;
+    put(&app, "/api/v1/me/friends/ann_l", &bob.access).await;
+    // A request alone does not make a friend.
+    put(&app, "/api/v1/me/friends/dan_l", &ann.access).await;
+    let mut ids = Vec::new();
+    for who in [&bob, &cat, &dan] {
+        let game = post(
+            &app,
+            "/api/v1/games",
+            json!({"visibility": "public"}),
+            &who.access,
+        )
+        .await;
+        assert_eq!(game.status, 201, "{}", game.text);
+        ids.push(game.json["id"].as_str().unwrap().to_owned());
+    }
+    let all = get(&app, "/api/v1/games", &ann.access).await;
+    assert_eq!(
+        all.json["items"].as_array().unwrap().len(),
+        3,
+        "{}",
+        all.text
+    );
+    let friends = get(&app, "/api/v1/games?friends=true", &ann.access).await;
+    assert_eq!(friends.status, 200, "{}", friends.text);
+    let listed: Vec<&str> = friends.json["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|g| g["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(listed, [ids[0].as_str()]);
+    get(&app, "/api/v1/me/games?friends=true", &ann.access)
+        .await
+        .assert_problem(400, "validation_failed");
+}
