@@ -1,5 +1,6 @@
 //! Friends and blocks: `/me/friends` and `/me/blocks`.
 
+use actix_web::http::header;
 use actix_web::{HttpResponse, delete, get, put, web};
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
@@ -121,7 +122,7 @@ pub async fn list_friends(
     security(("bearer" = [])),
     params(("username" = String, Path, description = "The other user's username")),
     responses(
-        (status = 201, description = "Asked, or friends now", body = FriendView),
+        (status = 201, description = "Asked, or friends now; `Location` is the caller's list of friends", body = FriendView),
         (status = 200, description = "Already asked, or friends already", body = FriendView),
         (status = 400, description = "The caller's own name", body = Problem, content_type = "application/problem+json"),
         (status = 403, description = "One of the two blocks the other (`blocked`)", body = Problem, content_type = "application/problem+json"),
@@ -150,7 +151,9 @@ pub async fn put_friend(
         },
     };
     Ok(if changed.created {
-        HttpResponse::Created().json(view)
+        HttpResponse::Created()
+            .insert_header((header::LOCATION, "/api/v1/me/friends"))
+            .json(view)
     } else {
         HttpResponse::Ok().json(view)
     })
@@ -220,7 +223,7 @@ pub async fn list_blocks(
     security(("bearer" = [])),
     params(("username" = String, Path, description = "The user to block")),
     responses(
-        (status = 201, description = "Blocked", body = RelatedUser),
+        (status = 201, description = "Blocked; `Location` is the caller's list of blocks", body = RelatedUser),
         (status = 200, description = "Blocked already", body = RelatedUser),
         (status = 400, description = "The caller's own name", body = Problem, content_type = "application/problem+json"),
         (status = 404, description = "No such user", body = Problem, content_type = "application/problem+json"),
@@ -241,7 +244,9 @@ pub async fn put_block(
         .await?;
     let view = RelatedUser::from(&changed.other);
     Ok(if changed.created {
-        HttpResponse::Created().json(view)
+        HttpResponse::Created()
+            .insert_header((header::LOCATION, "/api/v1/me/blocks"))
+            .json(view)
     } else {
         HttpResponse::Ok().json(view)
     })

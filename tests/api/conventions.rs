@@ -33,7 +33,9 @@ async fn every_201_names_the_new_resource_in_location() {
         [
             "post /api/v1/auth/guest",
             "post /api/v1/auth/register",
-            "post /api/v1/games"
+            "post /api/v1/games",
+            "put /api/v1/me/blocks/{username}",
+            "put /api/v1/me/friends/{username}",
         ],
         "a new 201 needs its Location checked here"
     );
@@ -72,6 +74,23 @@ async fn every_201_names_the_new_resource_in_location() {
     let shown = send(&app, bearer(TestRequest::get().uri(location), token)).await;
     assert_eq!(shown.status, 200, "{}", shown.text);
     assert_eq!(shown.json["id"], game.json["id"]);
+
+    register(&app, "omar").await;
+    for (put, list, key) in [
+        ("/api/v1/me/friends/omar", "/api/v1/me/friends", "outgoing"),
+        ("/api/v1/me/blocks/omar", "/api/v1/me/blocks", "items"),
+    ] {
+        let made = send(&app, bearer(TestRequest::put().uri(put), token)).await;
+        assert_eq!(made.status, 201, "{}", made.text);
+        let location = made.header("location").unwrap();
+        assert_eq!(location, list);
+        let listed = send(&app, bearer(TestRequest::get().uri(location), token)).await;
+        assert_eq!(
+            listed.json[key][0]["user"]["username"], "omar",
+            "{}",
+            listed.text
+        );
+    }
 }
 
 #[actix_web::test]
