@@ -1,5 +1,6 @@
 //! The background work of every instance: turns whose deadline passed (the server acts for
-//! the late seats with a bot), turn reminders, and webhook deliveries.
+//! the late seats with a bot), turn reminders, the end of players' time away, and webhook
+//! deliveries.
 //!
 //! What is done to a due game is the game service's [`games::wake`]; this module is the
 //! loop around it.
@@ -25,6 +26,8 @@ pub struct TickReport {
     pub bot_steps: usize,
     /// Webhook attempts made.
     pub webhook_attempts: usize,
+    /// Seats given back to players whose time away ran out.
+    pub returned_from_away: usize,
 }
 
 /// A running scheduler thread; stops when dropped or on [`Scheduler::stop`].
@@ -114,7 +117,7 @@ impl Drop for Scheduler {
     }
 }
 
-/// One pass: due turns, due reminders, due webhooks. Blocking.
+/// One pass: due turns, due reminders, ended times away, due webhooks. Blocking.
 ///
 /// # Errors
 /// Database errors (the next tick tries again).
@@ -164,6 +167,13 @@ pub fn tick_unless_stopped(
             Ok(Woken::Early) => {}
             Err(e) => tracing::warn!(game.id = %id, error = %e, "scheduled work failed"),
         }
+    }
+    if stop.load(Ordering::Relaxed) {
+        return Ok(report);
+    }
+    for done in games::away::end_due(&mut conn, 100)? {
+        report.returned_from_away += 1;
+        state.published(&done);
     }
     drop(conn);
     if stop.load(Ordering::Relaxed) {

@@ -263,6 +263,17 @@ pub fn active_games_of(conn: &mut AnyConnection, user_id: &str) -> QueryResult<i
         .get_result(conn)
 }
 
+/// The ids of the running games where the user holds a seat.
+pub fn active_game_ids_of(conn: &mut AnyConnection, user_id: &str) -> QueryResult<Vec<String>> {
+    game_seats::table
+        .inner_join(games::table)
+        .filter(game_seats::user_id.eq(user_id))
+        .filter(games::status.eq(GameStatus::Active))
+        .order(games::id.asc())
+        .select(games::id)
+        .load(conn)
+}
+
 /// The game row.
 pub fn find(conn: &mut AnyConnection, id: &str) -> QueryResult<Option<GameRow>> {
     games::table

@@ -49,6 +49,8 @@ diesel::table! {
         webhook_url -> Nullable<Text>,
         /// HMAC key for webhook signatures.
         webhook_secret -> Nullable<Text>,
+        /// Away until then: bots play the user's seats.
+        away_until -> Nullable<Timestamp>,
     }
 }
 

@@ -121,6 +121,8 @@ stored_enum! {
         Timeout = "timeout",
         /// An administrator handed it to a bot.
         Admin = "admin",
+        /// Its player is away (`PUT /me/away`); it comes back when they return.
+        Away = "away",
     }
 }
 

@@ -36,6 +36,9 @@ pub struct UserRow {
     pub created_at: NaiveDateTime,
     /// Updated.
     pub updated_at: NaiveDateTime,
+    /// Away until then (bots play the user's seats); may lie in the past until the scheduler
+    /// clears it.
+    pub away_until: Option<NaiveDateTime>,
 }
 
 /// A new account.
@@ -286,4 +289,46 @@ pub fn record_result(conn: &mut AnyConnection, id: &str, won: bool) -> QueryResu
         ))
         .execute(conn)
         .map(drop)
+}
+
+/// Sets or clears the time the user is away until.
+pub fn set_away(
+    conn: &mut AnyConnection,
+    user_id: &str,
+    until: Option<NaiveDateTime>,
+    now: NaiveDateTime,
+) -> QueryResult<usize> {
+    diesel::update(users::table.find(user_id))
+        .set((users::away_until.eq(until), users::updated_at.eq(now)))
+        .execute(conn)
+}
+
+/// Which of `among` are away at `now`.
+pub fn away_among(
+    conn: &mut AnyConnection,
+    among: &[String],
+    now: NaiveDateTime,
+) -> QueryResult<Vec<String>> {
+    if among.is_empty() {
+        return Ok(Vec::new());
+    }
+    users::table
+        .filter(users::id.eq_any(among))
+        .filter(users::away_until.gt(now))
+        .select(users::id)
+        .load(conn)
+}
+
+/// Users whose time away has passed by `now`, at most `limit`.
+pub fn back_from_away(
+    conn: &mut AnyConnection,
+    now: NaiveDateTime,
+    limit: i64,
+) -> QueryResult<Vec<String>> {
+    users::table
+        .filter(users::away_until.le(now))
+        .order(users::away_until.asc())
+        .limit(limit)
+        .select(users::id)
+        .load(conn)
 }

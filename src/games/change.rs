@@ -125,7 +125,7 @@ impl Change {
     }
 
     /// The humans holding a seat (bot-controlled or not).
-    fn humans(&self) -> Vec<(Seat, String)> {
+    pub(super) fn humans(&self) -> Vec<(Seat, String)> {
         self.table
             .seats
             .iter()
@@ -153,18 +153,19 @@ impl Change {
         self.announce_seat(seat, reason.as_str());
     }
 
-    /// Gives a seat a bot took for timeouts back to its player.
-    pub fn give_back(&mut self, seat: Seat) {
+    /// Gives a seat a bot took (for timeouts, or while its player was away) back to its
+    /// player, announced with `reason` (`reclaimed`, `returned`).
+    pub fn give_back(&mut self, seat: Seat, reason: &str) {
         let row = self.seat_mut(seat);
         row.bot_level = None;
         row.bot_reason = None;
         row.timeouts_in_row = 0;
-        self.announce_seat(seat, "reclaimed");
+        self.announce_seat(seat, reason);
     }
 
     /// A `seat_changed` event telling who holds `seat` now (and who held it, when a bot took
     /// over), for `reason`: joined | left | resigned | timeout | admin | reclaimed |
-    /// invite_declined.
+    /// invite_declined | away | returned.
     pub fn announce_seat(&mut self, seat: Seat, reason: &str) {
         let row = &self.table.seats[seat.index()];
         let user_id = row.user_id.clone();

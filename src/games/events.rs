@@ -38,7 +38,8 @@ pub enum ServerEvent {
         username: Option<String>,
         /// The bot now acting for it.
         bot: Option<String>,
-        /// joined | left | resigned | timeout | admin | reclaimed | invite_declined.
+        /// joined | left | resigned | timeout | admin | reclaimed | invite_declined | away |
+        /// returned.
         reason: String,
     },
     /// A seat's turn timed out and the server acted for it.

@@ -7,6 +7,7 @@
 //! May import: `db`, `rules`, `bots`, `notifications`, `error`. Never `http` or `app`.
 
 pub mod act;
+pub mod away;
 mod change;
 pub mod create;
 pub mod events;

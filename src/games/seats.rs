@@ -87,6 +87,7 @@ pub fn join(
         change.announce_seat(seat, "joined");
         if change.is_full() {
             change.start()?;
+            super::away::hand_over_away_seats(conn, &mut change)?;
         }
         Ok(Committed::new(change.commit(conn)?, Some(seat), before))
     })
@@ -185,7 +186,7 @@ pub fn reclaim(conn: &mut AnyConnection, game_id: &str, user_id: &str) -> Result
         }
         let before = table.row.action_count;
         let mut change = Change::new(table)?;
-        change.give_back(seat);
+        change.give_back(seat, "reclaimed");
         Ok(Committed::new(change.commit(conn)?, Some(seat), before))
     })
 }

@@ -3,6 +3,7 @@
 
 pub mod accounts;
 pub mod admin;
+pub mod away;
 pub mod compression;
 pub mod cors;
 pub mod extract;
@@ -53,6 +54,7 @@ fn routes(cfg: &mut utoipa_actix_web::service_config::ServiceConfig) {
                 .configure(games::routes)
                 .configure(notifications::routes)
                 .configure(social::routes)
+                .configure(away::routes)
                 .configure(admin::routes),
         );
 }

@@ -6,6 +6,7 @@
 
 mod accounts;
 mod admin;
+mod away;
 mod bots;
 mod common;
 mod connections;

@@ -71,6 +71,10 @@ pub struct UserView {
     pub created_at: DateTime<Utc>,
     /// Statistics.
     pub stats: UserStats,
+    /// Until when the user is away (`PUT /me/away`): bots play their seats. `null` when not
+    /// away.
+    #[schema(required = true)]
+    pub away_until: Option<DateTime<Utc>>,
 }
 
 impl From<&UserRow> for UserView {
@@ -85,6 +89,10 @@ impl From<&UserRow> for UserView {
                 games_played: u.games_played,
                 games_won: u.games_won,
             },
+            away_until: u
+                .away_until
+                .filter(|t| *t > crate::db::now())
+                .map(|t| t.and_utc()),
         }
     }
 }

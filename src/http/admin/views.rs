@@ -40,6 +40,9 @@ pub struct AdminUserView {
     pub updated_at: DateTime<Utc>,
     /// Statistics.
     pub stats: UserStats,
+    /// Until when the user is away (bots play their seats); null when not away.
+    #[schema(required = true)]
+    pub away_until: Option<DateTime<Utc>>,
 }
 
 impl From<&UserRow> for AdminUserView {
@@ -52,6 +55,7 @@ impl From<&UserRow> for AdminUserView {
             is_guest,
             created_at,
             stats,
+            away_until,
         } = UserView::from(u);
         Self {
             id,
@@ -64,6 +68,7 @@ impl From<&UserRow> for AdminUserView {
             created_at,
             updated_at: u.updated_at.and_utc(),
             stats,
+            away_until,
         }
     }
 }

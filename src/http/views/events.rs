@@ -187,6 +187,10 @@ pub enum SeatChangeReason {
     Admin,
     /// Its player took it back from the bot.
     Reclaimed,
+    /// Its player is away; a bot plays it until they return.
+    Away,
+    /// Its player returned from away and plays it again.
+    Returned,
 }
 
 /// `seat_changed`.

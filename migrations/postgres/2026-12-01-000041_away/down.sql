@@ -1,0 +1,2 @@
+DROP INDEX users_away_until;
+ALTER TABLE users DROP COLUMN away_until;
