@@ -152,13 +152,9 @@ pub fn tick_unless_stopped(
             }
             Ok(Woken::BotsPlayed(done)) => {
                 report.bot_steps += 1;
+                // No pause between steps, even on SQLite: writers queue at the writer gate
+                // (db::writer) in arrival order, so a request waiting there goes next.
                 state.published(&done);
-                // SQLite has one write lock and no queue: a writer that waits on it polls
-                // with growing sleeps, and would keep missing the gaps between these steps.
-                // A pause leaves it the lock.
-                if state.db.backend() == crate::config::Backend::Sqlite {
-                    std::thread::sleep(std::time::Duration::from_millis(1));
-                }
             }
             Ok(Woken::Reminded(notified)) => {
                 report.reminders += 1;
