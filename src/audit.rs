@@ -8,9 +8,10 @@ use crate::error::Error;
 /// What an audit entry records.
 #[derive(Debug)]
 pub struct Entry<'a> {
-    /// `ban_user`, `unban_user`, `change_role`, `read_game`, `abort_game`, `seat_to_bot`.
+    /// `ban_user`, `unban_user`, `change_role`, `read_game`, `abort_game`, `seat_to_bot`,
+    /// `hide_message`, `mute_user`.
     pub action: &'a str,
-    /// `user` or `game`.
+    /// `user`, `game` or `chat_message`.
     pub target_type: &'a str,
     /// The user or game id.
     pub target_id: &'a str,

@@ -17,6 +17,7 @@ pub mod app;
 pub mod audit;
 pub mod auth;
 pub mod bots;
+pub mod chat;
 pub mod cli;
 pub mod config;
 pub mod db;

@@ -31,6 +31,8 @@ pub enum Kind {
     /// Another user asked the user to be friends, or answered the user's request (`friends`
     /// in the data says which).
     FriendRequest,
+    /// A player at one of the user's tables said something.
+    ChatMessage,
 }
 
 impl Kind {
@@ -44,6 +46,7 @@ impl Kind {
             Kind::TurnReminder => "turn_reminder",
             Kind::SeatTakenByBot => "seat_taken_by_bot",
             Kind::FriendRequest => "friend_request",
+            Kind::ChatMessage => "chat_message",
         }
     }
 }
@@ -67,7 +70,7 @@ pub struct NotificationView {
     /// Per-user sequence number, contiguous from 1.
     pub seq: i64,
     /// `your_turn`, `invited`, `game_started`, `game_finished`, `turn_reminder`,
-    /// `seat_taken_by_bot` or `friend_request`.
+    /// `seat_taken_by_bot`, `friend_request` or `chat_message`.
     #[serde(rename = "type")]
     #[schema(value_type = Kind)]
     pub kind: String,

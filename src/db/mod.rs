@@ -5,6 +5,7 @@
 //! multi-backend connection (row locks, upserts, advisory locks) matches on the variant.
 
 pub mod admin;
+pub mod chat;
 pub mod games;
 pub mod outbox;
 pub mod prepared;

@@ -51,6 +51,10 @@ diesel::table! {
         webhook_secret -> Nullable<Text>,
         /// Away until then: bots play the user's seats.
         away_until -> Nullable<Timestamp>,
+        /// Muted until then: no chat.
+        muted_until -> Nullable<Timestamp>,
+        /// Why, as the moderator gave it.
+        mute_reason -> Nullable<Text>,
     }
 }
 
@@ -339,3 +343,55 @@ diesel::allow_tables_to_appear_in_same_query!(friend_requests, game_seats);
 diesel::allow_tables_to_appear_in_same_query!(friend_requests, games);
 diesel::allow_tables_to_appear_in_same_query!(blocks, game_seats);
 diesel::allow_tables_to_appear_in_same_query!(blocks, games);
+
+diesel::table! {
+    /// Table talk; each message is also its game's event `seq`.
+    chat_messages (id) {
+        /// UUID.
+        id -> Text,
+        /// The game.
+        game_id -> Text,
+        /// Its `chat_message` event.
+        seq -> BigInt,
+        /// The author's seat.
+        seat -> Integer,
+        /// The author.
+        user_id -> Text,
+        /// Free text (or NULL for a phrase).
+        body -> Nullable<Text>,
+        /// A quick phrase's key (or NULL for free text).
+        phrase -> Nullable<Text>,
+        /// When.
+        created_at -> Timestamp,
+        /// When a moderator hid it.
+        hidden_at -> Nullable<Timestamp>,
+        /// Who.
+        hidden_by -> Nullable<Text>,
+        /// Why.
+        hidden_reason -> Nullable<Text>,
+    }
+}
+
+diesel::table! {
+    /// Reports of chat messages to the moderators.
+    chat_reports (id) {
+        /// UUID.
+        id -> Text,
+        /// The message.
+        message_id -> Text,
+        /// Who reported it.
+        reporter_id -> Text,
+        /// Why.
+        reason -> Text,
+        /// When.
+        created_at -> Timestamp,
+        /// When a moderator dealt with it.
+        resolved_at -> Nullable<Timestamp>,
+    }
+}
+
+diesel::joinable!(chat_reports -> chat_messages (message_id));
+diesel::allow_tables_to_appear_in_same_query!(chat_messages, chat_reports);
+diesel::allow_tables_to_appear_in_same_query!(chat_messages, users);
+diesel::allow_tables_to_appear_in_same_query!(chat_reports, users);
+diesel::allow_tables_to_appear_in_same_query!(chat_messages, blocks);

@@ -39,6 +39,10 @@ pub struct UserRow {
     /// Away until then (bots play the user's seats); may lie in the past until the scheduler
     /// clears it.
     pub away_until: Option<NaiveDateTime>,
+    /// Muted (no chat) until then.
+    pub muted_until: Option<NaiveDateTime>,
+    /// Why.
+    pub mute_reason: Option<String>,
 }
 
 /// A new account.
@@ -331,4 +335,21 @@ pub fn back_from_away(
         .limit(limit)
         .select(users::id)
         .load(conn)
+}
+
+/// Mutes the user until `until` (`None`: lifts the mute).
+pub fn set_muted(
+    conn: &mut AnyConnection,
+    user_id: &str,
+    until: Option<NaiveDateTime>,
+    reason: Option<&str>,
+    now: NaiveDateTime,
+) -> QueryResult<usize> {
+    diesel::update(users::table.find(user_id))
+        .set((
+            users::muted_until.eq(until),
+            users::mute_reason.eq(reason),
+            users::updated_at.eq(now),
+        ))
+        .execute(conn)
 }

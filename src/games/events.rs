@@ -54,6 +54,23 @@ pub enum ServerEvent {
         /// Why.
         reason: String,
     },
+    /// A seated player said something at the table.
+    ChatMessage {
+        /// The message (`GET /games/{id}/chat`).
+        message_id: String,
+        /// The author's seat.
+        seat: u8,
+        /// The author.
+        user_id: String,
+        /// Their username.
+        username: String,
+        /// Free text, or `None` for a phrase (and once hidden).
+        text: Option<String>,
+        /// A quick phrase's key, or `None` for free text (and once hidden).
+        phrase: Option<String>,
+        /// A moderator hid the message, or the viewer blocks its author: no text is shown.
+        hidden: bool,
+    },
 }
 
 /// The event as `viewer` may see it (`None`: a spectator). The stored form holds every

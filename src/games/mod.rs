@@ -61,7 +61,7 @@ pub struct Committed {
 }
 
 impl Committed {
-    fn new(table: Table, seat: Option<Seat>, actions_before: i64) -> Self {
+    pub(crate) fn new(table: Table, seat: Option<Seat>, actions_before: i64) -> Self {
         let applied = (table.row.action_count - actions_before).max(0) as u64;
         Self {
             table,

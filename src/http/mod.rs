@@ -4,6 +4,7 @@
 pub mod accounts;
 pub mod admin;
 pub mod away;
+pub mod chat;
 pub mod compression;
 pub mod cors;
 pub mod extract;
@@ -54,6 +55,7 @@ fn routes(cfg: &mut utoipa_actix_web::service_config::ServiceConfig) {
                 .configure(games::routes)
                 .configure(notifications::routes)
                 .configure(social::routes)
+                .configure(chat::routes)
                 .configure(away::routes)
                 .configure(admin::routes),
         );

@@ -29,6 +29,7 @@ use crate::http::problem::PROBLEM_JSON;
         (name = "accounts", description = "Registration, login, tokens and the caller's profile"),
         (name = "games", description = "Lobby, seats, actions, views, events, replays"),
         (name = "notifications", description = "The caller's notification feed and webhook"),
+        (name = "chat", description = "Table talk and its reports"),
         (name = "social", description = "Friends, blocks and away mode"),
         (name = "admin", description = "Administration, for role `admin` only; every change and every full read of a game is audited"),
         (name = "operations", description = "Health, readiness, metrics and documentation; no authentication"),

@@ -143,6 +143,14 @@ pub static PROBLEM_CODES: &[ProblemCode] = &[
         "Tell the person; only an administrator can lift a ban.",
     ),
     entry(
+        "muted",
+        403,
+        "Muted",
+        "A moderator muted the account until the time the detail names: it plays on but \
+         cannot chat.",
+        "Wait until then; quick phrases are muted too.",
+    ),
+    entry(
         "blocked",
         403,
         "Blocked",
@@ -324,6 +332,20 @@ pub static PROBLEM_CODES: &[ProblemCode] = &[
         "Own account",
         "Administrators cannot ban or demote their own account.",
         "Ask another administrator.",
+    ),
+    entry(
+        "chat_closed",
+        409,
+        "Chat closed",
+        "The game is over: its chat can be read but not written.",
+        "Start a rematch or another game to talk on.",
+    ),
+    entry(
+        "already_hidden",
+        409,
+        "Already hidden",
+        "The chat message is hidden already.",
+        "Nothing to do.",
     ),
     entry(
         "too_many_friends",

@@ -34,6 +34,7 @@ async fn every_201_names_the_new_resource_in_location() {
             "post /api/v1/auth/guest",
             "post /api/v1/auth/register",
             "post /api/v1/games",
+            "post /api/v1/games/{id}/chat",
             "put /api/v1/me/blocks/{username}",
             "put /api/v1/me/friends/{username}",
         ],
@@ -74,6 +75,27 @@ async fn every_201_names_the_new_resource_in_location() {
     let shown = send(&app, bearer(TestRequest::get().uri(location), token)).await;
     assert_eq!(shown.status, 200, "{}", shown.text);
     assert_eq!(shown.json["id"], game.json["id"]);
+
+    let game_id = game.json["id"].as_str().unwrap();
+    let said = send(
+        &app,
+        bearer(
+            post_json(
+                &format!("/api/v1/games/{game_id}/chat"),
+                json!({"text": "hi"}),
+            ),
+            token,
+        ),
+    )
+    .await;
+    assert_eq!(said.status, 201, "{}", said.text);
+    let location = said.header("location").unwrap();
+    let listed = send(&app, bearer(TestRequest::get().uri(location), token)).await;
+    assert_eq!(
+        listed.json["items"][0]["id"], said.json["id"],
+        "{}",
+        listed.text
+    );
 
     register(&app, "omar").await;
     for (put, list, key) in [

@@ -381,6 +381,10 @@ fn only_free_text_fields_are_plain_strings_in_the_document() {
         "explanation",
         "refresh_token",
         "access_token",
+        "mute_reason",
+        "text",
+        "en",
+        "ar",
     ];
     let doc = leekha::http::openapi();
     let mut plain = Vec::new();

@@ -8,6 +8,7 @@ mod accounts;
 mod admin;
 mod away;
 mod bots;
+mod chat;
 mod common;
 mod connections;
 mod conventions;

@@ -3,6 +3,7 @@
 //! read of a game's hidden state, is audited in the same transaction ([`crate::audit`]).
 
 mod games;
+mod moderation;
 mod overview;
 mod users;
 pub mod views;
@@ -25,7 +26,10 @@ pub fn routes(cfg: &mut utoipa_actix_web::service_config::ServiceConfig) {
         .service(games::abort_game)
         .service(games::seat_to_bot)
         .service(overview::stats)
-        .service(overview::audit_log);
+        .service(overview::audit_log)
+        .service(moderation::list_reports)
+        .service(moderation::hide_message)
+        .service(moderation::mute_user);
 }
 
 /// The longest reason an administrator may give.
@@ -65,7 +69,7 @@ pub struct GamesQuery {
 #[into_params(parameter_in = Query)]
 pub struct AuditQuery {
     /// Only this action: `ban_user`, `unban_user`, `change_role`, `read_game`,
-    /// `abort_game`, `seat_to_bot`.
+    /// `abort_game`, `seat_to_bot`, `hide_message`, `mute_user`.
     #[param(value_type = Option<crate::http::views::schema::AuditAction>)]
     pub action: Option<String>,
     /// Only entries about this user or game id.

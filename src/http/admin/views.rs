@@ -43,6 +43,12 @@ pub struct AdminUserView {
     /// Until when the user is away (bots play their seats); null when not away.
     #[schema(required = true)]
     pub away_until: Option<DateTime<Utc>>,
+    /// Until when a moderator muted the account (no chat); null when not muted.
+    #[schema(required = true)]
+    pub muted_until: Option<DateTime<Utc>>,
+    /// Why it is muted.
+    #[schema(required = true)]
+    pub mute_reason: Option<String>,
 }
 
 impl From<&UserRow> for AdminUserView {
@@ -69,6 +75,8 @@ impl From<&UserRow> for AdminUserView {
             updated_at: u.updated_at.and_utc(),
             stats,
             away_until,
+            muted_until: u.muted_until.map(|t| t.and_utc()),
+            mute_reason: u.mute_reason.clone(),
         }
     }
 }

@@ -75,6 +75,27 @@ pub async fn events(
         },
     )
     .await?;
-    let events = rows.into_iter().map(|r| EventView::of(r, viewer)).collect();
+    // The words of users the caller blocks stay out of the caller's copy.
+    let muted_seqs = if rows.iter().any(|r| r.kind == "chat_message") {
+        let (gid, me) = (id.clone(), user.id().to_owned());
+        state
+            .db
+            .run(move |conn| crate::chat::blocked_seqs(conn, &gid, &me))
+            .await?
+    } else {
+        Vec::new()
+    };
+    let events = rows
+        .into_iter()
+        .map(|r| {
+            let blocked = muted_seqs.contains(&r.seq);
+            let event = EventView::of(r, viewer);
+            if blocked {
+                event.without_chat_text()
+            } else {
+                event
+            }
+        })
+        .collect();
     Ok(HttpResponse::Ok().json(EventsPage { events, last_seq }))
 }

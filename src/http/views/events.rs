@@ -59,6 +59,8 @@ pub enum EventData {
     TurnTimedOut(TurnTimedOutData),
     /// An administrator ended the game.
     GameAborted(GameAbortedData),
+    /// A seated player said something.
+    ChatMessage(ChatMessageData),
 }
 
 /// A seat as announced when the game starts.
@@ -230,6 +232,29 @@ pub struct GameAbortedData {
     pub reason: String,
 }
 
+/// `chat_message`.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ChatMessageData {
+    /// The message (`GET /api/v1/games/{id}/chat`).
+    pub message_id: uuid::Uuid,
+    /// The author's seat.
+    pub seat: u8,
+    /// The author.
+    pub user_id: uuid::Uuid,
+    /// Their username.
+    pub username: String,
+    /// Free text; null for a phrase, and when `hidden`.
+    #[schema(required = true)]
+    pub text: Option<String>,
+    /// A quick phrase's key (`GET /api/v1/chat/phrases`); null for free text, and when
+    /// `hidden`.
+    #[schema(required = true, value_type = Option<crate::http::chat::PhraseKey>)]
+    pub phrase: Option<String>,
+    /// A moderator hid the message, or the caller blocks its author: no text is shown.
+    pub hidden: bool,
+}
+
 impl utoipa::PartialSchema for EventView {
     /// A `oneOf` with one member per event type (`EventGameStarted`, …), each with its own
     /// `data`, and a discriminator on `type`.
@@ -280,6 +305,7 @@ impl ToSchema for EventView {
         register::<SeatChangedData>(schemas);
         register::<TurnTimedOutData>(schemas);
         register::<GameAbortedData>(schemas);
+        register::<ChatMessageData>(schemas);
     }
 }
 
@@ -302,6 +328,7 @@ const EVENT_TYPES: &[(&str, &str)] = &[
     ("seat_changed", "SeatChanged"),
     ("turn_timed_out", "TurnTimedOut"),
     ("game_aborted", "GameAborted"),
+    ("chat_message", "ChatMessage"),
 ];
 
 /// A page of events.
@@ -314,6 +341,18 @@ pub struct EventsPage {
 }
 
 impl EventView {
+    /// A `chat_message` as a reader who blocks its author sees it: who spoke, not what.
+    pub fn without_chat_text(mut self) -> Self {
+        if self.kind == "chat_message"
+            && let serde_json::Value::Object(data) = &mut self.data
+        {
+            data.insert("text".into(), serde_json::Value::Null);
+            data.insert("phrase".into(), serde_json::Value::Null);
+            data.insert("hidden".into(), serde_json::Value::Bool(true));
+        }
+        self
+    }
+
     /// The stored event as `viewer` may see it (`None`: a spectator).
     pub fn of(row: EventRow, viewer: Option<Seat>) -> Self {
         Self {

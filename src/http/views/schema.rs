@@ -138,6 +138,8 @@ pub enum EventType {
     TurnTimedOut,
     /// An administrator ended the game without a result.
     GameAborted,
+    /// A seated player said something (no text once hidden, or when the caller blocks them).
+    ChatMessage,
 }
 
 /// What an audit entry records.
@@ -156,6 +158,10 @@ pub enum AuditAction {
     AbortGame,
     /// A seat was handed to a bot.
     SeatToBot,
+    /// A chat message was hidden.
+    HideMessage,
+    /// An account was muted, or its mute lifted.
+    MuteUser,
 }
 
 /// What an audit entry is about.
@@ -166,6 +172,8 @@ pub enum AuditTarget {
     User,
     /// A game.
     Game,
+    /// A chat message.
+    ChatMessage,
 }
 
 /// A probe's answer.
@@ -213,6 +221,7 @@ mod tests {
             "src/admin.rs",
             "src/games/lifecycle.rs",
             "src/games/seats.rs",
+            "src/chat.rs",
         ] {
             let text =
                 std::fs::read_to_string(format!("{}/{file}", env!("CARGO_MANIFEST_DIR"))).unwrap();

@@ -1,0 +1,210 @@
+//! Moderation of table talk: the queue of reported messages, hiding a message, muting a
+//! user. Every change is audited.
+
+use actix_web::{HttpResponse, get, post, web};
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use utoipa::{IntoParams, ToSchema};
+
+use crate::app::AppState;
+use crate::chat;
+use crate::db::chat as store;
+use crate::http::chat::ChatMessageView;
+use crate::http::extract::{AdminUser, OptionalJson};
+use crate::http::pagination::{Cursor, keyset_page, limit};
+use crate::http::problem::{ApiError, Problem};
+
+use super::views::AdminUserView;
+use super::{BanRequest, reason};
+
+/// Which reports.
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct ReportsQuery {
+    /// 1..=200, default 50.
+    #[param(minimum = 1, maximum = 200)]
+    pub limit: Option<i64>,
+    /// `next_cursor` of the previous page.
+    pub cursor: Option<String>,
+}
+
+/// A report waiting for a moderator.
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+pub struct ReportView {
+    /// Report id.
+    pub id: uuid::Uuid,
+    /// Why, as the reporter put it.
+    pub reason: String,
+    /// When.
+    pub created_at: DateTime<Utc>,
+    /// Who reported it.
+    pub reporter: crate::http::views::game::PlayerRef,
+    /// The game of the message.
+    pub game_id: uuid::Uuid,
+    /// The message.
+    pub message: ChatMessageView,
+}
+
+/// A page of the queue.
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+pub struct ReportsPage {
+    /// Oldest first.
+    pub items: Vec<ReportView>,
+    /// The next page, if any.
+    #[schema(required = true)]
+    pub next_cursor: Option<String>,
+}
+
+/// A hidden message, as moderators see it.
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+pub struct HiddenMessageView {
+    /// The message as it was written.
+    pub message: ChatMessageView,
+    /// When it was hidden.
+    pub hidden_at: DateTime<Utc>,
+}
+
+/// How long to mute a user.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct MuteRequest {
+    /// The end of the mute, at most a year ahead; null lifts a mute.
+    #[schema(required = true)]
+    pub until: Option<DateTime<Utc>>,
+    /// 1–500 characters; kept in the audit log and on the account.
+    #[schema(example = "insults in chat", min_length = 1, max_length = 500)]
+    pub reason: String,
+}
+
+/// The moderators' queue.
+///
+/// Reported chat messages not dealt with yet, oldest first, each with the message as it was
+/// written.
+#[utoipa::path(
+    operation_id = "admin_list_reports",
+    tag = "admin",
+    security(("bearer" = [])),
+    params(ReportsQuery),
+    responses(
+        (status = 200, description = "A page of open reports", body = ReportsPage),
+    )
+)]
+#[get("/admin/reports")]
+pub async fn list_reports(
+    state: web::Data<AppState>,
+    _admin: AdminUser,
+    query: web::Query<ReportsQuery>,
+) -> Result<HttpResponse, ApiError> {
+    let limit = limit(query.limit, 50, 200)?;
+    let after = Cursor::keyset(query.cursor.as_deref())?;
+    let rows = state
+        .db
+        .run(move |conn| {
+            let rows = store::open_reports(conn, after, limit + 1)?;
+            // The authors' names, for the message views.
+            let mut out = Vec::with_capacity(rows.len());
+            for (id, why, at, reporter_id, reporter, message) in rows {
+                let author = crate::db::users::by_id(conn, &message.user_id)?
+                    .map(|u| u.username)
+                    .unwrap_or_default();
+                out.push((id, why, at, (reporter_id, reporter), message, author));
+            }
+            Ok(out)
+        })
+        .await?;
+    let (rows, next_cursor) = keyset_page(rows, limit, |r| (r.2, &r.0));
+    let items = rows
+        .iter()
+        .map(|(id, why, at, reporter, message, author)| ReportView {
+            id: id.parse().unwrap_or_default(),
+            reason: why.clone(),
+            created_at: at.and_utc(),
+            reporter: crate::http::views::game::PlayerRef {
+                id: reporter.0.parse().unwrap_or_default(),
+                username: reporter.1.clone(),
+            },
+            game_id: message.game_id.parse().unwrap_or_default(),
+            message: ChatMessageView::of(message, author),
+        })
+        .collect();
+    Ok(HttpResponse::Ok().json(ReportsPage { items, next_cursor }))
+}
+
+/// Hide a chat message.
+///
+/// The message disappears for everyone: from the game's chat, and from its `chat_message`
+/// event, whose text is removed (`hidden: true`). Its open reports are resolved. Audited.
+#[utoipa::path(
+    operation_id = "admin_hide_message",
+    tag = "admin",
+    security(("bearer" = [])),
+    params(("message_id" = uuid::Uuid, Path, description = "Message id")),
+    request_body = BanRequest,
+    responses(
+        (status = 200, description = "Hidden", body = HiddenMessageView),
+        (status = 400, description = "Invalid reason", body = Problem, content_type = "application/problem+json"),
+        (status = 404, description = "No such message", body = Problem, content_type = "application/problem+json"),
+        (status = 409, description = "Hidden already (`already_hidden`)", body = Problem, content_type = "application/problem+json"),
+    )
+)]
+#[post("/admin/chat/{message_id}/hide")]
+pub async fn hide_message(
+    state: web::Data<AppState>,
+    admin: AdminUser,
+    path: web::Path<uuid::Uuid>,
+    OptionalJson(request): OptionalJson<BanRequest>,
+) -> Result<HttpResponse, ApiError> {
+    let why = reason(&request.reason)?;
+    let message = path.into_inner().to_string();
+    let admin_id = admin.id().to_owned();
+    let (row, author) = state
+        .db
+        .run(move |conn| {
+            let row = chat::hide(conn, &admin_id, &message, &why)?;
+            let author = crate::db::users::by_id(conn, &row.user_id)?
+                .map(|u| u.username)
+                .unwrap_or_default();
+            Ok((row, author))
+        })
+        .await?;
+    // The event changed: long-polls and streams of the game re-read it.
+    state.announce(&row.game_id, &[]);
+    Ok(HttpResponse::Ok().json(HiddenMessageView {
+        hidden_at: row.hidden_at.unwrap_or(row.created_at).and_utc(),
+        message: ChatMessageView::of(&row, &author),
+    }))
+}
+
+/// Mute an account.
+///
+/// Until `until`, the account cannot chat (403 `muted`) but plays on. `until: null` lifts
+/// a mute. Audited.
+#[utoipa::path(
+    operation_id = "admin_mute_user",
+    tag = "admin",
+    security(("bearer" = [])),
+    params(("id" = uuid::Uuid, Path, description = "User id")),
+    request_body = MuteRequest,
+    responses(
+        (status = 200, description = "The account with its mute", body = AdminUserView),
+        (status = 400, description = "A time in the past or more than a year ahead, or an invalid reason", body = Problem, content_type = "application/problem+json"),
+        (status = 404, description = "No such account", body = Problem, content_type = "application/problem+json"),
+    )
+)]
+#[post("/admin/users/{id}/mute")]
+pub async fn mute_user(
+    state: web::Data<AppState>,
+    admin: AdminUser,
+    path: web::Path<uuid::Uuid>,
+    body: web::Json<MuteRequest>,
+) -> Result<HttpResponse, ApiError> {
+    let MuteRequest { until, reason: raw } = body.into_inner();
+    let why = reason(&raw)?;
+    let target = path.into_inner().to_string();
+    let admin_id = admin.id().to_owned();
+    let user = state
+        .db
+        .run(move |conn| chat::mute(conn, &admin_id, &target, until.map(|t| t.naive_utc()), &why))
+        .await?;
+    Ok(HttpResponse::Ok().json(AdminUserView::from(&user)))
+}

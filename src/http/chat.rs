@@ -1,0 +1,329 @@
+//! Table talk: `/games/{id}/chat`, its reports, and the quick phrases.
+
+use std::sync::OnceLock;
+
+use actix_web::http::header;
+use actix_web::{HttpResponse, get, post, web};
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use utoipa::{IntoParams, ToSchema};
+
+use crate::app::AppState;
+use crate::auth::ratelimit::AuthLimits;
+use crate::chat::{self, Content, PHRASES};
+use crate::db::chat::{Listed, MessageRow};
+use crate::error::Error;
+use crate::http::extract::AuthUser;
+use crate::http::problem::{ApiError, Problem};
+use crate::http::views::game::PlayerRef;
+use crate::http::{pagination, rate_limit};
+
+/// Registers the routes of this module.
+pub fn routes(cfg: &mut utoipa_actix_web::service_config::ServiceConfig) {
+    cfg.service(phrases)
+        .service(post_message)
+        .service(list_messages)
+        .service(report_message);
+}
+
+/// Messages one user may post per minute, across all their tables.
+pub const MESSAGES_PER_MINUTE: u32 = 20;
+
+fn limits() -> &'static AuthLimits {
+    static LIMITS: OnceLock<AuthLimits> = OnceLock::new();
+    LIMITS.get_or_init(|| AuthLimits::new(MESSAGES_PER_MINUTE))
+}
+
+/// The OpenAPI schema of a phrase key: an `enum` of the keys of [`PHRASES`].
+pub struct PhraseKey;
+
+impl utoipa::PartialSchema for PhraseKey {
+    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+        let keys: Vec<&str> = PHRASES.iter().map(|p| p.key).collect();
+        crate::http::views::schema::string_enum(
+            "A quick phrase (`GET /api/v1/chat/phrases` has its texts).",
+            &keys,
+        )
+    }
+}
+
+impl ToSchema for PhraseKey {
+    fn name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("PhraseKey")
+    }
+}
+
+/// A quick phrase.
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+pub struct PhraseView {
+    /// What a message names in `phrase`.
+    #[schema(value_type = PhraseKey, example = "well_played")]
+    pub key: String,
+    /// In English.
+    #[schema(example = "Well played!")]
+    pub en: String,
+    /// In Arabic.
+    #[schema(example = "لعب حلو!")]
+    pub ar: String,
+}
+
+/// The quick phrases.
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+pub struct PhrasesView {
+    /// In the order to show them.
+    pub items: Vec<PhraseView>,
+}
+
+/// A message to post: exactly one of `text` and `phrase`.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NewMessage {
+    /// Free text: 1–200 characters after trimming, no control characters.
+    #[schema(example = "nice one!", min_length = 1, max_length = 200)]
+    pub text: Option<String>,
+    /// A key of `GET /api/v1/chat/phrases`.
+    #[schema(value_type = Option<PhraseKey>, example = "good_luck")]
+    pub phrase: Option<String>,
+}
+
+/// A chat message.
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+pub struct ChatMessageView {
+    /// Message id.
+    pub id: uuid::Uuid,
+    /// The game event that carries it (`chat_message`).
+    pub seq: i64,
+    /// The author's seat.
+    pub seat: u8,
+    /// The author.
+    pub user: PlayerRef,
+    /// Free text; null for a phrase.
+    #[schema(required = true)]
+    pub text: Option<String>,
+    /// A quick phrase's key; null for free text.
+    #[schema(required = true, value_type = Option<PhraseKey>)]
+    pub phrase: Option<String>,
+    /// When.
+    pub created_at: DateTime<Utc>,
+}
+
+impl ChatMessageView {
+    /// The view of a stored message by `username`.
+    pub fn of(row: &MessageRow, username: &str) -> Self {
+        Self {
+            id: row.id.parse().unwrap_or_default(),
+            seq: row.seq,
+            seat: u8::try_from(row.seat).unwrap_or_default(),
+            user: PlayerRef {
+                id: row.user_id.parse().unwrap_or_default(),
+                username: username.to_owned(),
+            },
+            text: row.body.clone(),
+            phrase: row.phrase.clone(),
+            created_at: row.created_at.and_utc(),
+        }
+    }
+}
+
+impl From<&Listed> for ChatMessageView {
+    fn from((row, username): &Listed) -> Self {
+        Self::of(row, username)
+    }
+}
+
+/// A page of chat.
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+pub struct ChatPage {
+    /// Oldest first.
+    pub items: Vec<ChatMessageView>,
+    /// The `seq` of the last message listed (or `after` when none): pass it as `after`
+    /// next time.
+    pub last_seq: i64,
+}
+
+/// Which messages.
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct ChatQuery {
+    /// Messages whose event `seq` is greater than this (default 0).
+    #[param(minimum = 0)]
+    pub after: Option<i64>,
+    /// 1..=200, default 100.
+    #[param(minimum = 1, maximum = 200)]
+    pub limit: Option<i64>,
+}
+
+/// A report to the moderators.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ReportRequest {
+    /// 1–500 characters.
+    #[schema(example = "insults", min_length = 1, max_length = 500)]
+    pub reason: String,
+}
+
+/// The report was received.
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+pub struct ReportReceived {
+    /// `false` when the caller had reported this message already (nothing changed).
+    pub new: bool,
+}
+
+/// The quick phrases.
+///
+/// Keys for `phrase` in `POST /api/v1/games/{id}/chat`, each with its English and Arabic
+/// text; a client shows the one of its language.
+#[utoipa::path(
+    operation_id = "list_chat_phrases",
+    tag = "chat",
+    responses(
+        (status = 200, description = "The phrases", body = PhrasesView),
+    )
+)]
+#[get("/chat/phrases")]
+pub async fn phrases() -> HttpResponse {
+    HttpResponse::Ok().json(PhrasesView {
+        items: PHRASES
+            .iter()
+            .map(|p| PhraseView {
+                key: p.key.to_owned(),
+                en: p.en.to_owned(),
+                ar: p.ar.to_owned(),
+            })
+            .collect(),
+    })
+}
+
+/// Say something at the table.
+///
+/// For the seated players of a waiting or running game: free `text` (1–200 characters after
+/// trimming, normalized to Unicode NFC, no control characters) or a quick `phrase`. The
+/// message is also the game's next event (`chat_message`) and a `chat_message` notification
+/// for the other seated players. At most 20 messages a minute per user (429 beyond). A
+/// finished game's chat is read-only (409 `chat_closed`); a muted user gets 403 `muted`.
+#[utoipa::path(
+    operation_id = "post_chat_message",
+    tag = "chat",
+    security(("bearer" = [])),
+    params(("id" = uuid::Uuid, Path, description = "Game id")),
+    request_body = NewMessage,
+    responses(
+        (status = 201, description = "Posted; `Location` is the game's chat", body = ChatMessageView),
+        (status = 400, description = "Neither or both of text and phrase, bad text, unknown phrase", body = Problem, content_type = "application/problem+json"),
+        (status = 403, description = "Not seated (`not_seated`) or muted (`muted`)", body = Problem, content_type = "application/problem+json"),
+        (status = 404, description = "No such game", body = Problem, content_type = "application/problem+json"),
+        (status = 409, description = "The game is over (`chat_closed`)", body = Problem, content_type = "application/problem+json"),
+        (status = 429, description = "More than 20 messages a minute", body = Problem, content_type = "application/problem+json"),
+    )
+)]
+#[post("/games/{id}/chat")]
+pub async fn post_message(
+    state: web::Data<AppState>,
+    user: AuthUser,
+    path: web::Path<uuid::Uuid>,
+    body: web::Json<NewMessage>,
+) -> Result<HttpResponse, ApiError> {
+    let id = path.into_inner().to_string();
+    let NewMessage { text, phrase } = body.into_inner();
+    let content = match (text, phrase) {
+        (Some(text), None) => Content::Text(chat::check_text(&text)?),
+        (None, Some(key)) => Content::Phrase(chat::phrase(&key)?.key),
+        _ => {
+            return Err(Error::validation("give exactly one of text and phrase").into());
+        }
+    };
+    let limit = limits().check(&[format!("chat:{}", user.id())])?;
+    let me = user.id().to_owned();
+    let gid = id.clone();
+    let posted = match state
+        .db
+        .run(move |conn| chat::post(conn, &gid, &me, content))
+        .await
+    {
+        Ok(posted) => posted,
+        Err(e) => return Err(ApiError::from(e).with_rate_limit(limit)),
+    };
+    state.published(&posted.done);
+    let mut reply = HttpResponse::Created()
+        .insert_header((header::LOCATION, format!("/api/v1/games/{id}/chat")))
+        .json(ChatMessageView::from(&posted.message));
+    rate_limit::insert(reply.headers_mut(), limit);
+    Ok(reply)
+}
+
+/// The table's chat.
+///
+/// The messages of the game after `after`, oldest first, for its seated players: those a
+/// moderator hid and those of users the caller blocks are left out. Finished games keep
+/// their chat.
+#[utoipa::path(
+    operation_id = "list_chat_messages",
+    tag = "chat",
+    security(("bearer" = [])),
+    params(("id" = uuid::Uuid, Path, description = "Game id"), ChatQuery),
+    responses(
+        (status = 200, description = "A page of messages", body = ChatPage),
+        (status = 403, description = "Not seated (`not_seated`)", body = Problem, content_type = "application/problem+json"),
+        (status = 404, description = "No such game", body = Problem, content_type = "application/problem+json"),
+    )
+)]
+#[get("/games/{id}/chat")]
+pub async fn list_messages(
+    state: web::Data<AppState>,
+    user: AuthUser,
+    path: web::Path<uuid::Uuid>,
+    query: web::Query<ChatQuery>,
+) -> Result<HttpResponse, ApiError> {
+    let id = path.into_inner().to_string();
+    let after = query.after.unwrap_or(0);
+    if after < 0 {
+        return Err(Error::validation("after must be ≥ 0").into());
+    }
+    let limit = pagination::limit(query.limit, 100, 200)?;
+    let me = user.id().to_owned();
+    let rows = state
+        .db
+        .run(move |conn| chat::list(conn, &id, &me, after, limit))
+        .await?;
+    let last_seq = rows.last().map_or(after, |(m, _)| m.seq);
+    Ok(HttpResponse::Ok().json(ChatPage {
+        items: rows.iter().map(ChatMessageView::from).collect(),
+        last_seq,
+    }))
+}
+
+/// Report a message to the moderators.
+///
+/// Puts the message in the moderators' queue (`GET /api/v1/admin/reports`). For the seated
+/// players other than its author; reporting again changes nothing.
+#[utoipa::path(
+    operation_id = "report_chat_message",
+    tag = "chat",
+    security(("bearer" = [])),
+    params(
+        ("id" = uuid::Uuid, Path, description = "Game id"),
+        ("message_id" = uuid::Uuid, Path, description = "Message id"),
+    ),
+    request_body = ReportRequest,
+    responses(
+        (status = 202, description = "Queued for the moderators", body = ReportReceived),
+        (status = 400, description = "A reason outside 1–500 characters, or the caller's own message", body = Problem, content_type = "application/problem+json"),
+        (status = 404, description = "No such message the caller can read", body = Problem, content_type = "application/problem+json"),
+    )
+)]
+#[post("/games/{id}/chat/{message_id}/report")]
+pub async fn report_message(
+    state: web::Data<AppState>,
+    user: AuthUser,
+    path: web::Path<(uuid::Uuid, uuid::Uuid)>,
+    body: web::Json<ReportRequest>,
+) -> Result<HttpResponse, ApiError> {
+    let (game, message) = path.into_inner();
+    let me = user.id().to_owned();
+    let reason = body.into_inner().reason;
+    let new = state
+        .db
+        .run(move |conn| chat::report(conn, &game.to_string(), &message.to_string(), &me, &reason))
+        .await?;
+    Ok(HttpResponse::Accepted().json(ReportReceived { new }))
+}

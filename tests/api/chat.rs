@@ -1,0 +1,379 @@
+//! Table talk: the seated chat in text or phrases, as events and notifications; blocks hide
+//! an author's words from the blocker; moderators hide messages and mute users.
+
+use serde_json::{Value, json};
+
+use crate::admin::admin;
+use crate::common::play::{four, game_of, get, legal_action, post};
+use crate::common::{TestDb, register};
+
+fn texts(page: &Value) -> Vec<String> {
+    page["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| {
+            m["text"]
+                .as_str()
+                .or(m["phrase"].as_str())
+                .unwrap()
+                .to_owned()
+        })
+        .collect()
+}
+
+fn chat_events(events: &Value) -> Vec<Value> {
+    events["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["type"] == "chat_message")
+        .map(|e| e["data"].clone())
+        .collect()
+}
+
+#[actix_web::test]
+async fn seated_players_chat_in_text_and_phrases_as_events() {
+    let db = TestDb::migrated();
+    let app = crate::common::app(db.state()).await;
+    let players = four(&app, "talk_").await;
+    let id = game_of(&app, &players, json!({})).await;
+    let chat = format!("/api/v1/games/{id}/chat");
+
+    let phrases = crate::common::send(
+        &app,
+        actix_web::test::TestRequest::get().uri("/api/v1/chat/phrases"),
+    )
+    .await;
+    assert_eq!(phrases.status, 200);
+    let first = &phrases.json["items"][0];
+    assert!(
+        first["en"].is_string() && first["ar"].is_string(),
+        "{}",
+        phrases.text
+    );
+
+    let said = post(
+        &app,
+        &chat,
+        json!({"text": "  Cafe\u{301} time!  "}),
+        &players[0].access,
+    )
+    .await;
+    assert_eq!(said.status, 201, "{}", said.text);
+    assert_eq!(said.json["text"], "Caf\u{e9} time!", "trimmed and NFC");
+    assert_eq!(said.json["seat"], 0);
+    assert_eq!(said.header("location").unwrap(), chat);
+    assert!(said.header("ratelimit-remaining").is_some());
+    let phrase = post(
+        &app,
+        &chat,
+        json!({"phrase": "good_luck"}),
+        &players[2].access,
+    )
+    .await;
+    assert_eq!(phrase.status, 201, "{}", phrase.text);
+    assert!(phrase.json["text"].is_null());
+
+    let page = get(&app, &chat, &players[1].access).await;
+    assert_eq!(page.status, 200, "{}", page.text);
+    assert_eq!(texts(&page.json), ["Caf\u{e9} time!", "good_luck"]);
+    let after = said.json["seq"].as_i64().unwrap();
+    let rest = get(&app, &format!("{chat}?after={after}"), &players[1].access).await;
+    assert_eq!(texts(&rest.json), ["good_luck"]);
+
+    // Each message is the game's event at its seq, and the action after it still works.
+    let events = get(
+        &app,
+        &format!("/api/v1/games/{id}/events?limit=500"),
+        &players[3].access,
+    )
+    .await;
+    let said_events = chat_events(&events.json);
+    assert_eq!(said_events.len(), 2);
+    assert_eq!(said_events[0]["text"], "Caf\u{e9} time!");
+    assert_eq!(said_events[1]["phrase"], "good_luck");
+    let view = get(&app, &format!("/api/v1/games/{id}"), &players[3].access).await;
+    let action = legal_action(&view.json).unwrap();
+    let acted = post(
+        &app,
+        &format!("/api/v1/games/{id}/actions"),
+        action,
+        &players[3].access,
+    )
+    .await;
+    assert_eq!(acted.status, 200, "{}", acted.text);
+
+    // The others hear of it in their feed; the author does not.
+    let feed = get(&app, "/api/v1/me/notifications", &players[1].access).await;
+    let chats = feed.json["notifications"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|n| n["type"] == "chat_message")
+        .count();
+    assert_eq!(chats, 2);
+    let feed = get(&app, "/api/v1/me/notifications", &players[0].access).await;
+    let own = feed.json["notifications"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|n| n["type"] == "chat_message")
+        .count();
+    assert_eq!(own, 1, "only the other's message");
+
+    for bad in [
+        json!({"text": "   "}),
+        json!({"text": "x".repeat(201)}),
+        json!({"text": "bell\u{7}"}),
+        json!({"text": "right\u{202E}left"}),
+        json!({"phrase": "no_such_phrase"}),
+        json!({"text": "a", "phrase": "hello"}),
+        json!({}),
+    ] {
+        post(&app, &chat, bad.clone(), &players[0].access)
+            .await
+            .assert_problem(400, "validation_failed");
+    }
+    assert_eq!(
+        post(
+            &app,
+            &chat,
+            json!({"text": "é".repeat(200)}),
+            &players[0].access
+        )
+        .await
+        .status,
+        201,
+        "200 characters, not bytes"
+    );
+    // A public game: an outsider sees it but is not at the table.
+    let outsider = register(&app, "talk_outsider").await;
+    post(&app, &chat, json!({"text": "hi"}), &outsider.access)
+        .await
+        .assert_problem(403, "not_seated");
+    get(&app, &chat, &outsider.access)
+        .await
+        .assert_problem(403, "not_seated");
+}
+
+#[actix_web::test]
+async fn chat_is_rate_limited_per_user() {
+    let db = TestDb::migrated();
+    let app = crate::common::app(db.state()).await;
+    let players = four(&app, "chatty_").await;
+    let id = game_of(&app, &players, json!({})).await;
+    let chat = format!("/api/v1/games/{id}/chat");
+    for i in 0..20 {
+        let said = post(
+            &app,
+            &chat,
+            json!({"text": format!("message {i}")}),
+            &players[0].access,
+        )
+        .await;
+        assert_eq!(said.status, 201, "{}", said.text);
+    }
+    let refused = post(
+        &app,
+        &chat,
+        json!({"text": "one too many"}),
+        &players[0].access,
+    )
+    .await;
+    refused.assert_problem(429, "rate_limited");
+    assert!(refused.header("retry-after").is_some());
+    // Others are not affected.
+    let other = post(&app, &chat, json!({"text": "hello"}), &players[1].access).await;
+    assert_eq!(other.status, 201, "{}", other.text);
+}
+
+#[actix_web::test]
+async fn a_blocker_never_reads_the_blocked_users_words() {
+    let db = TestDb::migrated();
+    let app = crate::common::app(db.state()).await;
+    let players = four(&app, "hush_").await;
+    let id = game_of(&app, &players, json!({})).await;
+    let chat = format!("/api/v1/games/{id}/chat");
+    // Blocking after the game started: the game goes on.
+    let blocked = crate::common::send(
+        &app,
+        crate::common::bearer(
+            actix_web::test::TestRequest::put().uri("/api/v1/me/blocks/hush_0"),
+            &players[1].access,
+        ),
+    )
+    .await;
+    assert_eq!(blocked.status, 201, "{}", blocked.text);
+    post(
+        &app,
+        &chat,
+        json!({"text": "you will not read this"}),
+        &players[0].access,
+    )
+    .await;
+    post(&app, &chat, json!({"text": "but this"}), &players[2].access).await;
+
+    let page = get(&app, &chat, &players[1].access).await;
+    assert_eq!(texts(&page.json), ["but this"]);
+    let page = get(&app, &chat, &players[3].access).await;
+    assert_eq!(texts(&page.json), ["you will not read this", "but this"]);
+    let events = get(
+        &app,
+        &format!("/api/v1/games/{id}/events?limit=500"),
+        &players[1].access,
+    )
+    .await;
+    assert!(
+        !events.text.contains("you will not read this"),
+        "{}",
+        events.text
+    );
+    let said = chat_events(&events.json);
+    assert_eq!(said[0]["hidden"], true);
+    assert!(said[0]["text"].is_null());
+    assert_eq!(said[1]["text"], "but this");
+}
+
+#[actix_web::test]
+async fn moderators_hide_messages_for_everyone_and_mute_users() {
+    let db = TestDb::migrated();
+    let state = db.state();
+    let app = crate::common::app(state.clone()).await;
+    let players = four(&app, "mod_").await;
+    let boss = admin(&app, &state, "mod_boss").await;
+    let id = game_of(&app, &players, json!({})).await;
+    let chat = format!("/api/v1/games/{id}/chat");
+    let rude = post(
+        &app,
+        &chat,
+        json!({"text": "something rude"}),
+        &players[0].access,
+    )
+    .await;
+    let message = rude.json["id"].as_str().unwrap().to_owned();
+
+    let report = format!("{chat}/{message}/report");
+    let reported = post(
+        &app,
+        &report,
+        json!({"reason": "insults"}),
+        &players[1].access,
+    )
+    .await;
+    assert_eq!(reported.status, 202, "{}", reported.text);
+    assert_eq!(reported.json["new"], true);
+    let again = post(
+        &app,
+        &report,
+        json!({"reason": "insults"}),
+        &players[1].access,
+    )
+    .await;
+    assert_eq!(again.json["new"], false);
+    post(&app, &report, json!({"reason": "mine"}), &players[0].access)
+        .await
+        .assert_problem(400, "validation_failed");
+
+    let queue = get(&app, "/api/v1/admin/reports", &boss.access).await;
+    assert_eq!(queue.status, 200, "{}", queue.text);
+    assert_eq!(queue.json["items"].as_array().unwrap().len(), 1);
+    assert_eq!(queue.json["items"][0]["message"]["text"], "something rude");
+    assert_eq!(queue.json["items"][0]["reporter"]["username"], "mod_1");
+    get(&app, "/api/v1/admin/reports", &players[1].access)
+        .await
+        .assert_problem(403, "forbidden");
+
+    let hidden = post(
+        &app,
+        &format!("/api/v1/admin/chat/{message}/hide"),
+        json!({"reason": "insults"}),
+        &boss.access,
+    )
+    .await;
+    assert_eq!(hidden.status, 200, "{}", hidden.text);
+    post(
+        &app,
+        &format!("/api/v1/admin/chat/{message}/hide"),
+        json!({"reason": "insults"}),
+        &boss.access,
+    )
+    .await
+    .assert_problem(409, "already_hidden");
+    for p in &players {
+        let page = get(&app, &chat, &p.access).await;
+        assert!(texts(&page.json).is_empty(), "{}", page.text);
+        let events = get(&app, &format!("/api/v1/games/{id}/events"), &p.access).await;
+        assert!(!events.text.contains("something rude"), "{}", events.text);
+        assert_eq!(chat_events(&events.json)[0]["hidden"], true);
+    }
+    let queue = get(&app, "/api/v1/admin/reports", &boss.access).await;
+    assert!(queue.json["items"].as_array().unwrap().is_empty());
+    let audit = get(
+        &app,
+        "/api/v1/admin/audit?action=hide_message",
+        &boss.access,
+    )
+    .await;
+    assert_eq!(
+        audit.json["items"].as_array().unwrap().len(),
+        1,
+        "{}",
+        audit.text
+    );
+
+    let until = (chrono::Utc::now() + chrono::Duration::hours(1)).to_rfc3339();
+    let muted = post(
+        &app,
+        &format!("/api/v1/admin/users/{}/mute", players[0].id),
+        json!({"until": until, "reason": "insults"}),
+        &boss.access,
+    )
+    .await;
+    assert_eq!(muted.status, 200, "{}", muted.text);
+    assert!(muted.json["muted_until"].is_string());
+    post(&app, &chat, json!({"phrase": "sorry"}), &players[0].access)
+        .await
+        .assert_problem(403, "muted");
+    // A muted player still plays.
+    let view = get(&app, &format!("/api/v1/games/{id}"), &players[0].access).await;
+    let action = legal_action(&view.json).unwrap();
+    let acted = post(
+        &app,
+        &format!("/api/v1/games/{id}/actions"),
+        action,
+        &players[0].access,
+    )
+    .await;
+    assert_eq!(acted.status, 200, "{}", acted.text);
+    let lifted = post(
+        &app,
+        &format!("/api/v1/admin/users/{}/mute", players[0].id),
+        json!({"until": null, "reason": "served"}),
+        &boss.access,
+    )
+    .await;
+    assert_eq!(lifted.status, 200, "{}", lifted.text);
+    assert!(lifted.json["muted_until"].is_null());
+    assert_eq!(
+        post(&app, &chat, json!({"phrase": "sorry"}), &players[0].access)
+            .await
+            .status,
+        201
+    );
+
+    // An ended game keeps its chat, read-only.
+    let aborted = post(
+        &app,
+        &format!("/api/v1/admin/games/{id}/abort"),
+        json!({"reason": "test"}),
+        &boss.access,
+    )
+    .await;
+    assert_eq!(aborted.status, 200, "{}", aborted.text);
+    post(&app, &chat, json!({"text": "hello?"}), &players[1].access)
+        .await
+        .assert_problem(409, "chat_closed");
+    let page = get(&app, &chat, &players[1].access).await;
+    assert_eq!(texts(&page.json), ["sorry"]);
+}
