@@ -22,6 +22,38 @@ pub fn routes(cfg: &mut utoipa_actix_web::service_config::ServiceConfig) {
         .service(delete_block);
 }
 
+/// Runs `use_case(conn, caller, username)` for the user the path names.
+async fn with_other<T, F>(
+    state: &AppState,
+    user: &AuthUser,
+    path: web::Path<String>,
+    use_case: F,
+) -> Result<T, ApiError>
+where
+    F: FnOnce(&mut crate::db::AnyConnection, &str, &str) -> Result<T, crate::error::Error>
+        + Send
+        + 'static,
+    T: Send + 'static,
+{
+    let me = user.id().to_owned();
+    let username = path.into_inner();
+    Ok(state
+        .db
+        .run(move |conn| use_case(conn, &me, &username))
+        .await?)
+}
+
+/// 201 with `Location: list` when the request made something, else 200.
+fn made_or_held(created: bool, list: &'static str, view: impl Serialize) -> HttpResponse {
+    if created {
+        HttpResponse::Created()
+            .insert_header((header::LOCATION, list))
+            .json(view)
+    } else {
+        HttpResponse::Ok().json(view)
+    }
+}
+
 /// Another user in the caller's lists.
 #[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
 pub struct RelatedUser {
@@ -136,12 +168,7 @@ pub async fn put_friend(
     user: AuthUser,
     path: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
-    let me = user.id().to_owned();
-    let username = path.into_inner();
-    let changed = state
-        .db
-        .run(move |conn| social::request_friend(conn, &me, &username))
-        .await?;
+    let changed = with_other(&state, &user, path, social::request_friend).await?;
     state.announce_users(&changed.notified);
     let view = FriendView {
         user: RelatedUser::from(&changed.other).user,
@@ -150,13 +177,7 @@ pub async fn put_friend(
             Relation::Friends => FriendState::Friends,
         },
     };
-    Ok(if changed.created {
-        HttpResponse::Created()
-            .insert_header((header::LOCATION, "/api/v1/me/friends"))
-            .json(view)
-    } else {
-        HttpResponse::Ok().json(view)
-    })
+    Ok(made_or_held(changed.created, "/api/v1/me/friends", view))
 }
 
 /// End a friendship, withdraw a request or decline one.
@@ -180,12 +201,7 @@ pub async fn delete_friend(
     user: AuthUser,
     path: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
-    let me = user.id().to_owned();
-    let username = path.into_inner();
-    state
-        .db
-        .run(move |conn| social::remove_friend(conn, &me, &username))
-        .await?;
+    with_other(&state, &user, path, social::remove_friend).await?;
     Ok(HttpResponse::NoContent().finish())
 }
 
@@ -236,20 +252,9 @@ pub async fn put_block(
     user: AuthUser,
     path: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
-    let me = user.id().to_owned();
-    let username = path.into_inner();
-    let changed = state
-        .db
-        .run(move |conn| social::block(conn, &me, &username))
-        .await?;
+    let changed = with_other(&state, &user, path, social::block).await?;
     let view = RelatedUser::from(&changed.other);
-    Ok(if changed.created {
-        HttpResponse::Created()
-            .insert_header((header::LOCATION, "/api/v1/me/blocks"))
-            .json(view)
-    } else {
-        HttpResponse::Ok().json(view)
-    })
+    Ok(made_or_held(changed.created, "/api/v1/me/blocks", view))
 }
 
 /// Unblock a user.
@@ -272,11 +277,6 @@ pub async fn delete_block(
     user: AuthUser,
     path: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
-    let me = user.id().to_owned();
-    let username = path.into_inner();
-    state
-        .db
-        .run(move |conn| social::unblock(conn, &me, &username))
-        .await?;
+    with_other(&state, &user, path, social::unblock).await?;
     Ok(HttpResponse::NoContent().finish())
 }
