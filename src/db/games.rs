@@ -69,6 +69,10 @@ pub struct GameRow {
     pub round_plays: String,
     /// When the scheduler must look at the game next (see [`GameRow::next_wake`]).
     pub wake_at: Option<NaiveDateTime>,
+    /// Counts for the ratings.
+    pub rated: bool,
+    /// The game a rematch of this finished one created.
+    pub rematch_id: Option<String>,
 }
 
 impl GameRow {
@@ -123,6 +127,8 @@ impl GameRow {
             reminder_at: None,
             round_plays: String::new(),
             wake_at: None,
+            rated: false,
+            rematch_id: None,
         }
     }
 }

@@ -49,6 +49,10 @@ diesel::table! {
         webhook_url -> Nullable<Text>,
         /// HMAC key for webhook signatures.
         webhook_secret -> Nullable<Text>,
+        /// Points taken over finished games.
+        points_taken -> BigInt,
+        /// Rounds played over finished games.
+        rounds_played -> BigInt,
         /// Away until then: bots play the user's seats.
         away_until -> Nullable<Timestamp>,
         /// Muted until then: no chat.
@@ -130,6 +134,10 @@ diesel::table! {
         /// When the scheduler must look at the game next: at or before the deadline and the
         /// reminder.
         wake_at -> Nullable<Timestamp>,
+        /// Counts for the ratings.
+        rated -> Bool,
+        /// The game a rematch of this one created.
+        rematch_id -> Nullable<Text>,
     }
 }
 
@@ -271,6 +279,53 @@ diesel::table! {
     }
 }
 
+diesel::table! {
+    /// Each user's current rating per mode.
+    ratings (user_id, mode) {
+        /// The player.
+        user_id -> Text,
+        /// solo | partnership.
+        mode -> Text,
+        /// Weng-Lin mean.
+        mu -> Double,
+        /// Weng-Lin uncertainty.
+        sigma -> Double,
+        /// mu - 3 sigma, the board order.
+        ordinal -> Double,
+        /// Rated games since the last reset.
+        games -> Integer,
+        /// Shown on the boards (false while banned or deleted).
+        listed -> Bool,
+        /// Last change.
+        updated_at -> Timestamp,
+    }
+}
+
+diesel::table! {
+    /// Every rating change: one per rated player of a game, one per reset.
+    rating_history (id) {
+        /// UUID.
+        id -> Text,
+        /// The player.
+        user_id -> Text,
+        /// solo | partnership.
+        mode -> Text,
+        /// The game; NULL for an administrator's reset.
+        game_id -> Nullable<Text>,
+        /// When.
+        at -> Timestamp,
+        /// Mean after the change.
+        mu -> Double,
+        /// Uncertainty after the change.
+        sigma -> Double,
+        /// Ordinal after the change.
+        ordinal -> Double,
+        /// Rated games after the change.
+        games -> Integer,
+    }
+}
+
+diesel::joinable!(ratings -> users (user_id));
 diesel::joinable!(refresh_tokens -> users (user_id));
 diesel::joinable!(game_seats -> games (game_id));
 diesel::joinable!(game_actions -> games (game_id));
@@ -286,7 +341,9 @@ diesel::allow_tables_to_appear_in_same_query!(
     idempotency_keys,
     notifications,
     webhook_deliveries,
-    webhook_attempts
+    webhook_attempts,
+    ratings,
+    rating_history
 );
 
 diesel::table! {

@@ -7,6 +7,7 @@ use crate::db::games::{self as store, ActionRow, EventRow, SeatRow};
 use crate::db::{self, AnyConnection};
 use crate::error::Error;
 use crate::notifications::{self, Kind, Pending};
+use crate::ratings;
 use crate::rules::{Action, Card, Game, Phase, Seat};
 
 use super::events::{self, ServerEvent};
@@ -512,7 +513,8 @@ impl Change {
             store::save_seat(conn, &self.table.seats[seat.index()])?;
         }
         if let Some(result) = newly_finished {
-            record_statistics(conn, &self.table, &result)?;
+            let rounds = self.game.as_ref().map_or(0, Game::round_number);
+            record_statistics(conn, &self.table, &result, rounds)?;
         }
         self.table.notified_users = match fast {
             Some(recipient) => recipient.into_iter().collect(),
@@ -573,11 +575,38 @@ fn turn_key(game: &Game) -> Option<String> {
     }
 }
 
+/// Counts a finished game in its players' statistics and, when it is rated, in their
+/// ratings (which lock the players' accounts in a fixed order first; see
+/// [`ratings::game_finished`]). A game stays unrated unless every seat is a human's: a seat
+/// that started as a bot has no one to rate.
 fn record_statistics(
     conn: &mut AnyConnection,
     table: &Table,
     result: &crate::rules::GameResult,
+    rounds: u32,
 ) -> Result<(), Error> {
+    let players: Vec<(Seat, String)> = table
+        .seats
+        .iter()
+        .filter_map(|s| Some((Seat::new(s.seat as u8)?, s.user_id.clone()?)))
+        .collect();
+    let at = table.row.finished_at.unwrap_or_else(db::now);
+    if table.row.rated && players.len() == 4 {
+        let mode = table.rules()?.mode;
+        ratings::game_finished(conn, &table.row.id, mode, result, &players, at)?;
+    } else {
+        ratings::lock_players(conn, &players)?;
+    }
+    for standing in &result.ranking {
+        if let Some(user) = &table.seats[standing.seat.index()].user_id {
+            db::ratings::add_points(
+                conn,
+                user,
+                i64::from(standing.total_score),
+                i64::from(rounds),
+            )?;
+        }
+    }
     for seat in &table.seats {
         let Some(user_id) = &seat.user_id else {
             continue;

@@ -38,6 +38,17 @@ pub struct NewGame {
     pub turn_timeout_seconds: i32,
     /// The most running games the creator may hold seats in (the game may start at once).
     pub max_active_games: i64,
+    /// Counts for the ratings; only possible without bot seats (see [`NewGame::rated_default`]).
+    pub rated: bool,
+}
+
+impl NewGame {
+    /// Whether a game with these seats is rated when the request does not say: when no seat
+    /// starts as a bot.
+    #[must_use]
+    pub fn rated_default(seats: &[SeatPlan; 4]) -> bool {
+        !seats.iter().any(|s| matches!(s, SeatPlan::Bot(_)))
+    }
 }
 
 /// 409 `too_many_active_games` when `user_id` already holds seats in `max` running games:
@@ -126,14 +137,17 @@ pub fn create(conn: &mut AnyConnection, creator: &str, new: NewGame) -> Result<C
         } else {
             Visibility::Private
         };
-        let row = GameRow::new(
-            &id,
-            creator,
-            rules_text,
-            visibility,
-            new.turn_timeout_seconds,
-            now,
-        );
+        let row = GameRow {
+            rated: new.rated,
+            ..GameRow::new(
+                &id,
+                creator,
+                rules_text,
+                visibility,
+                new.turn_timeout_seconds,
+                now,
+            )
+        };
         store::insert(conn, &row, &seat_rows)?;
         let table = Table::load(conn, &id)?;
         let mut change = Change::new(table)?;

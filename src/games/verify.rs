@@ -99,7 +99,9 @@ pub fn verify_game(conn: &mut AnyConnection, id: &str) -> Result<Option<String>,
     Ok(None)
 }
 
-/// Checks every started game; returns how many were checked and the mismatches.
+/// Checks every started game, then that the stored ratings replay from the rated games in
+/// order ([`crate::ratings::verify`]); returns how many games were checked and the
+/// mismatches (a rating's names `rating:<user>:<mode>`).
 ///
 /// # Errors
 /// Database errors.
@@ -114,5 +116,38 @@ pub fn verify_all(conn: &mut AnyConnection) -> Result<(usize, Vec<Mismatch>), Er
             });
         }
     }
+    let (_, discrepancies) = crate::ratings::verify(conn, rated_game)?;
+    mismatches.extend(discrepancies.into_iter().map(|d| Mismatch {
+        game_id: d.subject,
+        reason: d.reason,
+    }));
     Ok((ids.len(), mismatches))
+}
+
+/// A finished rated game as the rating replay needs it; `None` when `id` is not one.
+fn rated_game(
+    conn: &mut AnyConnection,
+    id: &str,
+) -> Result<Option<crate::ratings::RatedGame>, Error> {
+    let Some(row) = store::find(conn, id)? else {
+        return Ok(None);
+    };
+    if !row.rated || row.status != crate::games::GameStatus::Finished {
+        return Ok(None);
+    }
+    let (Some(Ok(result)), Ok(rules)) = (
+        row.result.as_deref().map(serde_json::from_str),
+        serde_json::from_str::<RuleOptions>(&row.rules),
+    ) else {
+        return Ok(None);
+    };
+    let players = store::seats(conn, id)?
+        .into_iter()
+        .filter_map(|s| Some((crate::rules::Seat::new(s.seat as u8)?, s.user_id?)))
+        .collect();
+    Ok(Some(crate::ratings::RatedGame {
+        mode: rules.mode,
+        result,
+        players,
+    }))
 }

@@ -90,6 +90,9 @@ pub struct CreateGame {
     /// 5..=2592000 (30 days); default 86400.
     #[schema(minimum = 5, maximum = 2592000)]
     pub turn_timeout_seconds: Option<i64>,
+    /// Whether the game counts for the players' ratings. Default: true when no seat is a
+    /// bot; a game with a bot seat cannot be rated.
+    pub rated: Option<bool>,
 }
 
 impl SeatRequest {
@@ -154,12 +157,22 @@ impl CreateGame {
                 plans
             }
         };
+        let rated = match self.rated {
+            None => NewGame::rated_default(&seats),
+            Some(true) if !NewGame::rated_default(&seats) => {
+                return Err(Error::validation(
+                    "a game with a bot seat cannot be rated: bots have no rating",
+                ));
+            }
+            Some(rated) => rated,
+        };
         Ok(NewGame {
             rules,
             seats,
             public,
             turn_timeout_seconds: timeout as i32,
             max_active_games,
+            rated,
         })
     }
 }

@@ -191,6 +191,11 @@ pub struct GameView {
     /// Why an administrator aborted it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub abort_reason: Option<String>,
+    /// Whether the game counts for the players' ratings.
+    pub rated: bool,
+    /// The game a rematch of this finished game created (`POST …/rematch`); null until then.
+    #[schema(required = true)]
+    pub rematch_id: Option<uuid::Uuid>,
 }
 
 /// The user a seat names, with their username ("deleted" once the account is gone).
@@ -347,5 +352,7 @@ pub fn game_view(table: &Table, viewer: Option<Seat>) -> Result<GameView, Error>
         legal_actions,
         result,
         abort_reason: row.abort_reason.clone(),
+        rated: row.rated,
+        rematch_id: row.rematch_id.as_deref().and_then(|id| id.parse().ok()),
     })
 }

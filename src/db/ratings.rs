@@ -1,0 +1,313 @@
+//! Ratings per user and mode, their history, the boards, and the counters behind a profile's
+//! average points per round.
+
+use chrono::NaiveDateTime;
+use diesel::prelude::*;
+
+use super::AnyConnection;
+use super::schema::{games, rating_history, ratings, users};
+
+/// A row of `ratings`.
+#[derive(Debug, Clone, PartialEq, Queryable, Selectable, Insertable, AsChangeset)]
+#[diesel(table_name = ratings, primary_key(user_id, mode))]
+pub struct RatingRow {
+    /// The player.
+    pub user_id: String,
+    /// `solo` or `partnership`.
+    pub mode: String,
+    /// Weng-Lin mean.
+    pub mu: f64,
+    /// Weng-Lin uncertainty.
+    pub sigma: f64,
+    /// mu - 3 sigma.
+    pub ordinal: f64,
+    /// Rated games since the last reset.
+    pub games: i32,
+    /// On the boards (false while banned or deleted; kept by a trigger).
+    pub listed: bool,
+    /// Last change.
+    pub updated_at: NaiveDateTime,
+}
+
+/// A row of `rating_history`.
+#[derive(Debug, Clone, PartialEq, Queryable, Selectable, Insertable)]
+#[diesel(table_name = rating_history)]
+pub struct HistoryRow {
+    /// UUID.
+    pub id: String,
+    /// The player.
+    pub user_id: String,
+    /// `solo` or `partnership`.
+    pub mode: String,
+    /// The rated game; `None` for an administrator's reset.
+    pub game_id: Option<String>,
+    /// When.
+    pub at: NaiveDateTime,
+    /// Mean after the change.
+    pub mu: f64,
+    /// Uncertainty after the change.
+    pub sigma: f64,
+    /// Ordinal after the change.
+    pub ordinal: f64,
+    /// Rated games after the change.
+    pub games: i32,
+}
+
+/// The stored ratings of `user_ids` in `mode` (missing users have none yet).
+pub fn of_users(
+    conn: &mut AnyConnection,
+    mode: &str,
+    user_ids: &[String],
+) -> QueryResult<Vec<RatingRow>> {
+    ratings::table
+        .filter(ratings::mode.eq(mode))
+        .filter(ratings::user_id.eq_any(user_ids))
+        .select(RatingRow::as_select())
+        .load(conn)
+}
+
+/// Every stored rating of one user.
+pub fn of_user(conn: &mut AnyConnection, user_id: &str) -> QueryResult<Vec<RatingRow>> {
+    ratings::table
+        .filter(ratings::user_id.eq(user_id))
+        .select(RatingRow::as_select())
+        .load(conn)
+}
+
+/// Every stored rating, for `leekha verify`.
+pub fn all(conn: &mut AnyConnection) -> QueryResult<Vec<RatingRow>> {
+    ratings::table
+        .order((ratings::user_id.asc(), ratings::mode.asc()))
+        .select(RatingRow::as_select())
+        .load(conn)
+}
+
+/// Writes a rating: updates the user's row for the mode, or inserts it. Callers hold the
+/// user's lock, so the row cannot appear in between.
+pub fn save(conn: &mut AnyConnection, row: &RatingRow) -> QueryResult<()> {
+    let n = diesel::update(ratings::table.find((&row.user_id, &row.mode)))
+        .set(row)
+        .execute(conn)?;
+    if n == 0 {
+        diesel::insert_into(ratings::table)
+            .values(row)
+            .execute(conn)?;
+    }
+    Ok(())
+}
+
+/// Appends history rows.
+pub fn append_history(conn: &mut AnyConnection, rows: &[HistoryRow]) -> QueryResult<()> {
+    for row in rows {
+        diesel::insert_into(rating_history::table)
+            .values(row)
+            .execute(conn)?;
+    }
+    Ok(())
+}
+
+/// One user's history in a mode, newest first, after the keyset `(at, id)` of the previous
+/// page.
+pub fn history(
+    conn: &mut AnyConnection,
+    user_id: &str,
+    mode: &str,
+    after: Option<(NaiveDateTime, String)>,
+    limit: i64,
+) -> QueryResult<Vec<HistoryRow>> {
+    let mut query = rating_history::table
+        .filter(rating_history::user_id.eq(user_id))
+        .filter(rating_history::mode.eq(mode))
+        .into_boxed();
+    if let Some((at, id)) = after {
+        query = query.filter(
+            rating_history::at
+                .lt(at)
+                .or(rating_history::at.eq(at).and(rating_history::id.lt(id))),
+        );
+    }
+    query
+        .order((rating_history::at.desc(), rating_history::id.desc()))
+        .limit(limit)
+        .select(HistoryRow::as_select())
+        .load(conn)
+}
+
+/// The whole history in the order it was written (time, then game), for `leekha verify`.
+pub fn all_history(conn: &mut AnyConnection) -> QueryResult<Vec<HistoryRow>> {
+    rating_history::table
+        .order((
+            rating_history::at.asc(),
+            rating_history::game_id.asc(),
+            rating_history::user_id.asc(),
+        ))
+        .select(HistoryRow::as_select())
+        .load(conn)
+}
+
+/// A board row: the rating and the player's username.
+pub type BoardRow = (RatingRow, String);
+
+/// Up to `limit` listed players of `mode` in board order (ordinal descending, then user
+/// id), after the board position `(ordinal, user_id)` when given.
+pub fn board_after(
+    conn: &mut AnyConnection,
+    mode: &str,
+    after: Option<(f64, &str)>,
+    limit: i64,
+) -> QueryResult<Vec<BoardRow>> {
+    let mut query = ratings::table
+        .inner_join(users::table)
+        .filter(ratings::mode.eq(mode))
+        .filter(ratings::listed.eq(true))
+        .into_boxed();
+    if let Some((ordinal, user_id)) = after {
+        // The first conjunct bounds the index range; the second excludes the ties already
+        // shown.
+        query = query.filter(ratings::ordinal.le(ordinal)).filter(
+            ratings::ordinal
+                .lt(ordinal)
+                .or(ratings::user_id.gt(user_id.to_owned())),
+        );
+    }
+    query
+        .order((ratings::ordinal.desc(), ratings::user_id.asc()))
+        .limit(limit)
+        .select((RatingRow::as_select(), users::username))
+        .load(conn)
+}
+
+/// Up to `limit` listed players of `mode` just ahead of the board position
+/// `(ordinal, user_id)`, nearest first.
+pub fn board_before(
+    conn: &mut AnyConnection,
+    mode: &str,
+    before: (f64, &str),
+    limit: i64,
+) -> QueryResult<Vec<BoardRow>> {
+    let (ordinal, user_id) = before;
+    ratings::table
+        .inner_join(users::table)
+        .filter(ratings::mode.eq(mode))
+        .filter(ratings::listed.eq(true))
+        .filter(ratings::ordinal.ge(ordinal))
+        .filter(
+            ratings::ordinal
+                .gt(ordinal)
+                .or(ratings::user_id.lt(user_id.to_owned())),
+        )
+        .order((ratings::ordinal.asc(), ratings::user_id.desc()))
+        .limit(limit)
+        .select((RatingRow::as_select(), users::username))
+        .load(conn)
+}
+
+/// How many listed players of `mode` have an ordinal above `ordinal`: one less than the rank
+/// of a player with that ordinal.
+pub fn count_above(conn: &mut AnyConnection, mode: &str, ordinal: f64) -> QueryResult<i64> {
+    ratings::table
+        .filter(ratings::mode.eq(mode))
+        .filter(ratings::listed.eq(true))
+        .filter(ratings::ordinal.gt(ordinal))
+        .count()
+        .get_result(conn)
+}
+
+/// How many listed players of `mode` with exactly `ordinal` come before `user_id` in board
+/// order.
+pub fn count_tied_before(
+    conn: &mut AnyConnection,
+    mode: &str,
+    ordinal: f64,
+    user_id: &str,
+) -> QueryResult<i64> {
+    ratings::table
+        .filter(ratings::mode.eq(mode))
+        .filter(ratings::listed.eq(true))
+        .filter(ratings::ordinal.eq(ordinal))
+        .filter(ratings::user_id.lt(user_id))
+        .count()
+        .get_result(conn)
+}
+
+/// Adds a finished game's points and rounds to a player's counters.
+pub fn add_points(
+    conn: &mut AnyConnection,
+    user_id: &str,
+    points: i64,
+    rounds: i64,
+) -> QueryResult<()> {
+    diesel::update(users::table.find(user_id))
+        .set((
+            users::points_taken.eq(users::points_taken + points),
+            users::rounds_played.eq(users::rounds_played + rounds),
+        ))
+        .execute(conn)
+        .map(drop)
+}
+
+/// A player's points taken and rounds played, over finished games.
+pub fn points(conn: &mut AnyConnection, user_id: &str) -> QueryResult<(i64, i64)> {
+    users::table
+        .find(user_id)
+        .select((users::points_taken, users::rounds_played))
+        .first(conn)
+}
+
+/// Finished rated games, for the administrators' statistics.
+pub fn rated_games(conn: &mut AnyConnection) -> QueryResult<i64> {
+    games::table
+        .filter(games::rated.eq(true))
+        .filter(games::status.eq(super::types::GameStatus::Finished))
+        .count()
+        .get_result(conn)
+}
+
+/// Ids of finished rated games, oldest first, for `leekha verify`.
+pub fn finished_rated_ids(conn: &mut AnyConnection) -> QueryResult<Vec<String>> {
+    games::table
+        .filter(games::rated.eq(true))
+        .filter(games::status.eq(super::types::GameStatus::Finished))
+        .order((games::finished_at.asc(), games::id.asc()))
+        .select(games::id)
+        .load(conn)
+}
+
+/// Points a game at its rematch, and bumps its version so that cached views (`ETag`)
+/// change. Under the game's lock.
+pub fn set_rematch(
+    conn: &mut AnyConnection,
+    game_id: &str,
+    rematch_id: &str,
+    now: NaiveDateTime,
+) -> QueryResult<()> {
+    diesel::update(games::table.find(game_id))
+        .set((
+            games::rematch_id.eq(rematch_id),
+            games::version.eq(games::version + 1),
+            games::updated_at.eq(now),
+        ))
+        .execute(conn)
+        .map(drop)
+}
+
+/// Those of `user_ids` who are banned or deleted (and so stay off the boards).
+pub fn unlisted_among(conn: &mut AnyConnection, user_ids: &[String]) -> QueryResult<Vec<String>> {
+    users::table
+        .filter(users::id.eq_any(user_ids))
+        .filter(
+            users::banned_at
+                .is_not_null()
+                .or(users::deleted_at.is_not_null()),
+        )
+        .select(users::id)
+        .load(conn)
+}
+
+/// A user's username.
+pub fn username(conn: &mut AnyConnection, user_id: &str) -> QueryResult<String> {
+    users::table
+        .find(user_id)
+        .select(users::username)
+        .first(conn)
+}
