@@ -21,6 +21,7 @@ pub mod problem;
 pub mod problem_catalog;
 pub mod problem_page;
 pub mod rate_limit;
+pub mod ratings;
 mod slow_body;
 pub mod social;
 pub mod views;
@@ -57,6 +58,7 @@ fn routes(cfg: &mut utoipa_actix_web::service_config::ServiceConfig) {
                 .configure(social::routes)
                 .configure(chat::routes)
                 .configure(away::routes)
+                .configure(ratings::routes)
                 .configure(admin::routes),
         );
 }

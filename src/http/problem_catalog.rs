@@ -176,6 +176,14 @@ pub static PROBLEM_CODES: &[ProblemCode] = &[
          without spectators).",
         "Check the id or path; do not retry.",
     ),
+    entry(
+        "not_rated",
+        404,
+        "Not rated yet",
+        "The caller has no rating on this board: no rated game of this mode finished with them \
+         seated yet (or they are not listed).",
+        "Read the board from the top (without `around`), or finish a rated game first.",
+    ),
     // 405
     entry(
         "method_not_allowed",
@@ -302,8 +310,16 @@ pub static PROBLEM_CODES: &[ProblemCode] = &[
         "game_not_finished",
         409,
         "Game not finished",
-        "The replay of a game opens when the game is over.",
+        "The replay of a game opens, and a rematch can be asked for, when the game is over.",
         "Wait for the game to end.",
+    ),
+    entry(
+        "rematch_unavailable",
+        409,
+        "Rematch unavailable",
+        "The rematch of this game exists but has no seat for the caller any more: they \
+         declined the invitation, or it started without them.",
+        "Look for another game, or create one.",
     ),
     entry(
         "nothing_to_do",

@@ -21,6 +21,7 @@ pub fn routes(cfg: &mut utoipa_actix_web::service_config::ServiceConfig) {
         .service(users::ban_user)
         .service(users::unban_user)
         .service(users::set_role)
+        .service(users::reset_rating)
         .service(games::list_games)
         .service(games::get_game)
         .service(games::abort_game)
@@ -68,7 +69,7 @@ pub struct GamesQuery {
 #[derive(Debug, Deserialize, IntoParams)]
 #[into_params(parameter_in = Query)]
 pub struct AuditQuery {
-    /// Only this action: `ban_user`, `unban_user`, `change_role`, `read_game`,
+    /// Only this action: `ban_user`, `unban_user`, `change_role`, `reset_rating`, `read_game`,
     /// `abort_game`, `seat_to_bot`, `hide_message`, `mute_user`.
     #[param(value_type = Option<crate::http::views::schema::AuditAction>)]
     pub action: Option<String>,
@@ -109,6 +110,18 @@ pub struct OptionalReason {
 pub struct RoleRequest {
     /// `player` or `admin`.
     pub role: Option<Role>,
+    /// 1–500 characters, kept in the audit log.
+    #[schema(min_length = 1, max_length = 500)]
+    pub reason: Option<String>,
+}
+
+/// Which rating to reset.
+#[derive(Debug, Default, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ResetRatingRequest {
+    /// `solo` or `partnership`; both when left out.
+    #[schema(value_type = Option<crate::rules::Mode>)]
+    pub mode: Option<crate::rules::Mode>,
     /// 1–500 characters, kept in the audit log.
     #[schema(min_length = 1, max_length = 500)]
     pub reason: Option<String>,

@@ -17,7 +17,8 @@ use super::views::{ActionCounts, AuditEntryView, AuditPage, GameCounts, StatsVie
 
 /// Server counts.
 ///
-/// Counts: accounts, games by status, actions applied in the last hour and day. For a
+/// Counts: accounts, games by status (and how many finished ones were rated), actions
+/// applied in the last hour and day. For a
 /// dashboard: computed from the database on each call, so they agree across instances.
 #[utoipa::path(
     operation_id = "admin_stats",
@@ -33,11 +34,14 @@ pub async fn stats(
     _admin: AdminUser,
 ) -> Result<HttpResponse, ApiError> {
     let now = db::now();
-    let counts = state
+    let (counts, rated) = state
         .db
-        .run(move |conn| Ok(store::stats(conn, now)?))
+        .run(move |conn| Ok((store::stats(conn, now)?, db::ratings::rated_games(conn)?)))
         .await?;
-    let mut games = GameCounts::default();
+    let mut games = GameCounts {
+        rated,
+        ..GameCounts::default()
+    };
     for (status, n) in counts.games_by_status {
         games.total += n;
         match status {

@@ -11,9 +11,12 @@ use crate::http::extract::{AdminUser, OptionalJson};
 use crate::http::pagination::{Cursor, keyset_page, limit};
 use crate::http::problem::{ApiError, Problem};
 
+use crate::http::ratings::RatingsView;
+
 use super::views::{AdminUserView, AdminUsersPage};
 use super::{
-    BanRequest, OptionalReason, RoleRequest, UsersQuery, not_yourself, optional_reason, reason,
+    BanRequest, OptionalReason, ResetRatingRequest, RoleRequest, UsersQuery, not_yourself,
+    optional_reason, reason,
 };
 
 /// Search accounts.
@@ -163,6 +166,42 @@ pub async fn set_role(
         },
     )
     .await
+}
+
+/// Reset an account's rating.
+///
+/// Resets an account's rating in one mode, or in both when `mode` is left out, to a new
+/// player's (μ 25, σ 25/3, no games), e.g. after a player was found to collude. Audited
+/// (`reset_rating`, with the ratings before); the player's history gets an entry without a
+/// game, from which `leekha verify` replays on.
+#[utoipa::path(
+    operation_id = "admin_reset_rating",
+    tag = "admin",
+    security(("bearer" = [])),
+    params(("id" = uuid::Uuid, Path, description = "User id")),
+    request_body(content = Option<ResetRatingRequest>, description = "Optional; without `mode`, both modes are reset"),
+    responses(
+        (status = 200, description = "The account's ratings after the reset", body = RatingsView),
+        (status = 400, description = "Invalid mode, reason or id", body = Problem, content_type = "application/problem+json"),
+        (status = 404, description = "No such (live) account", body = Problem, content_type = "application/problem+json"),
+    )
+)]
+#[post("/admin/users/{id}/ratings/reset")]
+pub async fn reset_rating(
+    state: web::Data<AppState>,
+    admin: AdminUser,
+    path: web::Path<uuid::Uuid>,
+    OptionalJson(request): OptionalJson<ResetRatingRequest>,
+) -> Result<HttpResponse, ApiError> {
+    let why = optional_reason(request.reason.as_deref())?;
+    let mode = request.mode;
+    let target = path.into_inner().to_string();
+    let admin_id = admin.id().to_owned();
+    let standings = state
+        .db
+        .run(move |conn| crate::ratings::reset(conn, &admin_id, &target, mode, why.as_deref()))
+        .await?;
+    Ok(HttpResponse::Ok().json(RatingsView::from(standings)))
 }
 
 /// Runs an administrator's change of the account the path names and answers the account.

@@ -211,6 +211,8 @@ pub struct GameCounts {
     pub finished: i64,
     /// Ended by an administrator or because every player left.
     pub aborted: i64,
+    /// Of the finished, those that counted for the ratings.
+    pub rated: i64,
 }
 
 /// Actions applied recently.
@@ -242,7 +244,8 @@ pub struct AuditEntryView {
     pub id: uuid::Uuid,
     /// The administrator.
     pub admin: PlayerRef,
-    /// `ban_user`, `unban_user`, `change_role`, `read_game`, `abort_game`, `seat_to_bot`.
+    /// `ban_user`, `unban_user`, `change_role`, `reset_rating`, `read_game`, `abort_game`,
+    /// `seat_to_bot`.
     #[schema(value_type = crate::http::views::schema::AuditAction)]
     pub action: String,
     /// `user` or `game`.

@@ -8,6 +8,7 @@ mod create;
 mod events;
 mod hint;
 mod lobby;
+mod rematch;
 mod replay;
 mod seats;
 mod show;
@@ -41,7 +42,8 @@ pub fn routes(cfg: &mut utoipa_actix_web::service_config::ServiceConfig) {
         .service(seats::resign)
         .service(seats::reclaim)
         .service(hint::hint)
-        .service(replay::replay);
+        .service(replay::replay)
+        .service(rematch::rematch);
 }
 
 /// The seat from which `user_id` sees a game (`None`: as a spectator); 404 when the game is

@@ -152,6 +152,8 @@ pub enum AuditAction {
     UnbanUser,
     /// An account's role changed.
     ChangeRole,
+    /// An account's rating was reset.
+    ResetRating,
     /// An administrator read a game's full state.
     ReadGame,
     /// A game was aborted.
@@ -219,6 +221,7 @@ mod tests {
         let mut written = Vec::new();
         for file in [
             "src/admin.rs",
+            "src/ratings/mod.rs",
             "src/games/lifecycle.rs",
             "src/games/seats.rs",
             "src/chat.rs",

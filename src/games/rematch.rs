@@ -1,0 +1,108 @@
+//! A rematch: from a finished game, one new game with the same rules, seats and bots.
+
+use crate::db::{self, AnyConnection};
+use crate::error::Error;
+
+use super::create::{self, NewGame, SeatPlan};
+use super::{Committed, GameStatus, Table, Visibility, locked, seat_of};
+
+/// What a rematch request did.
+#[derive(Debug)]
+pub struct Rematch {
+    /// The new game, with the caller's seat.
+    pub committed: Committed,
+    /// Whether this request created it (a later request joins it instead).
+    pub created: bool,
+}
+
+/// Asks for a rematch of finished game `game_id` as one of its seated humans. The first
+/// request creates the new game: the same rules, visibility, turn time and `rated`, the
+/// caller in their old seat, every seat that started as a bot the same bot again, every
+/// other (live, unbanned) human invited to their old seat and notified; the finished game
+/// then points at it (`rematch_id`). Every later request gets that game, and takes the
+/// caller's reserved seat if the caller has not taken it yet.
+///
+/// Race-safe: the whole use case runs under the finished game's lock, so of simultaneous
+/// requests one creates and the others wait and then join.
+///
+/// # Errors
+/// 404 for a hidden game; 403 `not_seated`; 409 `game_not_finished`, and
+/// `rematch_unavailable` when the rematch left no seat for the caller (they declined, or it
+/// started without them); those of [`create::create`] and [`super::join`].
+pub fn rematch(
+    conn: &mut AnyConnection,
+    game_id: &str,
+    user_id: &str,
+    max_active_games: i64,
+) -> Result<Rematch, Error> {
+    locked(conn, game_id, |conn, table| {
+        let my_seat = seat_of(&table, user_id)?;
+        if table.status() != GameStatus::Finished {
+            return Err(Error::conflict(
+                "game_not_finished",
+                "only a finished game can be played again",
+            ));
+        }
+        if let Some(existing) = table.row.rematch_id.clone() {
+            return join_rematch(conn, &existing, user_id, max_active_games);
+        }
+        let mut seats = Vec::with_capacity(4);
+        for s in &table.seats {
+            let plan = match (&s.user_id, s.bot_level) {
+                (Some(u), _) if u == user_id => SeatPlan::Me,
+                (Some(u), _) => match db::users::by_id(conn, u)? {
+                    Some(user) if user.deleted_at.is_none() && user.banned_at.is_none() => {
+                        SeatPlan::Invite(user.username)
+                    }
+                    _ => SeatPlan::Open,
+                },
+                (None, Some(level)) => SeatPlan::Bot(level),
+                (None, None) => SeatPlan::Open,
+            };
+            seats.push(plan);
+        }
+        let seats: [SeatPlan; 4] = seats
+            .try_into()
+            .map_err(|_| Error::internal("a game without four seats"))?;
+        let new = NewGame {
+            rules: table.rules()?,
+            rated: table.row.rated && NewGame::rated_default(&seats),
+            seats,
+            public: table.row.visibility == Visibility::Public,
+            turn_timeout_seconds: table.row.turn_timeout_seconds,
+            max_active_games,
+        };
+        let committed = create::create(conn, user_id, new)?;
+        db::ratings::set_rematch(conn, &table.row.id, &committed.table.row.id, db::now())?;
+        debug_assert_eq!(committed.seat, Some(my_seat));
+        Ok(Rematch {
+            committed,
+            created: true,
+        })
+    })
+}
+
+/// The existing rematch for a later request: the caller's seat in it, taken now if it is
+/// still reserved for them.
+fn join_rematch(
+    conn: &mut AnyConnection,
+    id: &str,
+    user_id: &str,
+    max_active_games: i64,
+) -> Result<Rematch, Error> {
+    let table = Table::load(conn, id)?;
+    let committed = if let Some(seat) = table.seat_of(user_id) {
+        Committed::new(table, Some(seat), i64::MAX)
+    } else if table.status() == GameStatus::Waiting && table.invitation_of(user_id).is_some() {
+        super::join(conn, id, user_id, None, max_active_games)?
+    } else {
+        return Err(Error::conflict(
+            "rematch_unavailable",
+            "the rematch has no seat for you any more",
+        ));
+    };
+    Ok(Rematch {
+        committed,
+        created: false,
+    })
+}

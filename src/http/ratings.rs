@@ -1,0 +1,389 @@
+//! Ratings over HTTP: the boards per mode, public profiles, the caller's rating history.
+
+use actix_web::{HttpResponse, get, web};
+use base64::Engine;
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use utoipa::{IntoParams, ToSchema};
+
+use crate::app::AppState;
+use crate::error::Error;
+use crate::http::extract::AuthUser;
+use crate::http::pagination::{Cursor, keyset_page, limit};
+use crate::http::problem::{ApiError, Problem};
+use crate::http::views::game::PlayerRef;
+use crate::ratings::{self, BoardEntry, PageStart, Standing};
+use crate::rules::Mode;
+
+/// Registers the routes of this module.
+pub fn routes(cfg: &mut utoipa_actix_web::service_config::ServiceConfig) {
+    cfg.service(leaderboard)
+        .service(profile)
+        .service(my_history);
+}
+
+/// A Weng-Lin rating in one mode.
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+pub struct RatingView {
+    /// The mean skill μ (a new player has 25).
+    #[schema(example = 27.41)]
+    pub mu: f64,
+    /// The uncertainty σ of μ (a new player has 25/3 ≈ 8.33); it shrinks with every game.
+    #[schema(example = 6.9)]
+    pub sigma: f64,
+    /// μ − 3σ: what the boards order by.
+    #[schema(example = 6.71)]
+    pub ordinal: f64,
+    /// Rated games since the last reset.
+    #[schema(example = 3)]
+    pub games: i32,
+    /// Fewer than 10 rated games: the rating means little yet.
+    pub provisional: bool,
+}
+
+impl From<Standing> for RatingView {
+    fn from(s: Standing) -> Self {
+        Self {
+            mu: s.rating.mu,
+            sigma: s.rating.sigma,
+            ordinal: s.rating.ordinal(),
+            games: s.games,
+            provisional: s.provisional(),
+        }
+    }
+}
+
+/// One row of a board.
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+pub struct LeaderboardItem {
+    /// 1 is best; equal ordinals share a rank (1, 2, 2, 4).
+    #[schema(example = 1, minimum = 1)]
+    pub rank: i64,
+    /// The player.
+    pub user: PlayerRef,
+    /// Their rating in the board's mode.
+    pub rating: RatingView,
+    /// Rated games in the mode since the last reset.
+    #[schema(example = 3)]
+    pub games: i32,
+    /// Fewer than 10 rated games.
+    pub provisional: bool,
+}
+
+impl From<BoardEntry> for LeaderboardItem {
+    fn from(e: BoardEntry) -> Self {
+        Self {
+            rank: e.rank,
+            user: PlayerRef {
+                id: e.user_id.parse().unwrap_or_default(),
+                username: e.username,
+            },
+            rating: RatingView::from(e.standing),
+            games: e.standing.games,
+            provisional: e.standing.provisional(),
+        }
+    }
+}
+
+/// A page of a board.
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+pub struct LeaderboardPage {
+    /// Players by ordinal, best first.
+    pub items: Vec<LeaderboardItem>,
+    /// Pass as `cursor` for the next page; null on the last page.
+    #[schema(required = true)]
+    pub next_cursor: Option<String>,
+}
+
+/// Which page of a board.
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct LeaderboardQuery {
+    /// 1..=200, default 50.
+    #[param(minimum = 1, maximum = 200)]
+    pub limit: Option<i64>,
+    /// `next_cursor` of the previous page.
+    pub cursor: Option<String>,
+    /// `me`: the page around the caller (up to half of it above them); not with `cursor`.
+    #[param(value_type = Option<AroundMe>)]
+    pub around: Option<String>,
+}
+
+/// The one value `around` takes.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum AroundMe {
+    /// The caller.
+    Me,
+}
+
+/// The board cursor: a board position `(ordinal, user id)`, the ordinal by its exact bits so
+/// that ties resume where they stopped.
+fn encode_board_cursor(ordinal: f64, user_id: &str) -> String {
+    base64::engine::general_purpose::URL_SAFE_NO_PAD
+        .encode(format!("b:{:016x}|{user_id}", ordinal.to_bits()))
+}
+
+fn decode_board_cursor(raw: &str) -> Result<(f64, String), Error> {
+    let invalid = || Error::validation("cursor is not valid");
+    let text = base64::engine::general_purpose::URL_SAFE_NO_PAD
+        .decode(raw)
+        .ok()
+        .and_then(|b| String::from_utf8(b).ok())
+        .ok_or_else(invalid)?;
+    let (bits, user) = text
+        .strip_prefix("b:")
+        .and_then(|t| t.split_once('|'))
+        .ok_or_else(invalid)?;
+    let bits = u64::from_str_radix(bits, 16).map_err(|_| invalid())?;
+    let ordinal = f64::from_bits(bits);
+    if !ordinal.is_finite() || uuid::Uuid::parse_str(user).is_err() {
+        return Err(invalid());
+    }
+    Ok((ordinal, user.to_owned()))
+}
+
+/// A board.
+///
+/// The players of one mode (`solo` or `partnership`) by ordinal (μ − 3σ), best first, ties by
+/// user id; equal ordinals share a rank. Banned and deleted players are not listed. Pages
+/// follow `next_cursor`; `around=me` gives the page around the caller instead (404
+/// `not_rated` before their first rated game in the mode).
+#[utoipa::path(
+    operation_id = "get_leaderboard",
+    tag = "ratings",
+    security(("bearer" = [])),
+    params(
+        ("mode" = crate::rules::Mode, Path, description = "`solo` or `partnership`"),
+        LeaderboardQuery,
+    ),
+    responses(
+        (status = 200, description = "A page of the board", body = LeaderboardPage),
+        (status = 400, description = "Invalid mode, limit, cursor or `around`", body = Problem, content_type = "application/problem+json"),
+        (status = 404, description = "`around=me` and the caller has no rating in the mode (`not_rated`)", body = Problem, content_type = "application/problem+json"),
+    )
+)]
+#[get("/leaderboards/{mode}")]
+pub async fn leaderboard(
+    state: web::Data<AppState>,
+    user: AuthUser,
+    path: web::Path<Mode>,
+    query: web::Query<LeaderboardQuery>,
+) -> Result<HttpResponse, ApiError> {
+    let mode = path.into_inner();
+    let limit = limit(query.limit, 50, 200)?;
+    let start = match (query.around.as_deref(), query.cursor.as_deref()) {
+        (Some("me"), None) => PageStart::Around(user.id().to_owned()),
+        (Some("me"), Some(_)) => {
+            return Err(Error::validation("around=me takes no cursor").into());
+        }
+        (Some(other), _) => {
+            return Err(Error::validation(format!("around must be me, not {other:?}")).into());
+        }
+        (None, cursor) => PageStart::After(cursor.map(decode_board_cursor).transpose()?),
+    };
+    let page = state
+        .db
+        .run(move |conn| ratings::board(conn, mode, start, limit))
+        .await?;
+    Ok(HttpResponse::Ok().json(LeaderboardPage {
+        next_cursor: page.next.map(|(o, u)| encode_board_cursor(o, &u)),
+        items: page.items.into_iter().map(LeaderboardItem::from).collect(),
+    }))
+}
+
+/// A player's ratings in both modes.
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+pub struct RatingsView {
+    /// Solo.
+    pub solo: RatingView,
+    /// Partnership.
+    pub partnership: RatingView,
+}
+
+impl From<[Standing; 2]> for RatingsView {
+    fn from([solo, partnership]: [Standing; 2]) -> Self {
+        Self {
+            solo: solo.into(),
+            partnership: partnership.into(),
+        }
+    }
+}
+
+/// A player's record over every finished game with a seat (rated or not).
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+pub struct ProfileStats {
+    /// Finished games.
+    #[schema(example = 12)]
+    pub games: i32,
+    /// Games won.
+    #[schema(example = 4)]
+    pub wins: i32,
+    /// Points taken per round played (lower is better); null before the first finished game.
+    #[schema(required = true, example = 8.5)]
+    pub average_points_per_round: Option<f64>,
+}
+
+/// A player as anyone signed in may see them.
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+pub struct ProfileView {
+    /// User id.
+    pub id: uuid::Uuid,
+    /// Username.
+    pub username: String,
+    /// Account creation.
+    pub created_at: DateTime<Utc>,
+    /// Ratings per mode (a new player's where they have no rated game).
+    pub ratings: RatingsView,
+    /// Games, wins, points.
+    pub stats: ProfileStats,
+}
+
+/// A player's profile.
+///
+/// A player's public profile: username, creation time, ratings in both modes and statistics
+/// (games, wins, average points per round). Banned and deleted players have none (404).
+#[utoipa::path(
+    operation_id = "get_profile",
+    tag = "ratings",
+    security(("bearer" = [])),
+    params(("username" = String, Path, description = "The username (any case)", pattern = "^[A-Za-z0-9_]{3,32}$")),
+    responses(
+        (status = 200, description = "The profile", body = ProfileView),
+        (status = 404, description = "No such player", body = Problem, content_type = "application/problem+json"),
+    )
+)]
+#[get("/users/{username}")]
+pub async fn profile(
+    state: web::Data<AppState>,
+    _user: AuthUser,
+    path: web::Path<String>,
+) -> Result<HttpResponse, ApiError> {
+    let key = path.into_inner().to_ascii_lowercase();
+    let view = state
+        .db
+        .run(move |conn| {
+            let user = crate::db::users::by_username(conn, &key)?
+                .filter(|u| u.deleted_at.is_none() && u.banned_at.is_none())
+                .ok_or_else(|| Error::not_found("no such player"))?;
+            let standings = ratings::standings(conn, &user.id)?;
+            let (points, rounds) = crate::db::ratings::points(conn, &user.id)?;
+            Ok(ProfileView {
+                id: user.id.parse().unwrap_or_default(),
+                username: user.username,
+                created_at: user.created_at.and_utc(),
+                ratings: standings.into(),
+                stats: ProfileStats {
+                    games: user.games_played,
+                    wins: user.games_won,
+                    average_points_per_round: (rounds > 0).then(|| points as f64 / rounds as f64),
+                },
+            })
+        })
+        .await?;
+    Ok(HttpResponse::Ok().json(view))
+}
+
+/// One change of the caller's rating.
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+pub struct RatingHistoryItem {
+    /// The rated game; null for an administrator's reset.
+    #[schema(required = true)]
+    pub game_id: Option<uuid::Uuid>,
+    /// When.
+    pub at: DateTime<Utc>,
+    /// The rating after the change.
+    pub rating: RatingView,
+}
+
+/// A page of the caller's rating history.
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+pub struct RatingHistoryPage {
+    /// Newest first.
+    pub items: Vec<RatingHistoryItem>,
+    /// Pass as `cursor` for the next (older) page; null on the last page.
+    #[schema(required = true)]
+    pub next_cursor: Option<String>,
+}
+
+/// Which history.
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct HistoryQuery {
+    /// `solo` (default) or `partnership`.
+    #[param(value_type = Option<crate::rules::Mode>)]
+    pub mode: Option<Mode>,
+    /// 1..=200, default 50.
+    #[param(minimum = 1, maximum = 200)]
+    pub limit: Option<i64>,
+    /// `next_cursor` of the previous page.
+    pub cursor: Option<String>,
+}
+
+/// The caller's rating history.
+///
+/// Every change of the caller's rating in one mode, newest first: one per rated game, one per
+/// administrator's reset (`game_id` null).
+#[utoipa::path(
+    operation_id = "get_my_rating_history",
+    tag = "ratings",
+    security(("bearer" = [])),
+    params(HistoryQuery),
+    responses(
+        (status = 200, description = "A page of the history", body = RatingHistoryPage),
+        (status = 400, description = "Invalid mode, limit or cursor", body = Problem, content_type = "application/problem+json"),
+    )
+)]
+#[get("/me/ratings/history")]
+pub async fn my_history(
+    state: web::Data<AppState>,
+    user: AuthUser,
+    query: web::Query<HistoryQuery>,
+) -> Result<HttpResponse, ApiError> {
+    let mode = query.mode.unwrap_or(Mode::Solo);
+    let limit = limit(query.limit, 50, 200)?;
+    let after = Cursor::keyset(query.cursor.as_deref())?;
+    let user_id = user.id().to_owned();
+    let rows = state
+        .db
+        .run(move |conn| ratings::history(conn, &user_id, mode, after, limit + 1))
+        .await?;
+    let (rows, next_cursor) = keyset_page(rows, limit, |r| (r.at, &r.id));
+    Ok(HttpResponse::Ok().json(RatingHistoryPage {
+        items: rows
+            .into_iter()
+            .map(|r| RatingHistoryItem {
+                game_id: r.game_id.as_deref().and_then(|g| g.parse().ok()),
+                at: r.at.and_utc(),
+                rating: RatingView::from(Standing {
+                    rating: ratings::Rating {
+                        mu: r.mu,
+                        sigma: r.sigma,
+                    },
+                    games: r.games,
+                }),
+            })
+            .collect(),
+        next_cursor,
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn board_cursors_round_trip_exactly_and_junk_is_refused() {
+        let id = "7d753fd3-6341-4081-ba57-dd371cf06ad2";
+        for ordinal in [0.0, -3.25, 1.0 / 3.0, 41.123_456_789] {
+            let (o, u) = decode_board_cursor(&encode_board_cursor(ordinal, id)).unwrap();
+            assert_eq!(o.to_bits(), ordinal.to_bits());
+            assert_eq!(u, id);
+        }
+        assert!(decode_board_cursor("!!").is_err());
+        assert!(decode_board_cursor(&Cursor::Offset(3).encode()).is_err());
+        let nan = base64::engine::general_purpose::URL_SAFE_NO_PAD
+            .encode(format!("b:{:016x}|{id}", f64::NAN.to_bits()));
+        assert!(decode_board_cursor(&nan).is_err());
+    }
+}
