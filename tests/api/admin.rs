@@ -73,6 +73,11 @@ async fn every_admin_route_answers_403_to_a_player_and_401_without_a_token() {
             format!("/api/v1/admin/users/{uid}/role"),
             Some(json!({"role": "admin"})),
         ),
+        (
+            "POST",
+            format!("/api/v1/admin/users/{uid}/ratings/reset"),
+            Some(json!({})),
+        ),
         ("GET", "/api/v1/admin/games?status=waiting".into(), None),
         ("GET", format!("/api/v1/admin/games/{game}"), None),
         (
