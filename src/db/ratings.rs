@@ -5,7 +5,7 @@ use chrono::NaiveDateTime;
 use diesel::prelude::*;
 
 use super::AnyConnection;
-use super::schema::{games, rating_history, ratings, users};
+use super::schema::{games, rating_buckets, rating_history, ratings, users};
 
 /// A row of `ratings`.
 #[derive(Debug, Clone, PartialEq, Queryable, Selectable, Insertable, AsChangeset)]
@@ -202,15 +202,32 @@ pub fn board_before(
         .load(conn)
 }
 
+/// The bucket of an ordinal in `rating_buckets`: floor(4 * ordinal), as the triggers compute
+/// it (multiplying by 4 is exact, so both sides agree on every float).
+#[must_use]
+pub fn bucket(ordinal: f64) -> i32 {
+    (ordinal * 4.0).floor() as i32
+}
+
 /// How many listed players of `mode` have an ordinal above `ordinal`: one less than the rank
-/// of a player with that ordinal.
+/// of a player with that ordinal. The buckets above count at once; only the players in the
+/// ordinal's own bucket are counted one by one.
 pub fn count_above(conn: &mut AnyConnection, mode: &str, ordinal: f64) -> QueryResult<i64> {
-    ratings::table
+    let b = bucket(ordinal);
+    let higher: Option<i64> = rating_buckets::table
+        .filter(rating_buckets::mode.eq(mode))
+        .filter(rating_buckets::bucket.gt(b))
+        .select(diesel::dsl::sum(rating_buckets::players))
+        .first(conn)?;
+    let ceiling = f64::from(b + 1) / 4.0;
+    let within: i64 = ratings::table
         .filter(ratings::mode.eq(mode))
         .filter(ratings::listed.eq(true))
         .filter(ratings::ordinal.gt(ordinal))
+        .filter(ratings::ordinal.lt(ceiling))
         .count()
-        .get_result(conn)
+        .get_result(conn)?;
+    Ok(higher.unwrap_or(0) + within)
 }
 
 /// How many listed players of `mode` with exactly `ordinal` come before `user_id` in board
@@ -310,4 +327,17 @@ pub fn username(conn: &mut AnyConnection, user_id: &str) -> QueryResult<String> 
         .find(user_id)
         .select(users::username)
         .first(conn)
+}
+
+/// Every non-empty bucket `(mode, bucket, players)`, for `leekha verify`.
+pub fn buckets(conn: &mut AnyConnection) -> QueryResult<Vec<(String, i32, i32)>> {
+    rating_buckets::table
+        .filter(rating_buckets::players.ne(0))
+        .order((rating_buckets::mode.asc(), rating_buckets::bucket.asc()))
+        .select((
+            rating_buckets::mode,
+            rating_buckets::bucket,
+            rating_buckets::players,
+        ))
+        .load(conn)
 }

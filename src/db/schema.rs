@@ -325,6 +325,18 @@ diesel::table! {
     }
 }
 
+diesel::table! {
+    /// Listed players per quarter-point of ordinal (kept by triggers on `ratings`).
+    rating_buckets (mode, bucket) {
+        /// solo | partnership.
+        mode -> Text,
+        /// floor(4 * ordinal).
+        bucket -> Integer,
+        /// Listed players in the bucket.
+        players -> Integer,
+    }
+}
+
 diesel::joinable!(ratings -> users (user_id));
 diesel::joinable!(refresh_tokens -> users (user_id));
 diesel::joinable!(game_seats -> games (game_id));
@@ -343,7 +355,8 @@ diesel::allow_tables_to_appear_in_same_query!(
     webhook_deliveries,
     webhook_attempts,
     ratings,
-    rating_history
+    rating_history,
+    rating_buckets
 );
 
 diesel::table! {

@@ -445,8 +445,9 @@ pub struct RatedGame {
 
 /// Replays every rating from the history's order: each rated game's changes must be what
 /// [`rate`] makes of the players' ratings before it, each reset must give a new player's
-/// rating, every finished rated game must appear, and the stored ratings must be where the
-/// replay ends. `load` reads a finished rated game.
+/// rating, every finished rated game must appear, the stored ratings must be where the
+/// replay ends, and the boards' rank counters must match the listed players. `load` reads a
+/// finished rated game.
 ///
 /// # Errors
 /// Database errors, and `load`'s.
@@ -546,6 +547,23 @@ pub fn verify(
                 reason: "the stored rating is not where its history ends".into(),
             });
         }
+    }
+    // The rank counters the triggers keep must match a recount of the listed players.
+    let mut counted: std::collections::BTreeMap<(String, i32), i32> = Default::default();
+    for row in stored.iter().filter(|r| r.listed) {
+        *counted
+            .entry((row.mode.clone(), store::bucket(row.ordinal)))
+            .or_default() += 1;
+    }
+    let kept: std::collections::BTreeMap<(String, i32), i32> = store::buckets(conn)?
+        .into_iter()
+        .map(|(mode, bucket, players)| ((mode, bucket), players))
+        .collect();
+    if counted != kept {
+        problems.push(Discrepancy {
+            subject: "rating_buckets".into(),
+            reason: "the board's rank counters differ from a recount of the listed players".into(),
+        });
     }
     if stored.len() != state.len() {
         problems.push(Discrepancy {

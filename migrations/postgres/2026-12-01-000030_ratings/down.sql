@@ -1,3 +1,6 @@
+DROP TRIGGER ratings_buckets ON ratings;
+DROP FUNCTION rating_buckets_count();
+DROP TABLE rating_buckets;
 DROP TRIGGER users_ratings_listed ON users;
 DROP FUNCTION ratings_listed();
 DROP TABLE rating_history;

@@ -61,3 +61,36 @@ CREATE TRIGGER users_ratings_listed AFTER UPDATE OF banned_at, deleted_at ON use
     FOR EACH ROW WHEN (OLD.banned_at IS DISTINCT FROM NEW.banned_at
                        OR OLD.deleted_at IS DISTINCT FROM NEW.deleted_at)
     EXECUTE FUNCTION ratings_listed();
+
+-- Players per quarter-point of ordinal (`bucket` = floor(4 * ordinal)), listed players only,
+-- kept by the trigger below: a rank is the sum over the few hundred buckets above plus a
+-- count inside one bucket, instead of a count of every player above (tens of thousands of
+-- index entries deep in a board of 100,000).
+CREATE TABLE rating_buckets (
+    mode TEXT NOT NULL,
+    bucket INTEGER NOT NULL,
+    players INTEGER NOT NULL,
+    PRIMARY KEY (mode, bucket)
+);
+
+CREATE FUNCTION rating_buckets_count() RETURNS trigger AS $$
+BEGIN
+    -- Most updates stay in their bucket: leave the bucket rows (and their locks) alone.
+    IF TG_OP = 'UPDATE' AND OLD.listed = NEW.listed AND OLD.mode = NEW.mode
+       AND floor(OLD.ordinal * 4) = floor(NEW.ordinal * 4) THEN
+        RETURN NULL;
+    END IF;
+    IF TG_OP IN ('UPDATE', 'DELETE') AND OLD.listed THEN
+        UPDATE rating_buckets SET players = players - 1
+            WHERE mode = OLD.mode AND bucket = floor(OLD.ordinal * 4)::integer;
+    END IF;
+    IF TG_OP IN ('INSERT', 'UPDATE') AND NEW.listed THEN
+        INSERT INTO rating_buckets (mode, bucket, players)
+            VALUES (NEW.mode, floor(NEW.ordinal * 4)::integer, 1)
+            ON CONFLICT (mode, bucket) DO UPDATE SET players = rating_buckets.players + 1;
+    END IF;
+    RETURN NULL;
+END;
+$$ LANGUAGE plpgsql;
+CREATE TRIGGER ratings_buckets AFTER INSERT OR UPDATE OR DELETE ON ratings
+    FOR EACH ROW EXECUTE FUNCTION rating_buckets_count();

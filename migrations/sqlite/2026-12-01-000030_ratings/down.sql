@@ -1,3 +1,7 @@
+DROP TRIGGER ratings_buckets_delete;
+DROP TRIGGER ratings_buckets_update;
+DROP TRIGGER ratings_buckets_insert;
+DROP TABLE rating_buckets;
 DROP TRIGGER users_ratings_listed;
 DROP TABLE rating_history;
 DROP TABLE ratings;

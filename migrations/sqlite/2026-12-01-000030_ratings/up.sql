@@ -36,3 +36,31 @@ BEGIN
     UPDATE ratings SET listed = (NEW.banned_at IS NULL AND NEW.deleted_at IS NULL)
         WHERE user_id = NEW.id;
 END;
+
+-- Players per quarter-point of ordinal; see the PostgreSQL migration. floor() without the
+-- math functions: truncation, one less for negative fractions.
+CREATE TABLE rating_buckets (
+    mode TEXT NOT NULL,
+    bucket INTEGER NOT NULL,
+    players INTEGER NOT NULL,
+    PRIMARY KEY (mode, bucket)
+);
+CREATE TRIGGER ratings_buckets_insert AFTER INSERT ON ratings WHEN NEW.listed
+BEGIN
+    INSERT INTO rating_buckets (mode, bucket, players) VALUES (NEW.mode, (CAST(NEW.ordinal * 4 AS INTEGER) - (NEW.ordinal * 4 < CAST(NEW.ordinal * 4 AS INTEGER))), 1)
+        ON CONFLICT (mode, bucket) DO UPDATE SET players = players + 1;
+END;
+CREATE TRIGGER ratings_buckets_update AFTER UPDATE OF mode, ordinal, listed ON ratings
+    WHEN NOT (OLD.listed = NEW.listed AND OLD.mode = NEW.mode AND (CAST(OLD.ordinal * 4 AS INTEGER) - (OLD.ordinal * 4 < CAST(OLD.ordinal * 4 AS INTEGER))) = (CAST(NEW.ordinal * 4 AS INTEGER) - (NEW.ordinal * 4 < CAST(NEW.ordinal * 4 AS INTEGER))))
+BEGIN
+    UPDATE rating_buckets SET players = players - 1
+        WHERE OLD.listed AND mode = OLD.mode AND bucket = (CAST(OLD.ordinal * 4 AS INTEGER) - (OLD.ordinal * 4 < CAST(OLD.ordinal * 4 AS INTEGER)));
+    INSERT INTO rating_buckets (mode, bucket, players) SELECT NEW.mode, (CAST(NEW.ordinal * 4 AS INTEGER) - (NEW.ordinal * 4 < CAST(NEW.ordinal * 4 AS INTEGER))), 1
+        WHERE NEW.listed
+        ON CONFLICT (mode, bucket) DO UPDATE SET players = players + 1;
+END;
+CREATE TRIGGER ratings_buckets_delete AFTER DELETE ON ratings WHEN OLD.listed
+BEGIN
+    UPDATE rating_buckets SET players = players - 1
+        WHERE mode = OLD.mode AND bucket = (CAST(OLD.ordinal * 4 AS INTEGER) - (OLD.ordinal * 4 < CAST(OLD.ordinal * 4 AS INTEGER)));
+END;
