@@ -285,6 +285,9 @@ fn serve(config: Config, db: Db, started: Instant) -> Result<(), String> {
     let database = config.database_url.to_string();
     let state = AppState::init(config, db)?;
     let scheduler = crate::scheduler::Scheduler::spawn(state.clone());
+    // Beside the scheduler: pushes have their own, shorter, interval (a turn should reach
+    // the phone within a second).
+    let pusher = crate::push::Worker::spawn(state.clone())?;
     let stopper = scheduler.stopper();
     actix_web::rt::System::new().block_on(async move {
         // actix drains HTTP on SIGTERM/SIGINT; the scheduler hears the same signals itself, so
@@ -324,6 +327,7 @@ fn serve(config: Config, db: Db, started: Instant) -> Result<(), String> {
     // After the HTTP server drained: wait for the scheduler to finish the game in hand (each
     // game is one transaction); it was asked to stop when the signal came.
     scheduler.stop();
+    pusher.stop();
     tracing::info!("shut down");
     Ok(())
 }

@@ -387,6 +387,33 @@ pub struct Config {
     #[arg(long, env = "LEEKHA_WEBHOOK_MAX_AGE_SECONDS", default_value = "86400")]
     #[arg(value_parser = ranged::<i64>("seconds", 1..=604_800))]
     pub webhook_max_age_secs: i64,
+    /// `LEEKHA_FCM_URL`: where FCM HTTP v1 is (tests point it at a fake); default
+    /// `https://fcm.googleapis.com`.
+    #[arg(
+        long,
+        env = "LEEKHA_FCM_URL",
+        default_value = "https://fcm.googleapis.com"
+    )]
+    pub fcm_url: String,
+    /// `LEEKHA_FCM_CREDENTIALS_FILE`: a Firebase service-account key (JSON); unset, no FCM.
+    #[arg(long, env = "LEEKHA_FCM_CREDENTIALS_FILE")]
+    pub fcm_credentials_file: Option<std::path::PathBuf>,
+    /// `LEEKHA_VAPID_PRIVATE_KEY_FILE`: the VAPID key (PEM, P-256) of Web Push; unset, one
+    /// is generated once and kept in the database.
+    #[arg(long, env = "LEEKHA_VAPID_PRIVATE_KEY_FILE")]
+    pub vapid_private_key_file: Option<std::path::PathBuf>,
+    /// `LEEKHA_VAPID_SUBJECT`: the contact sent with Web Push (`mailto:` or `https:`).
+    #[arg(long, env = "LEEKHA_VAPID_SUBJECT", value_parser = vapid_subject)]
+    pub vapid_subject: Option<String>,
+    /// `LEEKHA_PUSH_INTERVAL_MS`: how often each instance looks for due pushes; default 100.
+    #[arg(long, env = "LEEKHA_PUSH_INTERVAL_MS", default_value = "100")]
+    #[arg(value_parser = millis(10..=60_000))]
+    pub push_interval: Duration,
+    /// `LEEKHA_PUSH_RETRY_BASE_MS`: the first retry delay of a push the service answered
+    /// 429 or 5xx without `Retry-After`; each next one doubles; default 1000.
+    #[arg(long, env = "LEEKHA_PUSH_RETRY_BASE_MS", default_value = "1000")]
+    #[arg(value_parser = millis(10..=3_600_000))]
+    pub push_retry_base: Duration,
     /// `LEEKHA_TRUST_PROXY=1`: the peer is a proxy that appends the client to
     /// `X-Forwarded-For`/`Forwarded` (only behind such a proxy); the client is the right-most
     /// hop no trusted proxy added.
@@ -507,6 +534,15 @@ fn switch(raw: &str) -> Result<bool, &'static str> {
         "" | "0" | "false" => Ok(false),
         "1" | "true" => Ok(true),
         _ => Err("1 or 0"),
+    }
+}
+
+fn vapid_subject(raw: &str) -> Result<String, &'static str> {
+    let raw = raw.trim();
+    if (raw.starts_with("mailto:") || raw.starts_with("https://")) && raw.len() <= 256 {
+        Ok(raw.to_owned())
+    } else {
+        Err("a mailto: or https: URI (at most 256 characters)")
     }
 }
 

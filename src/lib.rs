@@ -26,6 +26,7 @@ pub mod games;
 pub mod http;
 pub mod metrics;
 pub mod notifications;
+pub mod push;
 pub mod ratings;
 pub mod rules;
 pub mod scheduler;

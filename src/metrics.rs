@@ -13,6 +13,7 @@
 //! | `leekha_version_conflicts_total` | counter | |
 //! | `leekha_turn_timeouts_total` | counter | |
 //! | `leekha_webhook_deliveries_total` | counter | `outcome` |
+//! | `leekha_push_deliveries_total` | counter | `provider`, `outcome` |
 //! | `leekha_db_pool_connections` | gauge | |
 //! | `leekha_db_pool_idle_connections` | gauge | |
 //! | `leekha_db_pool_max_connections` | gauge | |
@@ -48,6 +49,7 @@ pub struct Metrics {
     version_conflicts: IntCounter,
     turn_timeouts: IntCounter,
     webhook_deliveries: IntCounterVec,
+    push_deliveries: IntCounterVec,
     pool_connections: IntGauge,
     pool_idle: IntGauge,
     pool_max: IntGauge,
@@ -99,6 +101,16 @@ impl Metrics {
                 &["outcome"],
             ),
         );
+        let push_deliveries = register(
+            &registry,
+            IntCounterVec::new(
+                Opts::new(
+                    "leekha_push_deliveries_total",
+                    "Push attempts, by provider (fcm, webpush) and outcome (delivered, retry, failed, gone)",
+                ),
+                &["provider", "outcome"],
+            ),
+        );
         // The metrics without labels: just a name and a help text each.
         let [actions_applied, version_conflicts, turn_timeouts] = [
             (
@@ -146,6 +158,7 @@ impl Metrics {
             version_conflicts,
             turn_timeouts,
             webhook_deliveries,
+            push_deliveries,
             pool_connections,
             pool_idle,
             pool_max,
@@ -185,6 +198,13 @@ impl Metrics {
     /// (e.g. `delivered`, `failed`, `gave_up`), never a URL or a status text.
     pub fn webhook_delivery(&self, outcome: &str) {
         self.webhook_deliveries.with_label_values(&[outcome]).inc();
+    }
+
+    /// Counts one push attempt.
+    pub fn push_delivery(&self, provider: &str, outcome: &str) {
+        self.push_deliveries
+            .with_label_values(&[provider, outcome])
+            .inc();
     }
 
     /// Sets the pool gauges: connections open, idle, and the pool's size.

@@ -96,8 +96,9 @@ impl From<&NotificationRow> for NotificationView {
     }
 }
 
-/// Writes the notifications, each with the next seq of its user's feed, and a webhook
-/// delivery for users who set a webhook. Users are locked in id order, so concurrent
+/// Writes the notifications, each with the next seq of its user's feed, a push for each
+/// of the user's devices ([`crate::push::enqueue`]) and a webhook delivery for users who set
+/// a webhook. Users are locked in id order, so concurrent
 /// transactions never deadlock on them. Returns the users notified.
 ///
 /// # Errors
@@ -120,8 +121,9 @@ pub fn write(
             created_at: now,
         };
         outbox::insert(conn, &row)?;
+        let body = serde_json::to_string(&NotificationView::from(&row))?;
+        crate::push::enqueue(conn, &row, &body)?;
         if let Some(url) = outbox::webhook_url(conn, &p.user_id)? {
-            let body = serde_json::to_string(&NotificationView::from(&row))?;
             let id = uuid::Uuid::new_v4().to_string();
             outbox::insert_delivery(
                 conn,

@@ -9,6 +9,7 @@ pub mod chat;
 pub mod games;
 pub mod outbox;
 pub mod prepared;
+pub mod push;
 pub mod ratings;
 pub mod schema;
 pub mod settings;

@@ -465,3 +465,86 @@ diesel::allow_tables_to_appear_in_same_query!(chat_messages, chat_reports);
 diesel::allow_tables_to_appear_in_same_query!(chat_messages, users);
 diesel::allow_tables_to_appear_in_same_query!(chat_reports, users);
 diesel::allow_tables_to_appear_in_same_query!(chat_messages, blocks);
+
+diesel::table! {
+    /// The devices that receive a user's pushes.
+    push_devices (id) {
+        /// UUID.
+        id -> Text,
+        /// Owner.
+        user_id -> Text,
+        /// fcm | apns | webpush.
+        platform -> Text,
+        /// The FCM or APNs token, or the Web Push endpoint (secret: never logged).
+        token -> Text,
+        /// Web Push: the subscription's P-256 key (base64url).
+        p256dh -> Nullable<Text>,
+        /// Web Push: the subscription's auth secret (base64url).
+        auth -> Nullable<Text>,
+        /// The language of the device's pushes (BCP 47).
+        locale -> Nullable<Text>,
+        /// Registered.
+        created_at -> Timestamp,
+        /// Last push the service accepted.
+        last_success_at -> Nullable<Timestamp>,
+        /// Last failure, as a sentence.
+        last_error -> Nullable<Text>,
+    }
+}
+
+diesel::table! {
+    /// Each user's push settings (defaults when absent).
+    push_settings (user_id) {
+        /// Owner.
+        user_id -> Text,
+        /// JSON object kind → bool.
+        kinds -> Text,
+        /// Quiet hours start, "HH:MM".
+        quiet_start -> Nullable<Text>,
+        /// Quiet hours end, "HH:MM".
+        quiet_end -> Nullable<Text>,
+        /// IANA time zone of the quiet hours.
+        time_zone -> Nullable<Text>,
+        /// Changed.
+        updated_at -> Timestamp,
+    }
+}
+
+diesel::table! {
+    /// The push outbox: one row per notification and device, written with the notification.
+    push_deliveries (id) {
+        /// UUID.
+        id -> Text,
+        /// Target device.
+        device_id -> Text,
+        /// Recipient.
+        user_id -> Text,
+        /// Notification seq.
+        seq -> BigInt,
+        /// Notification kind.
+        kind -> Text,
+        /// Game.
+        game_id -> Nullable<Text>,
+        /// The notification (JSON).
+        body -> Text,
+        /// In quiet hours: no sound or alert.
+        silent -> Bool,
+        /// Attempts made.
+        attempts -> Integer,
+        /// When to try next (also a lease while in flight).
+        next_attempt_at -> Timestamp,
+        /// Delivered.
+        delivered_at -> Nullable<Timestamp>,
+        /// Given up.
+        failed_at -> Nullable<Timestamp>,
+        /// Last HTTP status.
+        last_status -> Nullable<Integer>,
+        /// Last error.
+        last_error -> Nullable<Text>,
+        /// Created.
+        created_at -> Timestamp,
+    }
+}
+
+diesel::joinable!(push_deliveries -> push_devices (device_id));
+diesel::allow_tables_to_appear_in_same_query!(push_devices, push_deliveries);

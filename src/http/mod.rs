@@ -20,6 +20,7 @@ pub mod preconditions;
 pub mod problem;
 pub mod problem_catalog;
 pub mod problem_page;
+pub mod push;
 pub mod rate_limit;
 pub mod ratings;
 mod slow_body;
@@ -59,6 +60,7 @@ fn routes(cfg: &mut utoipa_actix_web::service_config::ServiceConfig) {
                 .configure(chat::routes)
                 .configure(away::routes)
                 .configure(ratings::routes)
+                .configure(push::routes)
                 .configure(admin::routes),
         );
 }

@@ -32,6 +32,7 @@ use crate::http::problem::PROBLEM_JSON;
         (name = "chat", description = "Table talk and its reports"),
         (name = "social", description = "Friends, blocks and away mode"),
         (name = "ratings", description = "Weng-Lin ratings per mode: boards, public profiles, the caller's history"),
+        (name = "push", description = "Push to the caller's devices (FCM, Web Push) and notification settings"),
         (name = "admin", description = "Administration, for role `admin` only; every change and every full read of a game is audited"),
         (name = "operations", description = "Health, readiness, metrics and documentation; no authentication"),
     )

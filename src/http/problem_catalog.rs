@@ -98,6 +98,14 @@ pub static PROBLEM_CODES: &[ProblemCode] = &[
          resolve, or resolves to a private or loopback address, which this server does not call.",
         "Register a public `https` URL.",
     ),
+    entry(
+        "push_endpoint_not_allowed",
+        400,
+        "Push endpoint not allowed",
+        "The Web Push endpoint is not an `https` URL, carries credentials, does not resolve, or \
+         resolves to a private or loopback address, which this server does not call.",
+        "Register the subscription the browser's push service gave, unchanged.",
+    ),
     // 401
     entry(
         "missing_token",
@@ -395,6 +403,15 @@ pub static PROBLEM_CODES: &[ProblemCode] = &[
          a body without a `Content-Type`. `application/json` (parameters such as \
          `charset=utf-8` allowed) and `+json` types are read as JSON.",
         "Send the body with `Content-Type: application/json`.",
+    ),
+    // 422
+    entry(
+        "push_platform_unavailable",
+        422,
+        "Push platform not available",
+        "This server is not configured to deliver to the device's platform (FCM needs \
+         `LEEKHA_FCM_CREDENTIALS_FILE`; APNs is not delivered yet).",
+        "Read `GET /api/v1/push/config` and register only for the platforms it names.",
     ),
     // 422: the rules of the game
     entry(

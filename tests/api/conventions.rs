@@ -37,6 +37,8 @@ async fn every_201_names_the_new_resource_in_location() {
             "post /api/v1/games/{id}/chat",
             // Its Location is checked in ratings.rs (a rematch needs a finished game).
             "post /api/v1/games/{id}/rematch",
+            // Checked in tests/api/push.rs.
+            "post /api/v1/me/devices",
             "put /api/v1/me/blocks/{username}",
             "put /api/v1/me/friends/{username}",
         ],

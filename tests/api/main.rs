@@ -17,6 +17,7 @@ mod foundation;
 mod games;
 mod load;
 mod metrics;
+mod push;
 mod ratings;
 mod shutdown;
 mod social;

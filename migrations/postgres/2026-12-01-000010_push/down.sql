@@ -1,0 +1,3 @@
+DROP TABLE push_deliveries;
+DROP TABLE push_settings;
+DROP TABLE push_devices;

@@ -1,0 +1,322 @@
+//! Push to devices: what the server can deliver, the caller's devices and notification
+//! settings.
+
+use actix_web::{HttpResponse, delete, get, post, put, web};
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
+
+use crate::app::AppState;
+use crate::db;
+use crate::db::push::DeviceRow;
+use crate::http::extract::AuthUser;
+use crate::http::problem::{ApiError, Problem};
+use crate::push::{self, NotificationSettings, Platform, Registration};
+
+/// Registers the routes of this module.
+pub fn routes(cfg: &mut utoipa_actix_web::service_config::ServiceConfig) {
+    cfg.service(push_config)
+        .service(register_device)
+        .service(list_devices)
+        .service(delete_device)
+        .service(get_settings)
+        .service(put_settings);
+}
+
+/// What this server can deliver.
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+pub struct PushConfigView {
+    /// The VAPID public key for `pushManager.subscribe({applicationServerKey})`: base64url
+    /// of the uncompressed P-256 point.
+    #[schema(
+        required = true,
+        pattern = "^[A-Za-z0-9_-]{87}$",
+        example = "BP4z9KsN6nGRTbVYI_c7VJSPQTBtkgcy27mlmlMoZIIgDll6e3vCYLocInmYWAmS6TlzAC8wEqKK6PBru3jl7A8"
+    )]
+    pub vapid_public_key: Option<String>,
+    /// FCM tokens can be registered.
+    pub fcm: bool,
+    /// APNs tokens can be registered.
+    pub apns: bool,
+}
+
+/// A Web Push subscription's keys, as `PushSubscription.toJSON()` gives them.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SubscriptionKeys {
+    /// The browser's P-256 public key (base64url, uncompressed, 65 bytes).
+    #[schema(pattern = "^[A-Za-z0-9_-]{87}=?$")]
+    pub p256dh: String,
+    /// The 16-byte auth secret (base64url).
+    #[schema(pattern = "^[A-Za-z0-9_-]{22}(==)?$")]
+    pub auth: String,
+}
+
+/// A Web Push subscription.
+#[derive(Debug, Deserialize, ToSchema)]
+pub struct Subscription {
+    /// The push service's https URL for this browser.
+    #[schema(
+        pattern = "^https?://",
+        example = "https://push.example.net/wpush/v2/abc",
+        max_length = 2048
+    )]
+    pub endpoint: String,
+    /// The keys that encrypt and authenticate its payloads.
+    pub keys: SubscriptionKeys,
+}
+
+/// A device to register.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct DeviceRequest {
+    /// The push service.
+    pub platform: Platform,
+    /// `fcm`, `apns`: the device token (at most 4096 characters).
+    #[schema(format = Password, max_length = 4096)]
+    pub token: Option<String>,
+    /// `webpush`: the subscription.
+    pub subscription: Option<Subscription>,
+    /// The language of its pushes (`en`, `ar`…); English by default.
+    #[schema(example = "ar-SA", pattern = "^[A-Za-z0-9_-]{1,35}$")]
+    pub locale: Option<String>,
+}
+
+/// A registered device (its token is never shown).
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+pub struct DeviceView {
+    /// Device id.
+    pub id: uuid::Uuid,
+    /// The push service.
+    pub platform: Platform,
+    /// Registered.
+    pub created_at: DateTime<Utc>,
+    /// The last push the service accepted.
+    #[schema(required = true)]
+    pub last_success_at: Option<DateTime<Utc>>,
+    /// The last failure, as a sentence.
+    #[schema(required = true)]
+    pub last_error: Option<String>,
+}
+
+impl From<&DeviceRow> for DeviceView {
+    fn from(d: &DeviceRow) -> Self {
+        Self {
+            id: d.id.parse().unwrap_or_default(),
+            platform: match d.platform.as_str() {
+                "fcm" => Platform::Fcm,
+                "apns" => Platform::Apns,
+                _ => Platform::Webpush,
+            },
+            created_at: d.created_at.and_utc(),
+            last_success_at: d.last_success_at.map(|t| t.and_utc()),
+            last_error: d.last_error.clone(),
+        }
+    }
+}
+
+/// The caller's devices.
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+pub struct DeviceList {
+    /// Oldest first.
+    pub items: Vec<DeviceView>,
+}
+
+/// What this server can push to.
+///
+/// The VAPID public key browsers subscribe with, and whether FCM and APNs tokens are
+/// accepted. No authentication.
+#[utoipa::path(
+    operation_id = "get_push_config",
+    tag = "push",
+    responses(
+        (status = 200, description = "What this server can deliver", body = PushConfigView),
+    )
+)]
+#[get("/push/config")]
+pub async fn push_config(state: web::Data<AppState>) -> Result<HttpResponse, ApiError> {
+    let config = state.config.clone();
+    let (vapid_public_key, fcm, apns) = state
+        .db
+        .run(move |conn| push::public_config(conn, &config))
+        .await?;
+    Ok(HttpResponse::Ok().json(PushConfigView {
+        vapid_public_key,
+        fcm,
+        apns,
+    }))
+}
+
+/// Register a device.
+///
+/// Registers an FCM token or a Web Push subscription for the caller: every notification is
+/// then also pushed to it. The same token or endpoint again answers 200 with the same `id`
+/// (its keys and locale updated). A user has at most 10 devices: registering another drops
+/// the oldest.
+#[utoipa::path(
+    operation_id = "register_device",
+    tag = "push",
+    security(("bearer" = [])),
+    request_body = DeviceRequest,
+    responses(
+        (status = 201, description = "Registered", body = DeviceView),
+        (status = 200, description = "Already registered: the same device", body = DeviceView),
+        (status = 400, description = "Invalid token, subscription or locale; an endpoint on a private address (`push_endpoint_not_allowed`)", body = Problem, content_type = "application/problem+json"),
+        (status = 422, description = "This server does not deliver to the platform (`push_platform_unavailable`)", body = Problem, content_type = "application/problem+json"),
+    )
+)]
+#[post("/me/devices")]
+pub async fn register_device(
+    state: web::Data<AppState>,
+    user: AuthUser,
+    body: web::Json<DeviceRequest>,
+) -> Result<HttpResponse, ApiError> {
+    let DeviceRequest {
+        platform,
+        token,
+        subscription,
+        locale,
+    } = body.into_inner();
+    let registration = Registration {
+        platform,
+        token,
+        subscription: subscription.map(|s| (s.endpoint, s.keys.p256dh, s.keys.auth)),
+        locale,
+    };
+    let config = state.config.clone();
+    // Resolves a Web Push endpoint's host: off the async threads.
+    let checked = web::block(move || push::check(registration, &config)).await??;
+    let user_id = user.id().to_owned();
+    let registered = state
+        .db
+        .run(move |conn| {
+            db::write_transaction(conn, |conn| {
+                push::register(conn, &user_id, checked, db::now())
+            })
+        })
+        .await?;
+    let view = DeviceView::from(&registered.device);
+    Ok(if registered.created {
+        HttpResponse::Created()
+            .insert_header((
+                actix_web::http::header::LOCATION,
+                format!("/api/v1/me/devices/{}", view.id),
+            ))
+            .json(view)
+    } else {
+        HttpResponse::Ok().json(view)
+    })
+}
+
+/// The caller's devices.
+///
+/// Every registered device with its last success and last error, oldest first. Tokens
+/// and endpoints are never shown.
+#[utoipa::path(
+    operation_id = "list_devices",
+    tag = "push",
+    security(("bearer" = [])),
+    responses(
+        (status = 200, description = "The devices", body = DeviceList),
+    )
+)]
+#[get("/me/devices")]
+pub async fn list_devices(
+    state: web::Data<AppState>,
+    user: AuthUser,
+) -> Result<HttpResponse, ApiError> {
+    let user_id = user.id().to_owned();
+    let rows = state
+        .db
+        .run(move |conn| push::devices(conn, &user_id))
+        .await?;
+    Ok(HttpResponse::Ok().json(DeviceList {
+        items: rows.iter().map(DeviceView::from).collect(),
+    }))
+}
+
+/// Remove a device.
+///
+/// Removes one of the caller's devices; its pending pushes are dropped.
+#[utoipa::path(
+    operation_id = "delete_device",
+    tag = "push",
+    security(("bearer" = [])),
+    params(("id" = uuid::Uuid, Path, description = "Device id")),
+    responses(
+        (status = 204, description = "Removed"),
+        (status = 404, description = "The caller has no such device", body = Problem, content_type = "application/problem+json"),
+    )
+)]
+#[delete("/me/devices/{id}")]
+pub async fn delete_device(
+    state: web::Data<AppState>,
+    user: AuthUser,
+    path: web::Path<uuid::Uuid>,
+) -> Result<HttpResponse, ApiError> {
+    let id = path.into_inner().to_string();
+    let user_id = user.id().to_owned();
+    state
+        .db
+        .run(move |conn| push::remove(conn, &user_id, &id))
+        .await?;
+    Ok(HttpResponse::NoContent().finish())
+}
+
+/// The caller's notification settings.
+///
+/// Which notification kinds are pushed, and the quiet hours (pushes then arrive silent).
+/// Until changed: everything about the caller's games on, chat off, no quiet hours.
+#[utoipa::path(
+    operation_id = "get_notification_settings",
+    tag = "push",
+    security(("bearer" = [])),
+    responses(
+        (status = 200, description = "The settings", body = NotificationSettings),
+    )
+)]
+#[get("/me/notification-settings")]
+pub async fn get_settings(
+    state: web::Data<AppState>,
+    user: AuthUser,
+) -> Result<HttpResponse, ApiError> {
+    let user_id = user.id().to_owned();
+    let settings = state
+        .db
+        .run(move |conn| push::settings::load(conn, &user_id))
+        .await?;
+    Ok(HttpResponse::Ok().json(settings))
+}
+
+/// Change the caller's notification settings.
+///
+/// Replaces the settings: every kind of `push` is given; `quiet_hours` null for none, or
+/// `start` and `end` ("HH:MM", different; across midnight when start is later) in an IANA
+/// `time_zone`.
+#[utoipa::path(
+    operation_id = "put_notification_settings",
+    tag = "push",
+    security(("bearer" = [])),
+    request_body = NotificationSettings,
+    responses(
+        (status = 200, description = "Saved", body = NotificationSettings),
+        (status = 400, description = "Invalid quiet hours or time zone", body = Problem, content_type = "application/problem+json"),
+    )
+)]
+#[put("/me/notification-settings")]
+pub async fn put_settings(
+    state: web::Data<AppState>,
+    user: AuthUser,
+    body: web::Json<NotificationSettings>,
+) -> Result<HttpResponse, ApiError> {
+    let settings = body.into_inner();
+    if let Some(q) = &settings.quiet_hours {
+        q.check()?;
+    }
+    let user_id = user.id().to_owned();
+    let saved = state
+        .db
+        .run(move |conn| push::settings::save(conn, &user_id, settings, db::now()))
+        .await?;
+    Ok(HttpResponse::Ok().json(saved))
+}

@@ -1,0 +1,464 @@
+//! The push worker: claims due pushes with a lease (one per device at a time, so a device
+//! gets its pushes in order and two instances never send one twice), sends each to its
+//! service, and records the outcome: delivered, retried with backoff (`Retry-After`
+//! honoured) on 429, 5xx and transport errors, the device removed when the service reports
+//! it gone, given up on other refusals or after [`MAX_AGE`].
+
+use std::io::Read;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use base64::Engine;
+use sha2::{Digest, Sha256};
+
+use super::fcm::{self, Fcm};
+use super::webpush::{self, Vapid};
+use super::{Platform, messages};
+use crate::app::AppState;
+use crate::db::push::{self as store, DeviceRow, PushEnd, PushRow};
+use crate::db::{self, AnyConnection};
+use crate::error::Error;
+
+/// How long a claimed push is reserved for the instance that claimed it.
+const LEASE: Duration = Duration::from_secs(30);
+
+/// A push is given up this long after its notification: later, it would only be noise.
+pub const MAX_AGE: Duration = Duration::from_secs(6 * 3600);
+
+/// How long a push service may keep a Web Push message for an offline browser.
+const WEB_PUSH_TTL: u32 = 24 * 3600;
+
+/// What a push service answered.
+#[derive(Debug, Clone)]
+pub struct Answer {
+    /// HTTP status.
+    pub status: u16,
+    /// `Retry-After`, when given (seconds or an HTTP date), at most an hour.
+    pub retry_after: Option<Duration>,
+    /// The start of the body, for the error message.
+    pub body: String,
+}
+
+impl Answer {
+    /// Reads status, `Retry-After` and up to 2 KiB of body.
+    pub fn read(mut reply: ureq::http::Response<ureq::Body>) -> Self {
+        let status = reply.status().as_u16();
+        let retry_after = reply
+            .headers()
+            .get("retry-after")
+            .and_then(|v| v.to_str().ok())
+            .and_then(parse_retry_after);
+        let mut body = String::new();
+        let _ = reply
+            .body_mut()
+            .as_reader()
+            .take(2048)
+            .read_to_string(&mut body);
+        Self {
+            status,
+            retry_after,
+            body,
+        }
+    }
+}
+
+/// `Retry-After` as delta-seconds or an HTTP date (RFC 9110 §10.2.3), capped at an hour.
+pub fn parse_retry_after(raw: &str) -> Option<Duration> {
+    let raw = raw.trim();
+    let wait = match raw.parse::<u64>() {
+        Ok(secs) => Duration::from_secs(secs),
+        Err(_) => {
+            let at = chrono::DateTime::parse_from_rfc2822(raw).ok()?;
+            (at.with_timezone(&chrono::Utc) - chrono::Utc::now())
+                .to_std()
+                .unwrap_or_default()
+        }
+    };
+    Some(wait.min(Duration::from_secs(3600)))
+}
+
+/// What to make of an attempt.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Verdict {
+    Delivered,
+    /// The service says the device no longer exists.
+    Gone,
+    /// Try again, after this long if the service said.
+    Retry(Option<Duration>),
+    /// A refusal that trying again will not change.
+    Failed,
+}
+
+fn judge(platform: Platform, answer: &Result<Answer, String>) -> Verdict {
+    let Ok(a) = answer else {
+        return Verdict::Retry(None);
+    };
+    match (platform, a.status) {
+        (_, 200..=299) => Verdict::Delivered,
+        (Platform::Fcm, 404) | (Platform::Apns, 410) | (Platform::Webpush, 404 | 410) => {
+            Verdict::Gone
+        }
+        (_, 429 | 500..=599) => Verdict::Retry(a.retry_after),
+        // FCM's token expired early: the sender dropped it and asks anew next time.
+        (Platform::Fcm, 401) => Verdict::Retry(None),
+        _ => Verdict::Failed,
+    }
+}
+
+/// The collapse key of a push: a newer push of the same game and kind replaces the older
+/// one on the device.
+pub fn collapse_key(kind: &str, game_id: Option<&str>) -> String {
+    match game_id {
+        Some(g) => format!("{kind}:{g}"),
+        None => kind.to_owned(),
+    }
+}
+
+/// The Web Push `Topic` for a collapse key: at most 32 characters of the URL-safe base64
+/// alphabet (RFC 8030 §5.4), so a digest of the key.
+pub fn topic(collapse_key: &str) -> String {
+    let digest = Sha256::digest(collapse_key.as_bytes());
+    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(&digest[..24])
+}
+
+/// Everything the worker needs to send: the VAPID key, the FCM sender and its token cache,
+/// and two HTTP clients (Web Push endpoints are the users' and go through the address
+/// guard; FCM's URL is the operator's).
+#[derive(Debug)]
+pub struct Pusher {
+    state: AppState,
+    vapid: Vapid,
+    fcm: Option<Fcm>,
+    guarded: ureq::Agent,
+    plain: ureq::Agent,
+}
+
+impl Pusher {
+    /// A pusher for the state: reads the VAPID key (from its file, or the database) and the
+    /// FCM credentials.
+    ///
+    /// # Errors
+    /// A bad key file or credentials, or an unreadable database.
+    pub fn new(state: AppState) -> Result<Self, String> {
+        let mut conn = state.db.conn().map_err(|e| e.to_string())?;
+        let vapid =
+            super::vapid(&mut conn, &state.config).map_err(|e| format!("VAPID key: {e:?}"))?;
+        drop(conn);
+        let fcm = match &state.config.fcm_credentials_file {
+            Some(path) => Some(Fcm::new(
+                fcm::Credentials::read(path)?,
+                &state.config.fcm_url,
+            )?),
+            None => None,
+        };
+        let plain = ureq::Agent::config_builder()
+            .timeout_global(Some(Duration::from_secs(10)))
+            .http_status_as_error(false)
+            .user_agent("leekha-push/1")
+            .build()
+            .new_agent();
+        Ok(Self {
+            guarded: crate::webhooks::agent(state.config.webhook_allow_private),
+            state,
+            vapid,
+            fcm,
+            plain,
+        })
+    }
+
+    /// Claims up to 50 due pushes and makes one attempt each; returns the attempts made.
+    /// Returns early when `stop` is set (what is left keeps its lease and goes out later).
+    ///
+    /// # Errors
+    /// Database errors.
+    pub fn deliver_due(&mut self, stop: &AtomicBool) -> Result<usize, Error> {
+        let mut conn = self.state.db.conn()?;
+        let claimed: Vec<PushRow> = db::write_transaction(&mut conn, |conn| {
+            let now = db::now();
+            let lease = now + chrono::Duration::from_std(LEASE).unwrap_or_default();
+            Ok::<_, Error>(store::claim_due(conn, now, lease, 50)?)
+        })?;
+        let mut attempts = 0;
+        for push in claimed {
+            if stop.load(Ordering::Relaxed) {
+                break;
+            }
+            self.attempt(&mut conn, &push)?;
+            attempts += 1;
+        }
+        Ok(attempts)
+    }
+
+    fn attempt(&mut self, conn: &mut AnyConnection, push: &PushRow) -> Result<(), Error> {
+        let Some(device) = store::device(conn, &push.device_id)? else {
+            // Removed since the claim: its pushes went with it.
+            return Ok(());
+        };
+        let platform = match device.platform.as_str() {
+            "fcm" => Platform::Fcm,
+            "apns" => Platform::Apns,
+            _ => Platform::Webpush,
+        };
+        let answer = self.send(platform, &device, push);
+        let verdict = judge(platform, &answer);
+        let now = db::now();
+        let n = push.attempts + 1;
+        let status = answer.as_ref().ok().map(|a| i32::from(a.status));
+        let error = match &answer {
+            Ok(a) if verdict != Verdict::Delivered => Some(format!(
+                "{} answered {}: {}",
+                platform.as_str(),
+                a.status,
+                a.body.chars().take(300).collect::<String>()
+            )),
+            Ok(_) => None,
+            Err(e) => Some(e.chars().take(500).collect()),
+        };
+        let too_old =
+            now >= push.created_at + chrono::Duration::from_std(MAX_AGE).unwrap_or_default();
+        let (end, outcome) = match &verdict {
+            Verdict::Delivered => (PushEnd::Delivered, "delivered"),
+            Verdict::Gone => (PushEnd::Failed, "gone"),
+            Verdict::Failed => (PushEnd::Failed, "failed"),
+            Verdict::Retry(_) if too_old => (PushEnd::Failed, "failed"),
+            Verdict::Retry(after) => {
+                let backoff = self
+                    .state
+                    .config
+                    .push_retry_base
+                    .saturating_mul(1u32 << (n - 1).clamp(0, 16) as u32)
+                    .min(Duration::from_secs(3600));
+                let wait = after.unwrap_or(backoff);
+                let at = now + chrono::Duration::from_std(wait).unwrap_or_default();
+                (PushEnd::RetryAt(at), "retry")
+            }
+        };
+        db::write_transaction(conn, |conn| {
+            if verdict == Verdict::Gone {
+                // The device and every push still queued for it go.
+                store::forget_device(conn, &device.id)?;
+            } else {
+                store::record_attempt(conn, &push.id, n, status, error.as_deref(), now, end)?;
+                let success = (verdict == Verdict::Delivered).then_some(now);
+                store::device_outcome(conn, &device.id, success, error.as_deref())?;
+            }
+            Ok::<_, Error>(())
+        })?;
+        self.state.metrics.push_delivery(platform.as_str(), outcome);
+        if verdict == Verdict::Delivered {
+            tracing::debug!(push = %push.id, device = %device.id, attempt = n, "push delivered");
+        } else {
+            tracing::info!(push = %push.id, device = %device.id, attempt = n, outcome, status = ?status, error = ?error, "push not delivered");
+        }
+        Ok(())
+    }
+
+    fn send(
+        &mut self,
+        platform: Platform,
+        device: &DeviceRow,
+        push: &PushRow,
+    ) -> Result<Answer, String> {
+        let notification: serde_json::Value =
+            serde_json::from_str(&push.body).unwrap_or(serde_json::Value::Null);
+        let (title, body) = messages::render(
+            &push.kind,
+            push.game_id.as_deref(),
+            &notification["data"],
+            device.locale.as_deref(),
+        );
+        let collapse = collapse_key(&push.kind, push.game_id.as_deref());
+        match platform {
+            Platform::Webpush => {
+                let (Some(p256dh), Some(auth)) = (&device.p256dh, &device.auth) else {
+                    return Err("the subscription has no keys".into());
+                };
+                let mut payload = notification.clone();
+                payload["title"] = title.into();
+                payload["body"] = body.into();
+                payload["silent"] = push.silent.into();
+                let (ua, secret) = webpush::decode(p256dh)
+                    .zip(webpush::decode(auth))
+                    .ok_or("the subscription's keys are not base64url")?;
+                let sealed = webpush::encrypt(payload.to_string().as_bytes(), &ua, &secret)?;
+                let url = url::Url::parse(&device.token).map_err(|e| e.to_string())?;
+                let urgency = if push.silent {
+                    "low"
+                } else if matches!(push.kind.as_str(), "your_turn" | "turn_reminder") {
+                    "high"
+                } else {
+                    "normal"
+                };
+                let reply = self
+                    .guarded
+                    .post(url.as_str())
+                    .header(
+                        "authorization",
+                        &self
+                            .vapid
+                            .authorization(&url, chrono::Utc::now().timestamp()),
+                    )
+                    .header("content-encoding", "aes128gcm")
+                    .header("content-type", "application/octet-stream")
+                    .header("ttl", &WEB_PUSH_TTL.to_string())
+                    .header("urgency", urgency)
+                    .header("topic", &topic(&collapse))
+                    .send(&sealed[..])
+                    .map_err(|e| e.to_string())?;
+                Ok(Answer::read(reply))
+            }
+            Platform::Fcm => {
+                let Some(fcm) = self.fcm.as_mut() else {
+                    return Err("FCM is not configured (LEEKHA_FCM_CREDENTIALS_FILE)".into());
+                };
+                let mut data = serde_json::Map::new();
+                data.insert("kind".into(), push.kind.clone().into());
+                data.insert("seq".into(), push.seq.to_string().into());
+                if let Some(g) = &push.game_id {
+                    data.insert("game_id".into(), g.clone().into());
+                }
+                if let Some(fields) = notification["data"].as_object() {
+                    for (k, v) in fields {
+                        let text = v.as_str().map_or_else(|| v.to_string(), str::to_owned);
+                        data.entry(k.clone()).or_insert(text.into());
+                    }
+                }
+                if push.silent {
+                    data.insert("silent".into(), "1".into());
+                }
+                fcm.send(
+                    &self.plain,
+                    &fcm::Message {
+                        token: &device.token,
+                        title: &title,
+                        body: &body,
+                        data: &data,
+                        collapse_key: &collapse,
+                        silent: push.silent,
+                    },
+                )
+            }
+            Platform::Apns => Err("APNs delivery is not available on this server".into()),
+        }
+    }
+}
+
+/// A running push worker thread; stops when dropped or on [`Worker::stop`].
+pub struct Worker {
+    flag: Arc<AtomicBool>,
+    handle: Option<JoinHandle<()>>,
+}
+
+impl Worker {
+    /// Starts the loop: every `LEEKHA_PUSH_INTERVAL_MS` one pass; at once again while it
+    /// finds work.
+    ///
+    /// # Errors
+    /// As [`Pusher::new`].
+    pub fn spawn(state: AppState) -> Result<Self, String> {
+        let interval = state.config.push_interval;
+        let mut pusher = Pusher::new(state)?;
+        let flag = Arc::new(AtomicBool::new(false));
+        let seen = flag.clone();
+        let handle = std::thread::Builder::new()
+            .name("leekha-push".into())
+            .spawn(move || {
+                while !seen.load(Ordering::Relaxed) {
+                    let busy = match pusher.deliver_due(&seen) {
+                        Ok(n) => n > 0,
+                        Err(e) => {
+                            tracing::warn!(error = %e, "push pass failed");
+                            false
+                        }
+                    };
+                    if !busy && !seen.load(Ordering::Relaxed) {
+                        std::thread::park_timeout(interval);
+                    }
+                }
+            })
+            .map_err(|e| e.to_string())?;
+        Ok(Self {
+            flag,
+            handle: Some(handle),
+        })
+    }
+
+    /// Stops the loop and waits for the push in hand.
+    pub fn stop(mut self) {
+        self.halt();
+    }
+
+    fn halt(&mut self) {
+        self.flag.store(true, Ordering::Relaxed);
+        if let Some(h) = self.handle.take() {
+            h.thread().unpark();
+            let _ = h.join();
+        }
+    }
+}
+
+impl Drop for Worker {
+    fn drop(&mut self) {
+        self.halt();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn answer(status: u16, retry: Option<u64>) -> Result<Answer, String> {
+        Ok(Answer {
+            status,
+            retry_after: retry.map(Duration::from_secs),
+            body: String::new(),
+        })
+    }
+
+    #[test]
+    fn answers_are_judged_per_service() {
+        assert_eq!(judge(Platform::Fcm, &answer(200, None)), Verdict::Delivered);
+        assert_eq!(judge(Platform::Fcm, &answer(404, None)), Verdict::Gone);
+        assert_eq!(judge(Platform::Webpush, &answer(410, None)), Verdict::Gone);
+        assert_eq!(judge(Platform::Webpush, &answer(404, None)), Verdict::Gone);
+        assert_eq!(judge(Platform::Apns, &answer(410, None)), Verdict::Gone);
+        assert_eq!(
+            judge(Platform::Fcm, &answer(429, Some(3))),
+            Verdict::Retry(Some(Duration::from_secs(3)))
+        );
+        assert_eq!(
+            judge(Platform::Webpush, &answer(503, None)),
+            Verdict::Retry(None)
+        );
+        assert_eq!(
+            judge(Platform::Webpush, &answer(400, None)),
+            Verdict::Failed
+        );
+        assert_eq!(
+            judge(Platform::Fcm, &Err("refused".into())),
+            Verdict::Retry(None)
+        );
+    }
+
+    #[test]
+    fn retry_after_takes_seconds_or_a_date_and_topics_fit_rfc_8030() {
+        assert_eq!(parse_retry_after("7"), Some(Duration::from_secs(7)));
+        assert_eq!(parse_retry_after("99999"), Some(Duration::from_secs(3600)));
+        assert_eq!(
+            parse_retry_after("Wed, 21 Oct 2015 07:28:00 GMT"),
+            Some(Duration::ZERO)
+        );
+        assert_eq!(parse_retry_after("soon"), None);
+        let t = topic(&collapse_key(
+            "your_turn",
+            Some("1a2b3c4d-0000-4000-8000-000000000000"),
+        ));
+        assert_eq!(t.len(), 32);
+        assert!(
+            t.bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+        );
+    }
+}

@@ -1,0 +1,616 @@
+//! Push to devices: registration, settings, and delivery to local fakes that speak the
+//! real protocols (Web Push with RFC 8291 encryption and VAPID, FCM HTTP v1 with its
+//! OAuth2 JWT-bearer grant).
+
+mod fake;
+
+use std::sync::atomic::AtomicBool;
+use std::sync::{Arc, Mutex};
+
+use actix_web::test::TestRequest;
+use aes_gcm::aead::{Aead, KeyInit};
+use base64::Engine;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD as B64;
+use hkdf::Hkdf;
+use leekha::app::AppState;
+use leekha::config::Config;
+use leekha::notifications::{Kind, Pending};
+use leekha::push::Pusher;
+use p256::ecdsa::signature::Verifier;
+use serde_json::{Value, json};
+use sha2::Sha256;
+
+use crate::common::{self, TestDb, bearer, post_json, send};
+use fake::{Fake, Request};
+
+/// A browser's push subscription: its key pair and auth secret.
+struct Browser {
+    key: p256::SecretKey,
+    auth: [u8; 16],
+}
+
+impl Browser {
+    fn new() -> Self {
+        Self {
+            key: leekha::push::webpush::random_key(),
+            auth: rand::random(),
+        }
+    }
+
+    fn subscription(&self, endpoint: &str) -> Value {
+        json!({
+            "platform": "webpush",
+            "subscription": {
+                "endpoint": endpoint,
+                "keys": {
+                    "p256dh": B64.encode(self.key.public_key().to_sec1_bytes()),
+                    "auth": B64.encode(self.auth),
+                },
+            },
+        })
+    }
+
+    /// Decrypts an `aes128gcm` body as the browser does (RFC 8291 §3.4, RFC 8188).
+    fn decrypt(&self, body: &[u8]) -> Value {
+        let salt = &body[..16];
+        let idlen = body[20] as usize;
+        let as_public = &body[21..21 + idlen];
+        let sealed = &body[21 + idlen..];
+        let shared = self
+            .key
+            .diffie_hellman(&p256::PublicKey::from_sec1_bytes(as_public).unwrap());
+        let mut info = b"WebPush: info\0".to_vec();
+        info.extend_from_slice(&self.key.public_key().to_sec1_bytes());
+        info.extend_from_slice(as_public);
+        let mut ikm = [0u8; 32];
+        Hkdf::<Sha256>::new(Some(&self.auth), shared.raw_secret_bytes())
+            .expand(&info, &mut ikm)
+            .unwrap();
+        let prk = Hkdf::<Sha256>::new(Some(salt), &ikm);
+        let (mut cek, mut nonce) = ([0u8; 16], [0u8; 12]);
+        prk.expand(b"Content-Encoding: aes128gcm\0", &mut cek)
+            .unwrap();
+        prk.expand(b"Content-Encoding: nonce\0", &mut nonce)
+            .unwrap();
+        let mut plain = aes_gcm::Aes128Gcm::new_from_slice(&cek)
+            .unwrap()
+            .decrypt(&nonce.into(), sealed)
+            .expect("the payload decrypts with the subscription's key");
+        assert_eq!(plain.pop(), Some(2), "one last record");
+        serde_json::from_slice(&plain).unwrap()
+    }
+}
+
+/// Checks the VAPID header (RFC 8292): an ES256 JWT for the endpoint's origin, signed by the
+/// key it names, which is the one the server publishes.
+fn verify_vapid(req: &Request, origin: &str, published: &str) {
+    let header = &req.headers["authorization"];
+    let (t, k) = header
+        .strip_prefix("vapid t=")
+        .and_then(|r| r.split_once(", k="))
+        .expect("vapid t=…, k=…");
+    assert_eq!(k, published);
+    let (input, sig) = t.rsplit_once('.').unwrap();
+    let key = p256::ecdsa::VerifyingKey::from_sec1_bytes(&B64.decode(k).unwrap()).unwrap();
+    let sig = p256::ecdsa::Signature::from_slice(&B64.decode(sig).unwrap()).unwrap();
+    key.verify(input.as_bytes(), &sig)
+        .expect("a valid ES256 signature");
+    let claims: Value =
+        serde_json::from_slice(&B64.decode(input.split('.').nth(1).unwrap()).unwrap()).unwrap();
+    assert_eq!(claims["aud"], origin);
+    assert!(claims["exp"].as_i64().unwrap() > chrono::Utc::now().timestamp());
+}
+
+fn config_for(db: &TestDb) -> Config {
+    let mut config = db.config();
+    config.webhook_allow_private = true;
+    config
+}
+
+/// Writes a notification as the game service does.
+fn notify(state: &AppState, user: &str, kind: Kind, game: &str) {
+    let mut conn = state.db.conn().unwrap();
+    leekha::notifications::write(
+        &mut conn,
+        vec![Pending {
+            user_id: user.to_owned(),
+            kind,
+            game_id: Some(game.to_owned()),
+            data: json!({"seat": 1, "phase": "playing"}),
+        }],
+        leekha::db::now(),
+    )
+    .unwrap();
+}
+
+/// Runs the pusher until nothing is due now.
+fn drain(pusher: &mut Pusher) -> usize {
+    let stop = AtomicBool::new(false);
+    let mut total = 0;
+    loop {
+        let n = pusher.deliver_due(&stop).unwrap();
+        if n == 0 {
+            return total;
+        }
+        total += n;
+    }
+}
+
+const GAME: &str = "1a2b3c4d-0000-4000-8000-000000000000";
+
+#[actix_web::test]
+async fn a_device_registers_once_lists_and_is_removed() {
+    let db = TestDb::migrated();
+    let app = common::app(common::state_for(config_for(&db))).await;
+    let alice = common::register(&app, "alice").await;
+    let browser = Browser::new();
+    let body = browser.subscription("http://127.0.0.1:9/push/a");
+    let first = send(
+        &app,
+        bearer(post_json("/api/v1/me/devices", body.clone()), &alice.access),
+    )
+    .await;
+    assert_eq!(first.status, 201, "{}", first.text);
+    assert_eq!(first.json["platform"], "webpush");
+    let location = format!("/api/v1/me/devices/{}", first.json["id"].as_str().unwrap());
+    assert_eq!(first.header("location"), Some(location.as_str()));
+    assert!(first.json["last_success_at"].is_null() && first.json["last_error"].is_null());
+    let again = send(
+        &app,
+        bearer(post_json("/api/v1/me/devices", body), &alice.access),
+    )
+    .await;
+    assert_eq!(again.status, 200, "{}", again.text);
+    assert_eq!(again.json["id"], first.json["id"]);
+    let list = send(
+        &app,
+        bearer(TestRequest::get().uri("/api/v1/me/devices"), &alice.access),
+    )
+    .await;
+    assert_eq!(list.json["items"].as_array().unwrap().len(), 1);
+    assert!(
+        !list.text.contains("127.0.0.1"),
+        "endpoints are never shown: {}",
+        list.text
+    );
+    let id = first.json["id"].as_str().unwrap();
+    let uri = format!("/api/v1/me/devices/{id}");
+    let bob = common::register(&app, "bob").await;
+    let theirs = send(&app, bearer(TestRequest::delete().uri(&uri), &bob.access)).await;
+    theirs.assert_problem(404, "not_found");
+    let gone = send(&app, bearer(TestRequest::delete().uri(&uri), &alice.access)).await;
+    assert_eq!(gone.status, 204);
+    let list = send(
+        &app,
+        bearer(TestRequest::get().uri("/api/v1/me/devices"), &alice.access),
+    )
+    .await;
+    assert_eq!(list.json["items"], json!([]));
+}
+
+#[actix_web::test]
+async fn the_eleventh_device_drops_the_oldest() {
+    let db = TestDb::migrated();
+    let app = common::app(common::state_for(config_for(&db))).await;
+    let alice = common::register(&app, "alice").await;
+    let browser = Browser::new();
+    let mut ids = Vec::new();
+    for i in 0..11 {
+        let body = browser.subscription(&format!("http://127.0.0.1:9/push/{i}"));
+        let r = send(
+            &app,
+            bearer(post_json("/api/v1/me/devices", body), &alice.access),
+        )
+        .await;
+        assert_eq!(r.status, 201, "{}", r.text);
+        ids.push(r.json["id"].clone());
+    }
+    let list = send(
+        &app,
+        bearer(TestRequest::get().uri("/api/v1/me/devices"), &alice.access),
+    )
+    .await;
+    let items: Vec<Value> = list.json["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["id"].clone())
+        .collect();
+    assert_eq!(items.len(), 10);
+    assert!(!items.contains(&ids[0]) && items.contains(&ids[10]));
+}
+
+#[actix_web::test]
+async fn bad_registrations_are_refused_with_the_reason() {
+    let db = TestDb::migrated();
+    let app = common::app(db.state()).await;
+    let alice = common::register(&app, "alice").await;
+    let browser = Browser::new();
+    let post = |body: Value| bearer(post_json("/api/v1/me/devices", body), &alice.access);
+    // The guard is on (no test switch): loopback endpoints are refused.
+    let r = send(&app, post(browser.subscription("https://127.0.0.1/push"))).await;
+    r.assert_problem(400, "push_endpoint_not_allowed");
+    let mut off_curve = browser.subscription("https://1.1.1.1/push");
+    let key = off_curve["subscription"]["keys"]["p256dh"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let flipped = if key.ends_with('A') { 'B' } else { 'A' };
+    off_curve["subscription"]["keys"]["p256dh"] =
+        format!("{}{flipped}", &key[..key.len() - 1]).into();
+    send(&app, post(off_curve))
+        .await
+        .assert_problem(400, "validation_failed");
+    let mut short_auth = browser.subscription("https://1.1.1.1/push");
+    short_auth["subscription"]["keys"]["auth"] = "AAAA".into();
+    send(&app, post(short_auth))
+        .await
+        .assert_problem(400, "validation_failed");
+    let r = send(&app, post(json!({"platform": "webpush", "token": "x"}))).await;
+    r.assert_problem(400, "validation_failed");
+    // No FCM credentials, no APNs here.
+    let r = send(&app, post(json!({"platform": "fcm", "token": "abc"}))).await;
+    r.assert_problem(422, "push_platform_unavailable");
+    let r = send(&app, post(json!({"platform": "apns", "token": "abc"}))).await;
+    r.assert_problem(422, "push_platform_unavailable");
+    let config = send(&app, TestRequest::get().uri("/api/v1/push/config")).await;
+    assert_eq!(config.status, 200);
+    assert_eq!(config.json["fcm"], false);
+    assert_eq!(config.json["apns"], false);
+    let key = B64
+        .decode(config.json["vapid_public_key"].as_str().unwrap())
+        .unwrap();
+    assert!(key.len() == 65 && key[0] == 4);
+}
+
+#[actix_web::test]
+async fn settings_have_turn_based_defaults_and_check_quiet_hours() {
+    let db = TestDb::migrated();
+    let app = common::app(db.state()).await;
+    let alice = common::register(&app, "alice").await;
+    let uri = "/api/v1/me/notification-settings";
+    let r = send(&app, bearer(TestRequest::get().uri(uri), &alice.access)).await;
+    assert_eq!(r.status, 200);
+    assert_eq!(r.json["push"]["your_turn"], true);
+    assert_eq!(r.json["push"]["chat_message"], false);
+    assert_eq!(r.json["quiet_hours"], Value::Null);
+    let mut wanted = r.json.clone();
+    wanted["push"]["game_started"] = false.into();
+    wanted["quiet_hours"] = json!({"start": "22:00", "end": "08:00", "time_zone": "Asia/Beirut"});
+    let put = |body: Value| bearer(TestRequest::put().uri(uri).set_json(body), &alice.access);
+    let r = send(&app, put(wanted.clone())).await;
+    assert_eq!(r.status, 200, "{}", r.text);
+    let r = send(&app, bearer(TestRequest::get().uri(uri), &alice.access)).await;
+    assert_eq!(r.json, wanted);
+    let mut bad = wanted.clone();
+    bad["quiet_hours"]["time_zone"] = "Europe/Atlantis".into();
+    send(&app, put(bad))
+        .await
+        .assert_problem(400, "validation_failed");
+    let mut bad = wanted;
+    bad["quiet_hours"]["start"] = "25:00".into();
+    send(&app, put(bad))
+        .await
+        .assert_problem(400, "validation_failed");
+}
+
+#[actix_web::test]
+async fn a_web_push_arrives_encrypted_and_signed_and_a_gone_subscription_is_removed() {
+    let db = TestDb::migrated();
+    let state = common::state_for(config_for(&db));
+    let app = common::app(state.clone()).await;
+    let alice = common::register(&app, "alice").await;
+    let gone = Arc::new(Mutex::new(false));
+    let answer = gone.clone();
+    let service = Fake::start(move |_| {
+        let status = if *answer.lock().unwrap() { 410 } else { 201 };
+        (status, vec![], vec![])
+    });
+    let browser = Browser::new();
+    let endpoint = format!("{}/push/alice", service.url);
+    let mut sub = browser.subscription(&endpoint);
+    sub["locale"] = "ar".into();
+    let r = send(
+        &app,
+        bearer(post_json("/api/v1/me/devices", sub), &alice.access),
+    )
+    .await;
+    assert_eq!(r.status, 201, "{}", r.text);
+    let published = send(&app, TestRequest::get().uri("/api/v1/push/config"))
+        .await
+        .json["vapid_public_key"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+
+    notify(&state, &alice.id, Kind::YourTurn, GAME);
+    let mut pusher = Pusher::new(state.clone()).unwrap();
+    assert_eq!(drain(&mut pusher), 1);
+    let got = service.requests();
+    assert_eq!(got.len(), 1);
+    let req = &got[0];
+    assert_eq!(
+        (req.method.as_str(), req.path.as_str()),
+        ("POST", "/push/alice")
+    );
+    assert_eq!(req.headers["content-encoding"], "aes128gcm");
+    assert_eq!(req.headers["urgency"], "high");
+    assert_eq!(req.headers["topic"].len(), 32);
+    assert!(req.headers["ttl"].parse::<u32>().unwrap() > 0);
+    verify_vapid(req, &service.url, &published);
+    let payload = browser.decrypt(&req.body);
+    assert_eq!(payload["type"], "your_turn");
+    assert_eq!(payload["game_id"], GAME);
+    assert_eq!(payload["seq"], 1);
+    assert_eq!(payload["title"], "دورك في اللعبة 1a2b3c4d");
+    assert_eq!(payload["silent"], false);
+    let list = send(
+        &app,
+        bearer(TestRequest::get().uri("/api/v1/me/devices"), &alice.access),
+    )
+    .await;
+    assert!(
+        list.json["items"][0]["last_success_at"].is_string(),
+        "{}",
+        list.text
+    );
+
+    *gone.lock().unwrap() = true;
+    notify(&state, &alice.id, Kind::YourTurn, GAME);
+    assert_eq!(drain(&mut pusher), 1);
+    let list = send(
+        &app,
+        bearer(TestRequest::get().uri("/api/v1/me/devices"), &alice.access),
+    )
+    .await;
+    assert_eq!(
+        list.json["items"],
+        json!([]),
+        "a 410 removes the subscription"
+    );
+}
+
+#[actix_web::test]
+async fn disabled_kinds_are_not_pushed_and_quiet_hours_push_silently() {
+    let db = TestDb::migrated();
+    let state = common::state_for(config_for(&db));
+    let app = common::app(state.clone()).await;
+    let alice = common::register(&app, "alice").await;
+    let service = Fake::start(|_| (201, vec![], vec![]));
+    let browser = Browser::new();
+    let sub = browser.subscription(&format!("{}/push/alice", service.url));
+    send(
+        &app,
+        bearer(post_json("/api/v1/me/devices", sub), &alice.access),
+    )
+    .await;
+    let uri = "/api/v1/me/notification-settings";
+    let mut settings = send(&app, bearer(TestRequest::get().uri(uri), &alice.access))
+        .await
+        .json;
+    settings["push"]["game_started"] = false.into();
+    // Quiet all day but one minute from now: the push is silent whenever the test runs.
+    let now = chrono::Utc::now();
+    let fmt = |t: chrono::DateTime<chrono::Utc>| t.format("%H:%M").to_string();
+    settings["quiet_hours"] = json!({
+        "start": fmt(now + chrono::Duration::minutes(2)),
+        "end": fmt(now + chrono::Duration::minutes(1)),
+        "time_zone": "UTC",
+    });
+    let r = send(
+        &app,
+        bearer(
+            TestRequest::put().uri(uri).set_json(&settings),
+            &alice.access,
+        ),
+    )
+    .await;
+    assert_eq!(r.status, 200, "{}", r.text);
+    notify(&state, &alice.id, Kind::GameStarted, GAME);
+    notify(&state, &alice.id, Kind::YourTurn, GAME);
+    let mut pusher = Pusher::new(state.clone()).unwrap();
+    assert_eq!(drain(&mut pusher), 1, "game_started is off");
+    let got = service.requests();
+    assert_eq!(got.len(), 1);
+    assert_eq!(got[0].headers["urgency"], "low");
+    let payload = browser.decrypt(&got[0].body);
+    assert_eq!(payload["type"], "your_turn");
+    assert_eq!(payload["seq"], 2, "the feed still has both");
+    assert_eq!(payload["silent"], true);
+}
+
+#[actix_web::test]
+async fn two_instances_deliver_each_push_once_and_in_order() {
+    let db = TestDb::migrated();
+    let a = common::state_for(config_for(&db));
+    let b = common::state_for(config_for(&db));
+    let app = common::app(a.clone()).await;
+    let service = Fake::start(|_| (201, vec![], vec![]));
+    let mut browsers = Vec::new();
+    let mut users = Vec::new();
+    for name in ["pl1", "pl2", "pl3", "pl4"] {
+        let user = common::register(&app, name).await;
+        let browser = Browser::new();
+        let sub = browser.subscription(&format!("{}/push/{name}", service.url));
+        let r = send(
+            &app,
+            bearer(post_json("/api/v1/me/devices", sub), &user.access),
+        )
+        .await;
+        assert_eq!(r.status, 201);
+        browsers.push(browser);
+        users.push(user);
+    }
+    let stop = Arc::new(AtomicBool::new(false));
+    let workers: Vec<_> = [a.clone(), b.clone()]
+        .into_iter()
+        .map(|state| {
+            let stop = stop.clone();
+            std::thread::spawn(move || {
+                let mut pusher = Pusher::new(state).unwrap();
+                while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                    if pusher.deliver_due(&stop).unwrap() == 0 {
+                        std::thread::sleep(std::time::Duration::from_millis(5));
+                    }
+                }
+            })
+        })
+        .collect();
+    for _ in 0..10 {
+        for user in &users {
+            notify(&a, &user.id, Kind::YourTurn, GAME);
+        }
+    }
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while service.requests().len() < 40 && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    for w in workers {
+        w.join().unwrap();
+    }
+    let got = service.requests();
+    assert_eq!(got.len(), 40, "each push once");
+    for (i, name) in ["pl1", "pl2", "pl3", "pl4"].iter().enumerate() {
+        let seqs: Vec<i64> = got
+            .iter()
+            .filter(|r| r.path == format!("/push/{name}"))
+            .map(|r| browsers[i].decrypt(&r.body)["seq"].as_i64().unwrap())
+            .collect();
+        assert_eq!(
+            seqs,
+            (1..=10).collect::<Vec<_>>(),
+            "{name}: in order, no duplicates"
+        );
+    }
+}
+
+/// A service-account key file for the FCM fake, with `token_uri` on the fake.
+fn fcm_credentials(fake_url: &str) -> tempfile::NamedTempFile {
+    let file = tempfile::NamedTempFile::new().unwrap();
+    let creds = json!({
+        "type": "service_account",
+        "project_id": "leekha-test",
+        "client_email": "push@leekha-test.iam.gserviceaccount.com",
+        "private_key": include_str!("push/fcm_test_key.pem"),
+        "token_uri": format!("{fake_url}/token"),
+    });
+    std::fs::write(file.path(), creds.to_string()).unwrap();
+    file
+}
+
+/// An FCM fake: `/token` checks the RS256 assertion with the service account's public key
+/// and hands out a bearer token; `messages:send` checks it and answers as `status` says.
+fn fcm_fake(status: Arc<Mutex<Vec<u16>>>) -> Fake {
+    Fake::start(move |req| {
+        if req.path == "/token" {
+            let form: std::collections::HashMap<String, String> =
+                url::form_urlencoded::parse(&req.body)
+                    .into_owned()
+                    .collect();
+            assert_eq!(
+                form["grant_type"],
+                "urn:ietf:params:oauth:grant-type:jwt-bearer"
+            );
+            let key = jsonwebtoken::DecodingKey::from_rsa_pem(include_bytes!(
+                "push/fcm_test_key.pub.pem"
+            ))
+            .unwrap();
+            let mut validation = jsonwebtoken::Validation::new(jsonwebtoken::Algorithm::RS256);
+            validation.set_audience(&[format!("http://{}/token", req.headers["host"])]);
+            let claims = jsonwebtoken::decode::<Value>(&form["assertion"], &key, &validation)
+                .expect("an RS256 assertion by the service account")
+                .claims;
+            assert_eq!(claims["iss"], "push@leekha-test.iam.gserviceaccount.com");
+            assert_eq!(
+                claims["scope"],
+                "https://www.googleapis.com/auth/firebase.messaging"
+            );
+            let body =
+                json!({"access_token": "ya29.fake", "expires_in": 3599, "token_type": "Bearer"});
+            return (200, vec![], body.to_string().into_bytes());
+        }
+        assert_eq!(req.path, "/v1/projects/leekha-test/messages:send");
+        if req.headers.get("authorization").map(String::as_str) != Some("Bearer ya29.fake") {
+            return (401, vec![], b"{}".to_vec());
+        }
+        let next = {
+            let mut s = status.lock().unwrap();
+            if s.len() > 1 { s.remove(0) } else { s[0] }
+        };
+        match next {
+            404 => (404, vec![], json!({"error": {"code": 404, "status": "NOT_FOUND", "details": [{"errorCode": "UNREGISTERED"}]}}).to_string().into_bytes()),
+            429 => (429, vec![("retry-after".into(), "1".into())], b"{}".to_vec()),
+            s => (s, vec![], json!({"name": "projects/leekha-test/messages/1"}).to_string().into_bytes()),
+        }
+    })
+}
+
+#[actix_web::test]
+async fn fcm_gets_an_oauth_token_once_retries_429_after_retry_after_and_drops_unregistered() {
+    let db = TestDb::migrated();
+    let answers = Arc::new(Mutex::new(vec![429, 200]));
+    let service = fcm_fake(answers.clone());
+    let creds = fcm_credentials(&service.url);
+    let mut config = config_for(&db);
+    config.fcm_url = service.url.clone();
+    config.fcm_credentials_file = Some(creds.path().to_owned());
+    let state = common::state_for(config);
+    let app = common::app(state.clone()).await;
+    let config = send(&app, TestRequest::get().uri("/api/v1/push/config")).await;
+    assert_eq!(config.json["fcm"], true);
+    let alice = common::register(&app, "alice").await;
+    let token = "fcm-token-of-alice:APA91b";
+    let body = json!({"platform": "fcm", "token": token});
+    let r = send(
+        &app,
+        bearer(post_json("/api/v1/me/devices", body), &alice.access),
+    )
+    .await;
+    assert_eq!(r.status, 201, "{}", r.text);
+
+    notify(&state, &alice.id, Kind::YourTurn, GAME);
+    let mut pusher = Pusher::new(state.clone()).unwrap();
+    assert_eq!(drain(&mut pusher), 1, "429: not yet due again");
+    std::thread::sleep(std::time::Duration::from_millis(1100));
+    assert_eq!(drain(&mut pusher), 1);
+    let got = service.requests();
+    let paths: Vec<&str> = got.iter().map(|r| r.path.as_str()).collect();
+    assert_eq!(
+        paths,
+        [
+            "/token",
+            "/v1/projects/leekha-test/messages:send",
+            "/v1/projects/leekha-test/messages:send"
+        ],
+        "the token is cached"
+    );
+    let gap = got[2].at - got[1].at;
+    assert!(
+        gap >= std::time::Duration::from_secs(1),
+        "Retry-After honoured: {gap:?}"
+    );
+    let message: Value = serde_json::from_slice(&got[2].body).unwrap();
+    let m = &message["message"];
+    assert_eq!(m["token"], token);
+    assert_eq!(m["notification"]["title"], "Your turn in game 1a2b3c4d");
+    assert_eq!(m["data"]["kind"], "your_turn");
+    assert_eq!(m["data"]["game_id"], GAME);
+    assert_eq!(m["data"]["seat"], "1");
+    assert_eq!(m["android"]["collapse_key"], format!("your_turn:{GAME}"));
+
+    *answers.lock().unwrap() = vec![404];
+    notify(&state, &alice.id, Kind::YourTurn, GAME);
+    assert_eq!(drain(&mut pusher), 1);
+    let list = send(
+        &app,
+        bearer(TestRequest::get().uri("/api/v1/me/devices"), &alice.access),
+    )
+    .await;
+    assert_eq!(
+        list.json["items"],
+        json!([]),
+        "UNREGISTERED removes the device"
+    );
+}
