@@ -319,7 +319,8 @@ pub struct LoadedSeat {
     pub username: Option<String>,
     /// Username of the invited user.
     pub invited_username: Option<String>,
-    /// Whether the seated user has a webhook.
+    /// Whether the seated user has a webhook (on PostgreSQL also: or a push device), so
+    /// that their notifications take the path that writes deliveries.
     pub has_webhook: bool,
 }
 
@@ -329,7 +330,8 @@ macro_rules! seats_pg {
     () => {
         "(SELECT CAST(json_agg(json_build_array(s.seat, s.user_id, \
     s.invited_user_id, s.bot_level, s.bot_reason, s.timeouts_in_row, u.username, i.username, \
-    u.webhook_url IS NOT NULL) ORDER BY s.seat) AS TEXT) FROM game_seats s \
+    u.webhook_url IS NOT NULL OR EXISTS (SELECT 1 FROM push_devices p WHERE p.user_id = u.id)) \
+    ORDER BY s.seat) AS TEXT) FROM game_seats s \
     LEFT JOIN users u ON u.id = s.user_id LEFT JOIN users i ON i.id = s.invited_user_id \
     WHERE s.game_id = games.id)"
     };
@@ -572,7 +574,8 @@ pub struct PgCommit<'a> {
 pub struct AccountGuard<'a> {
     /// The acting user, who must be neither banned nor deleted.
     pub caller: Option<&'a str>,
-    /// The notified user, who must still have no webhook (the write would skip it).
+    /// The notified user, who must still have no webhook and no push device (the write
+    /// would skip their deliveries).
     pub no_webhook: Option<&'a str>,
 }
 
@@ -590,7 +593,8 @@ static COMMIT_PG: Sql = Sql::new(
     AND reminder_at IS NOT DISTINCT FROM $20 \
     AND ($21::text IS NULL OR EXISTS (SELECT 1 FROM users c WHERE c.id = $22 \
       AND c.banned_at IS NULL AND c.deleted_at IS NULL)) \
-    AND NOT EXISTS (SELECT 1 FROM users w WHERE w.id = $23 AND w.webhook_url IS NOT NULL) \
+    AND NOT EXISTS (SELECT 1 FROM users w WHERE w.id = $23 AND (w.webhook_url IS NOT NULL \
+      OR EXISTS (SELECT 1 FROM push_devices p WHERE p.user_id = w.id))) \
     RETURNING id, updated_at), \
   a AS (INSERT INTO game_actions (game_id, seq, seat, action, actor, user_id, created_at) \
     SELECT g.id, x.seq, x.seat, x.action, x.actor, x.user_id, g.updated_at FROM g, \

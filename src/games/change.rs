@@ -329,7 +329,7 @@ impl Change {
 
     /// Commits without the game's lock and outside any transaction, when the whole change
     /// fits the one statement of [`store::commit_pg`] (PostgreSQL; no seat changed, the
-    /// game not ended, at most one user notified, no webhook): the statement writes only
+    /// game not ended, at most one user notified, no webhook or push device): the statement writes only
     /// if the game is still at the version (and reminder) it was loaded with. `respond`
     /// builds the response body from the committed game; with `idempotency`
     /// (user, key, request fingerprint) the same statement stores it for retries.

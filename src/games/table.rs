@@ -19,7 +19,8 @@ pub struct Table {
     pub seats: Vec<SeatRow>,
     /// Usernames by user id (seated and invited users).
     pub names: HashMap<String, String>,
-    /// Seated users who had a webhook when the game was loaded.
+    /// Seated users who had a webhook (or, on PostgreSQL, a push device) when the game was
+    /// loaded: their notifications never take the one-statement commit.
     pub webhook_users: Vec<String>,
     /// Users whose notification feed the last commit wrote to (for waking long-polls).
     pub notified_users: Vec<String>,
