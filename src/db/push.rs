@@ -256,6 +256,19 @@ const DUE: &str = "SELECT d.id FROM push_deliveries d WHERE d.delivered_at IS NU
      push_deliveries e WHERE e.device_id = d.device_id AND e.delivered_at IS NULL \
      AND e.failed_at IS NULL AND e.seq < d.seq) ORDER BY d.next_attempt_at, d.seq LIMIT {limit}";
 
+/// Whether any push is due: a read without locks, so that an idle worker never takes
+/// SQLite's write lock.
+pub fn any_due(conn: &mut AnyConnection, now: NaiveDateTime) -> QueryResult<bool> {
+    push_deliveries::table
+        .filter(push_deliveries::delivered_at.is_null())
+        .filter(push_deliveries::failed_at.is_null())
+        .filter(push_deliveries::next_attempt_at.le(now))
+        .select(push_deliveries::id)
+        .first::<String>(conn)
+        .optional()
+        .map(|found| found.is_some())
+}
+
 /// Claims up to `limit` due pushes (at most one per device, its oldest pending) until
 /// `lease`: other instances skip them meanwhile (`FOR UPDATE SKIP LOCKED` on PostgreSQL,
 /// SQLite's single writer otherwise), and skip the device's later pushes until this one is

@@ -175,6 +175,9 @@ impl Pusher {
     /// Database errors.
     pub fn deliver_due(&mut self, stop: &AtomicBool) -> Result<usize, Error> {
         let mut conn = self.state.db.conn()?;
+        if !store::any_due(&mut conn, db::now())? {
+            return Ok(0);
+        }
         let claimed: Vec<PushRow> = db::write_transaction(&mut conn, |conn| {
             let now = db::now();
             let lease = now + chrono::Duration::from_std(LEASE).unwrap_or_default();
