@@ -614,3 +614,131 @@ async fn fcm_gets_an_oauth_token_once_retries_429_after_retry_after_and_drops_un
         "UNREGISTERED removes the device"
     );
 }
+
+#[actix_web::test]
+async fn four_phones_get_every_turn_in_order_once_from_two_instances() {
+    let db = TestDb::migrated();
+    let a = common::state_for(config_for(&db));
+    let b = common::state_for(config_for(&db));
+    let app = common::app(a.clone()).await;
+    let service = Fake::start(|_| (201, vec![], vec![]));
+    let players = common::play::four(&app, "phone").await;
+    let mut browsers = Vec::new();
+    for p in &players {
+        let browser = Browser::new();
+        let sub = browser.subscription(&format!("{}/push/{}", service.url, p.id));
+        let r = send(
+            &app,
+            bearer(post_json("/api/v1/me/devices", sub), &p.access),
+        )
+        .await;
+        assert_eq!(r.status, 201, "{}", r.text);
+        browsers.push(browser);
+    }
+    // Two instances' workers on one database, at the default interval.
+    let workers = [
+        leekha::push::Worker::spawn(a.clone()).unwrap(),
+        leekha::push::Worker::spawn(b.clone()).unwrap(),
+    ];
+    let game = common::play::game_of(&app, &players, json!({"rules": {"target_score": 1}})).await;
+    let uri = format!("/api/v1/games/{game}");
+    let mut actions = 0;
+    'play: for _ in 0..1000 {
+        for p in &players {
+            let view = common::play::get(&app, &uri, &p.access).await;
+            if view.json["status"] != "active" {
+                break 'play;
+            }
+            if let Some(action) = common::play::legal_action(&view.json) {
+                let acted =
+                    common::play::post(&app, &format!("{uri}/actions"), action, &p.access).await;
+                assert_eq!(acted.status, 200, "{}", acted.text);
+                actions += 1;
+            }
+        }
+    }
+    assert!(actions > 13, "a round was played: {actions} actions");
+    // What each player's feed says they should have heard.
+    let mut expected = Vec::new();
+    for p in &players {
+        let feed = common::play::get(&app, "/api/v1/me/notifications?limit=500", &p.access).await;
+        let turns: Vec<i64> = feed.json["notifications"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|n| n["type"] == "your_turn")
+            .map(|n| n["seq"].as_i64().unwrap())
+            .collect();
+        assert!(!turns.is_empty());
+        expected.push(turns);
+    }
+    let mut total_pushes = 0;
+    for p in &players {
+        let feed = common::play::get(&app, "/api/v1/me/notifications?limit=500", &p.access).await;
+        total_pushes += feed.json["notifications"].as_array().unwrap().len();
+    }
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while service.requests().len() < total_pushes && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    drop(workers);
+    let got = service.requests();
+    if got.len() != total_pushes {
+        use diesel::prelude::*;
+        use leekha::db::schema::push_deliveries as d;
+        let mut conn = a.db.conn().unwrap();
+        let rows: Vec<(
+            String,
+            i64,
+            i32,
+            chrono::NaiveDateTime,
+            Option<chrono::NaiveDateTime>,
+            chrono::NaiveDateTime,
+        )> = d::table
+            .select((
+                d::device_id,
+                d::seq,
+                d::attempts,
+                d::next_attempt_at,
+                d::delivered_at,
+                d::created_at,
+            ))
+            .order((d::device_id, d::seq))
+            .load(&mut conn)
+            .unwrap();
+        eprintln!("pending pushes at {:?}:", leekha::db::now());
+        for r in rows {
+            eprintln!("  {r:?}");
+        }
+    }
+    assert_eq!(got.len(), total_pushes, "every notification pushed once");
+    let mut delays = Vec::new();
+    for (i, p) in players.iter().enumerate() {
+        let mut turns = Vec::new();
+        for r in got.iter().filter(|r| r.path == format!("/push/{}", p.id)) {
+            let payload = browsers[i].decrypt(&r.body);
+            if payload["type"] == "your_turn" {
+                turns.push(payload["seq"].as_i64().unwrap());
+                let created: chrono::DateTime<chrono::Utc> =
+                    serde_json::from_value(payload["created_at"].clone()).unwrap();
+                delays.push((r.wall - created).num_microseconds().unwrap() as f64 / 1000.0);
+            }
+        }
+        assert_eq!(
+            turns, expected[i],
+            "{}: every turn, in order, once",
+            p.username
+        );
+    }
+    delays.sort_by(f64::total_cmp);
+    let pct = |q: f64| delays[((delays.len() as f64 - 1.0) * q).round() as usize];
+    eprintln!(
+        "push delay notification→receiver over {} your_turn pushes: p50 {:.1} ms, p99 {:.1} ms, max {:.1} ms",
+        delays.len(),
+        pct(0.5),
+        pct(0.99),
+        delays[delays.len() - 1]
+    );
+    assert!(pct(0.99) < 5000.0, "p99 {:.1} ms", pct(0.99));
+}

@@ -20,6 +20,8 @@ pub struct Request {
     pub body: Vec<u8>,
     /// When it was read completely.
     pub at: Instant,
+    /// The same, by the wall clock (to compare with the server's timestamps).
+    pub wall: chrono::DateTime<chrono::Utc>,
 }
 
 /// An answer: status, extra headers, body.
@@ -87,6 +89,7 @@ impl Fake {
                             headers,
                             body,
                             at: Instant::now(),
+                            wall: chrono::Utc::now(),
                         };
                         let (status, extra, answer) = handler(&request);
                         log.lock().unwrap().push(request);
