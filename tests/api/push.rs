@@ -354,6 +354,16 @@ async fn a_web_push_arrives_encrypted_and_signed_and_a_gone_subscription_is_remo
         "{}",
         list.text
     );
+    let metrics = send(&app, TestRequest::get().uri("/metrics")).await.text;
+    assert!(
+        metrics
+            .lines()
+            .any(|l| l.starts_with("leekha_push_deliveries_total{")
+                && l.contains(r#"provider="webpush""#)
+                && l.contains(r#"outcome="delivered""#)
+                && l.ends_with(" 1")),
+        "{metrics}"
+    );
 
     *gone.lock().unwrap() = true;
     notify(&state, &alice.id, Kind::YourTurn, GAME);
@@ -573,6 +583,17 @@ async fn fcm_gets_an_oauth_token_once_retries_429_after_retry_after_and_drops_un
     notify(&state, &alice.id, Kind::YourTurn, GAME);
     let mut pusher = Pusher::new(state.clone()).unwrap();
     assert_eq!(drain(&mut pusher), 1, "429: not yet due again");
+    let list = send(
+        &app,
+        bearer(TestRequest::get().uri("/api/v1/me/devices"), &alice.access),
+    )
+    .await;
+    let error = list.json["items"][0]["last_error"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    assert!(error.contains("fcm answered 429"), "{}", list.text);
+    assert!(!list.text.contains(token), "tokens are never shown");
     std::thread::sleep(std::time::Duration::from_millis(1100));
     assert_eq!(drain(&mut pusher), 1);
     let got = service.requests();
