@@ -663,6 +663,12 @@ async fn four_phones_get_every_turn_in_order_once_from_two_instances() {
     ];
     let game = common::play::game_of(&app, &players, json!({"rules": {"target_score": 1}})).await;
     let uri = format!("/api/v1/games/{game}");
+    // Players as fast as the test can go by default (a burst: pushes queue per device);
+    // LEEKHA_TEST_PUSH_PACE_MS spaces the actions to measure the delay of a calmer game.
+    let pace = std::env::var("LEEKHA_TEST_PUSH_PACE_MS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .map(std::time::Duration::from_millis);
     let mut actions = 0;
     'play: for _ in 0..1000 {
         for p in &players {
@@ -675,6 +681,9 @@ async fn four_phones_get_every_turn_in_order_once_from_two_instances() {
                     common::play::post(&app, &format!("{uri}/actions"), action, &p.access).await;
                 assert_eq!(acted.status, 200, "{}", acted.text);
                 actions += 1;
+                if let Some(pace) = pace {
+                    std::thread::sleep(pace);
+                }
             }
         }
     }
