@@ -92,6 +92,17 @@ async fn every_admin_route_answers_403_to_a_player_and_401_without_a_token() {
         ),
         ("GET", "/api/v1/admin/stats".into(), None),
         ("GET", "/api/v1/admin/audit".into(), None),
+        ("GET", "/api/v1/admin/reports".into(), None),
+        (
+            "POST",
+            format!("/api/v1/admin/chat/{}/hide", uuid::Uuid::new_v4()),
+            Some(json!({"reason": "insults"})),
+        ),
+        (
+            "POST",
+            format!("/api/v1/admin/users/{uid}/mute"),
+            Some(json!({"until": null, "reason": "insults"})),
+        ),
     ];
     let spec = serde_json::to_value(leekha::http::openapi()).unwrap();
     let documented: usize = spec["paths"]
