@@ -308,16 +308,20 @@ fn rotate(
 }
 
 /// Ends the session of this refresh token (its whole family), if the token is known; an
-/// unknown one is no error, so a logout can be retried.
+/// unknown one is no error, so a logout can be retried. Answers the session's user, whose
+/// open streams end.
 ///
 /// # Errors
 /// Database errors only.
-pub fn logout(conn: &mut AnyConnection, refresh_token: &str) -> Result<(), Error> {
+pub fn logout(conn: &mut AnyConnection, refresh_token: &str) -> Result<Option<String>, Error> {
     // One write, and revoking twice is revoking: no transaction needed.
-    if let Some(token) = users::refresh_by_hash(conn, &hash_refresh_token(refresh_token))? {
-        users::revoke_family(conn, &token.family_id, db::now())?;
-    }
-    Ok(())
+    let Some(token) = users::refresh_by_hash(conn, &hash_refresh_token(refresh_token))? else {
+        return Ok(None);
+    };
+    users::revoke_family(conn, &token.family_id, db::now())?;
+    // Ends the user's open streams on every instance.
+    db::wake::notify(conn, &[db::wake::account_topic(&token.user_id)])?;
+    Ok(Some(token.user_id))
 }
 
 /// Applies a [`ProfileChange`] to `user`'s account and answers the account as it is now. A
@@ -409,6 +413,7 @@ pub fn delete_me(conn: &mut AnyConnection, user_id: &str) -> Result<(), Error> {
         let now = db::now();
         users::mark_deleted(conn, user_id, now)?;
         users::revoke_user(conn, user_id, now)?;
+        db::wake::notify(conn, &[db::wake::account_topic(user_id)])?;
         Ok(())
     })
 }

@@ -69,6 +69,8 @@ pub fn ban(
             ));
         }
         let revoked = users::revoke_user(conn, target, now)?;
+        // Ends the banned user's open streams on every instance, at the commit.
+        crate::db::wake::notify(conn, &[crate::db::wake::account_topic(target)])?;
         let details = json!({ "refresh_tokens_revoked": revoked });
         audit::record(
             conn,

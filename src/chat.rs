@@ -349,6 +349,8 @@ pub fn hide(
             hidden: true,
         })?;
         store::rewrite_event(conn, &message.game_id, message.seq, &redacted)?;
+        // Streams and long-polls of the game on every instance read it again.
+        db::wake::notify(conn, std::slice::from_ref(&message.game_id))?;
         store::resolve_reports(conn, message_id, now)?;
         audit::record(
             conn,

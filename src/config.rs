@@ -432,6 +432,22 @@ pub struct Config {
     #[arg(long, env = "LEEKHA_CORS_ORIGINS", default_value = "")]
     #[arg(value_parser = CorsOrigins::parse)]
     pub cors_origins: CorsOrigins,
+    /// `LEEKHA_MAX_STREAMS`: event streams and long-polls open at once on this instance;
+    /// one more answers 503 `too_many_streams` with `Retry-After`; default 10000. Each is
+    /// a connection, so `LEEKHA_MAX_CONNECTIONS` must be above it.
+    #[arg(long, env = "LEEKHA_MAX_STREAMS", default_value = "10000")]
+    #[arg(value_parser = ranged::<usize>("an integer", 1..=1_000_000))]
+    pub max_streams: usize,
+    /// `LEEKHA_STREAM_HEARTBEAT_SECONDS`: the longest silence on an event stream before a
+    /// comment line keeps it open through proxies; default 15.
+    #[arg(long, env = "LEEKHA_STREAM_HEARTBEAT_SECONDS", default_value = "15")]
+    #[arg(value_parser = ranged::<u64>("seconds", 1..=15).map(Duration::from_secs))]
+    pub stream_heartbeat: Duration,
+    /// `LEEKHA_STREAM_TICKET_TTL_SECONDS`: how long a stream ticket can be redeemed;
+    /// default 60.
+    #[arg(long, env = "LEEKHA_STREAM_TICKET_TTL_SECONDS", default_value = "60")]
+    #[arg(value_parser = ranged::<i64>("seconds", 1..=60))]
+    pub stream_ticket_ttl_secs: i64,
 }
 
 /// Everything clap reads: the [`Config`] and the one variable whose default depends on

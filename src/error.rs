@@ -130,6 +130,12 @@ impl Error {
         e
     }
 
+    /// The same error, to be retried after `secs` (at least 1): `Retry-After`.
+    pub fn with_retry_after(mut self, secs: u32) -> Self {
+        self.retry_after = Some(secs.max(1));
+        self
+    }
+
     /// The same error with another code.
     pub fn with_code(mut self, code: &'static str) -> Self {
         self.code = Cow::Borrowed(code);

@@ -142,6 +142,13 @@ pub fn write(
             notified.push(p.user_id);
         }
     }
+    // Other instances' feed waiters wake at commit (a game's change sends these too; one
+    // transaction delivers each topic once).
+    let topics: Vec<String> = notified
+        .iter()
+        .map(|u| crate::db::wake::feed_topic(u))
+        .collect();
+    crate::db::wake::notify(conn, &topics)?;
     Ok(notified)
 }
 

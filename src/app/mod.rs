@@ -2,7 +2,10 @@
 //! scheduler, webhook delivery) share. It sits below `http`, so workers never import the
 //! HTTP layer.
 
+pub mod listen;
+pub mod listen_tail;
 pub mod notifier;
+pub mod presence;
 
 use std::sync::Arc;
 
@@ -13,6 +16,7 @@ use crate::config::{Backend, Config};
 use crate::db::Db;
 
 pub use notifier::Notifier;
+pub use presence::Presence;
 
 /// What every handler can reach: cheap to clone, shared by all workers.
 #[derive(Clone, Debug)]
@@ -25,8 +29,15 @@ pub struct AppState {
     pub keys: Arc<TokenKeys>,
     /// Rate limits of the account endpoints.
     pub limits: Arc<AuthLimits>,
-    /// Wakes long-polls of this instance.
+    /// Wakes long-polls and streams of this instance (on PostgreSQL also for changes made
+    /// through other instances, by [`listen`]).
     pub notifier: Arc<Notifier>,
+    /// Open streams and long-polls: the ceiling, and who watches what.
+    pub presence: Arc<Presence>,
+    /// The recent events of watched games, read once for all their waiters.
+    pub tails: Arc<listen_tail::EventTails>,
+    /// What the PostgreSQL listener did (nothing on SQLite).
+    pub listen: Arc<listen::ListenStatus>,
     /// Prometheus metrics of this instance (`GET /metrics`).
     pub metrics: Arc<crate::metrics::Metrics>,
     /// The games this instance wrote last (PostgreSQL's action path skips reading them).
@@ -63,11 +74,20 @@ impl AppState {
             config.access_ttl_secs,
         );
         let limits = AuthLimits::new(config.auth_rate_per_minute);
+        let notifier = Arc::<Notifier>::default();
+        let listen = Arc::<listen::ListenStatus>::default();
+        if db.backend() == Backend::Postgres {
+            listen::spawn(config.database_url.expose(), &notifier, listen.clone())
+                .map_err(|e| format!("cannot start the wake-up listener: {e}"))?;
+        }
         Ok(Self {
             db,
             keys: Arc::new(keys),
             limits: Arc::new(limits),
-            notifier: Arc::default(),
+            notifier,
+            presence: Arc::new(Presence::new(config.max_streams)),
+            tails: Arc::default(),
+            listen,
             metrics: Arc::default(),
             hot: Arc::default(),
             config: Arc::new(config),
@@ -82,17 +102,29 @@ impl AppState {
         self.metrics.actions_applied(done.applied);
     }
 
-    /// Wakes the long-polls of this instance that wait on the game or on the feeds of the
-    /// notified users (other instances find the change by polling the database).
+    /// Wakes the long-polls and streams of this instance that wait on the game or on the
+    /// feeds of the notified users. Other instances hear of it from their listener: the
+    /// writer's transaction sent the same topics with `pg_notify` (`db::wake`).
     pub fn announce(&self, game_id: &str, notified_users: &[String]) {
-        self.notifier.notify(game_id);
-        self.announce_users(notified_users);
+        for topic in crate::db::wake::game_topics(game_id, notified_users) {
+            self.notifier.notify(&topic);
+        }
     }
 
-    /// Wakes the long-polls of this instance that wait on the feeds of these users.
+    /// Wakes the long-polls and streams of this instance that wait on the feeds of these
+    /// users (`notifications::write` sent the same topics to the other instances).
     pub fn announce_users(&self, notified_users: &[String]) {
         for user in notified_users {
-            self.notifier.notify(&format!("user:{user}"));
+            self.notifier.notify(&crate::db::wake::feed_topic(user));
         }
+    }
+
+    /// Ends the open streams of `user_id` on this instance, after a ban, a logout or a
+    /// deletion committed (other instances hear of it from their listener). Each stream
+    /// re-checks the account and ends when it is no longer allowed; on a logout every
+    /// stream of the user ends, since a stream does not know which session opened it.
+    pub fn end_streams_of(&self, user_id: &str) {
+        self.notifier
+            .notify(&crate::db::wake::account_topic(user_id));
     }
 }

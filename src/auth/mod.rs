@@ -2,6 +2,7 @@
 //! the validated input types of the accounts API.
 
 pub mod ratelimit;
+pub mod tickets;
 pub mod tokens;
 
 use std::fmt;

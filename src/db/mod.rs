@@ -14,8 +14,10 @@ pub mod ratings;
 pub mod schema;
 pub mod settings;
 pub mod social;
+pub mod tickets;
 pub mod types;
 pub mod users;
+pub mod wake;
 pub mod writer;
 
 use std::time::Duration;

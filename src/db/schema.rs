@@ -338,6 +338,22 @@ diesel::table! {
 }
 
 diesel::joinable!(ratings -> users (user_id));
+
+diesel::table! {
+    /// Single-use stream tickets, stored hashed.
+    stream_tickets (ticket_hash) {
+        /// SHA-256 hex of the ticket.
+        ticket_hash -> Text,
+        /// Whose streams it opens.
+        user_id -> Text,
+        /// Issued.
+        created_at -> Timestamp,
+        /// Redeemable until.
+        expires_at -> Timestamp,
+    }
+}
+
+diesel::joinable!(stream_tickets -> users (user_id));
 diesel::joinable!(refresh_tokens -> users (user_id));
 diesel::joinable!(game_seats -> games (game_id));
 diesel::joinable!(game_actions -> games (game_id));
@@ -356,7 +372,8 @@ diesel::allow_tables_to_appear_in_same_query!(
     webhook_attempts,
     ratings,
     rating_history,
-    rating_buckets
+    rating_buckets,
+    stream_tickets
 );
 
 diesel::table! {

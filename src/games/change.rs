@@ -518,7 +518,14 @@ impl Change {
         }
         self.table.notified_users = match fast {
             Some(recipient) => recipient.into_iter().collect(),
-            None => notifications::write(conn, std::mem::take(&mut self.notifications), now)?,
+            None => {
+                let notified =
+                    notifications::write(conn, std::mem::take(&mut self.notifications), now)?;
+                // Wakes other instances' waiters when this transaction commits (the one
+                // statement of the fast path does it itself).
+                db::wake::notify(conn, &db::wake::game_topics(&self.table.row.id, &notified))?;
+                notified
+            }
         };
         Ok(self.table)
     }

@@ -170,5 +170,8 @@ fn remind(
             })
         })
         .collect();
-    notifications::write(conn, pending, now)
+    let notified = notifications::write(conn, pending, now)?;
+    // Wakes the reminded feeds on every instance when the transaction commits.
+    crate::db::wake::notify(conn, &crate::db::wake::game_topics(id, &notified))?;
+    Ok(notified)
 }

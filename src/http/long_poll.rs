@@ -1,14 +1,16 @@
-//! Long-polls: read, and if there is nothing yet, wait for a wake-up of this instance (or the
-//! next database check, for changes made through other instances) until the wait runs out.
+//! Long-polls: read, and if there is nothing yet, wait for a wake-up of the topic until the
+//! wait runs out. Wake-ups come from writers of this instance and, on PostgreSQL, from the
+//! listener for every other instance (`app::listen`), so a waiting client costs no database
+//! query: one read when it arrives and one per wake-up. A wait that runs out answers the
+//! empty read it has (the client asks again and reads then); the listener's catch-up after a
+//! reconnect wakes every waiter, so none sleeps through a change it missed.
 
 use std::future::Future;
 use std::time::Duration;
 
 use crate::app::AppState;
-use crate::error::Error;
-
-/// How often a long-poll re-reads the database, for changes made by other instances.
-const POLL_INTERVAL: Duration = Duration::from_millis(500);
+use crate::app::presence::Watch;
+use crate::error::{Error, Kind};
 
 /// The longest wait a client may ask for, in seconds.
 pub const MAX_WAIT_SECS: u64 = 30;
@@ -29,34 +31,68 @@ pub fn check(after: Option<i64>, wait: Option<u64>) -> Result<(i64, u64), Error>
     Ok((after, wait))
 }
 
-/// Runs `read` until it returns something non-empty (as `is_empty` judges) or `wait`
-/// seconds pass, waking early when `topic` is notified in this instance.
+/// Admits one more stream or long-poll of `user_id` on `topic` under `LEEKHA_MAX_STREAMS`.
 ///
 /// # Errors
-/// `read`'s errors.
+/// 503 `too_many_streams` with `Retry-After` when the instance holds its ceiling.
+pub fn admit(state: &AppState, user_id: &str, topic: &str) -> Result<Watch, Error> {
+    state.presence.enter(user_id, topic).ok_or_else(|| {
+        Error::new(
+            Kind::Unavailable,
+            "too_many_streams",
+            format!(
+                "this instance holds its ceiling of {} open streams and long-polls; retry shortly",
+                state.presence.max()
+            ),
+        )
+        .with_retry_after(5)
+    })
+}
+
+/// Runs `read(generation)` until it returns something non-empty (as `is_empty` judges) or
+/// `wait` seconds pass, waking when `topic` is woken. `generation` is the topic's wake-up
+/// count taken before the read (for the shared event cache). `user_id` waits on `topic`:
+/// the wait counts against the ceiling and as presence.
+///
+/// # Errors
+/// `read`'s errors; 503 `too_many_streams` when the ceiling is reached.
 pub async fn poll<T, F, Fut>(
     state: &AppState,
+    user_id: &str,
     topic: &str,
     wait: u64,
     is_empty: impl Fn(&T) -> bool,
     mut read: F,
 ) -> Result<T, Error>
 where
-    F: FnMut() -> Fut,
+    F: FnMut(u64) -> Fut,
     Fut: Future<Output = Result<T, Error>>,
 {
     let deadline = tokio::time::Instant::now() + Duration::from_secs(wait);
-    let notify = state.notifier.subscribe(topic);
+    let handle = state.notifier.subscribe(topic);
+    let _watch = if wait > 0 {
+        Some(admit(state, user_id, topic)?)
+    } else {
+        None
+    };
     loop {
         // Armed before the read: a change in between still wakes this waiter.
-        let notified = notify.notified();
+        let notified = handle.notified();
         tokio::pin!(notified);
         notified.as_mut().enable();
-        let found = read().await?;
-        let now = tokio::time::Instant::now();
-        if !is_empty(&found) || now >= deadline {
+        let found = read(handle.generation()).await?;
+        // A shutdown leaves long-polls to run their course (at most 30 s, within the
+        // drain): only streams, which never end on their own, are cut short.
+        if !is_empty(&found) {
             return Ok(found);
         }
-        let _ = tokio::time::timeout(POLL_INTERVAL.min(deadline - now), notified).await;
+        let now = tokio::time::Instant::now();
+        if now >= deadline
+            || tokio::time::timeout(deadline - now, notified)
+                .await
+                .is_err()
+        {
+            return Ok(found);
+        }
     }
 }

@@ -25,6 +25,7 @@ pub mod rate_limit;
 pub mod ratings;
 mod slow_body;
 pub mod social;
+pub mod streams;
 pub mod views;
 
 use actix_web::body::MessageBody;
@@ -61,6 +62,7 @@ fn routes(cfg: &mut utoipa_actix_web::service_config::ServiceConfig) {
                 .configure(away::routes)
                 .configure(ratings::routes)
                 .configure(push::routes)
+                .configure(streams::routes)
                 .configure(admin::routes),
         );
 }

@@ -133,10 +133,11 @@ pub async fn feed(
     let user_id = user.id().to_owned();
     let (rows, last_seq) = long_poll::poll(
         &state,
-        &format!("user:{user_id}"),
+        &user_id,
+        &crate::db::wake::feed_topic(&user_id),
         wait,
         |(rows, _): &(Vec<_>, i64)| rows.is_empty(),
-        || {
+        |_| {
             let uid = user_id.clone();
             state.db.run(move |conn| {
                 let last = notifications::last_seq(conn, &uid)?;

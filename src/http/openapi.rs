@@ -58,6 +58,17 @@ impl utoipa::Modify for BearerAuth {
                     .build(),
             ),
         );
+        // Only the two stream endpoints accept it (`auth::tickets`).
+        components.add_security_scheme(
+            "stream_ticket",
+            SecurityScheme::ApiKey(utoipa::openapi::security::ApiKey::Query(
+                utoipa::openapi::security::ApiKeyValue::with_description(
+                    "ticket",
+                    "A single-use ticket from POST /api/v1/auth/stream-ticket, for clients \
+                     that cannot send Authorization (browser EventSource)",
+                ),
+            )),
+        );
     }
 }
 

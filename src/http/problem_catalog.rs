@@ -537,6 +537,15 @@ pub static PROBLEM_CODES: &[ProblemCode] = &[
         "Operators: run `leekha migrate`. Clients: retry later.",
     ),
     entry(
+        "too_many_streams",
+        503,
+        "Too many open streams",
+        "This instance holds as many event streams and waiting long-polls as it is configured \
+         to (`LEEKHA_MAX_STREAMS`).",
+        "Retry after the seconds that `Retry-After` gives (another instance may take it), or \
+         close a stream you no longer need.",
+    ),
+    entry(
         "unavailable",
         503,
         "Service unavailable",

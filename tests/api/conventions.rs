@@ -33,6 +33,7 @@ async fn every_201_names_the_new_resource_in_location() {
         [
             "post /api/v1/auth/guest",
             "post /api/v1/auth/register",
+            "post /api/v1/auth/stream-ticket",
             "post /api/v1/games",
             "post /api/v1/games/{id}/chat",
             // Its Location is checked in ratings.rs (a rematch needs a finished game).
@@ -117,6 +118,15 @@ async fn every_201_names_the_new_resource_in_location() {
             listed.text
         );
     }
+    // A stream ticket is a single-use secret, not a resource with an address of its own:
+    // it names none.
+    let ticket = send(
+        &app,
+        bearer(TestRequest::post().uri("/api/v1/auth/stream-ticket"), token),
+    )
+    .await;
+    assert_eq!(ticket.status, 201, "{}", ticket.text);
+    assert!(ticket.header("location").is_none());
 }
 
 #[actix_web::test]

@@ -22,3 +22,4 @@ mod ratings;
 mod shutdown;
 mod social;
 mod sqlite_writer;
+mod streams;

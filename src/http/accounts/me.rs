@@ -144,9 +144,11 @@ pub async fn delete_me(
     state: web::Data<AppState>,
     user: AuthUser,
 ) -> Result<HttpResponse, ApiError> {
+    let id = user.id().to_owned();
     state
         .db
         .run(move |conn| accounts::delete_me(conn, user.id()))
         .await?;
+    state.end_streams_of(&id);
     Ok(HttpResponse::NoContent().finish())
 }

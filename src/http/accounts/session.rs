@@ -236,9 +236,12 @@ pub async fn logout(
     body: web::Json<RefreshRequest>,
 ) -> Result<HttpResponse, ApiError> {
     let RefreshRequest { refresh_token } = body.into_inner();
-    state
+    let user = state
         .db
         .run(move |conn| accounts::logout(conn, &refresh_token))
         .await?;
+    if let Some(user) = user {
+        state.end_streams_of(&user);
+    }
     Ok(HttpResponse::NoContent().finish())
 }

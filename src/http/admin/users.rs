@@ -88,14 +88,19 @@ pub async fn ban_user(
     OptionalJson(request): OptionalJson<BanRequest>,
 ) -> Result<HttpResponse, ApiError> {
     let why = reason(&request.reason)?;
-    change_user(
+    let target = path.to_string();
+    let answer = change_user(
         &state,
         &admin,
         path,
         Some("ban"),
         move |conn, admin_id, target| crate::admin::ban(conn, admin_id, target, &why),
     )
-    .await
+    .await;
+    if answer.is_ok() {
+        state.end_streams_of(&target);
+    }
+    answer
 }
 
 /// Lift a ban.

@@ -32,8 +32,8 @@ pub struct EventsQuery {
 /// The game's events after a sequence number.
 ///
 /// The events after `after` that the caller may see. With `wait`, the call waits (up to 30
-/// s) until at least one exists; it also sees actions that arrive through other server
-/// instances.
+/// s) until at least one exists; it also wakes for actions that arrive through other server
+/// instances. `GET /games/{id}/events/stream` delivers the same events as a stream.
 #[utoipa::path(
     operation_id = "list_events",
     tag = "games",
@@ -56,25 +56,27 @@ pub async fn events(
     let gid = id.clone();
     let table = state.db.run(move |conn| Table::load(conn, &gid)).await?;
     let viewer = viewer_of(&table, user.id())?;
-    let (rows, last_seq) = long_poll::poll(
+    let (rows, known_last) = long_poll::poll(
         &state,
+        user.id(),
         &id,
         wait,
-        |(rows, _): &(Vec<_>, i64)| rows.is_empty(),
-        || {
-            let gid = id.clone();
-            state.db.run(move |conn| {
-                let last = store::event_count(conn, &gid)?.unwrap_or(0);
-                let rows = if last > after {
-                    store::events_after(conn, &gid, after, limit)?
-                } else {
-                    Vec::new()
-                };
-                Ok((rows, last))
-            })
-        },
+        |(rows, _): &(Vec<_>, _)| rows.is_empty(),
+        |generation| state.tails.after(&state.db, &id, after, limit, generation),
     )
     .await?;
+    let last_seq = match (known_last, rows.last()) {
+        (Some(last), _) => last,
+        (None, Some(row)) if (rows.len() as i64) < limit => row.seq,
+        // A full page, or a read that could not tell: ask the game.
+        _ => {
+            let gid = id.clone();
+            state
+                .db
+                .run(move |conn| Ok(store::event_count(conn, &gid)?.unwrap_or(0)))
+                .await?
+        }
+    };
     // The words of users the caller blocks stay out of the caller's copy.
     let muted_seqs = if rows.iter().any(|r| r.kind == "chat_message") {
         let (gid, me) = (id.clone(), user.id().to_owned());

@@ -48,7 +48,7 @@ pub fn routes(cfg: &mut utoipa_actix_web::service_config::ServiceConfig) {
 
 /// The seat from which `user_id` sees a game (`None`: as a spectator); 404 when the game is
 /// hidden from them.
-fn viewer_of(table: &Table, user_id: &str) -> Result<Option<Seat>, Error> {
+pub(crate) fn viewer_of(table: &Table, user_id: &str) -> Result<Option<Seat>, Error> {
     if !table.visible_to(user_id) {
         return Err(Error::not_found("no such game"));
     }

@@ -1,0 +1,164 @@
+//! The tail of each watched game's events, shared by all its streams and long-polls on this
+//! instance: when a change wakes a thousand waiters of one game, the first to get the lock
+//! reads the new events once and the others take them from here. Rows are stored as
+//! written (private parts included); each caller's copy is redacted in memory
+//! (`EventView::of`), so one read serves every seat and spectator.
+//!
+//! A tail knows which wake-up of its topic it is complete for (the topic's generation taken
+//! before the read that filled it): a waiter woken by that wake-up or an earlier one reads
+//! from memory; a later wake-up needs a new read.
+
+use std::collections::VecDeque;
+use std::num::NonZeroUsize;
+use std::sync::{Arc, Mutex};
+
+use lru::LruCache;
+
+use crate::db::Db;
+use crate::db::games::{self as store, EventRow};
+use crate::error::Error;
+
+/// Events kept per game: a few rounds' worth, enough for every waiter that keeps up.
+const TAIL_EVENTS: usize = 256;
+/// Games whose tails are kept.
+const GAMES: usize = 4096;
+
+#[derive(Debug, Default)]
+struct Tail {
+    events: VecDeque<EventRow>,
+    /// The last seq known; `None` before the first read.
+    last_seq: Option<i64>,
+    /// The tail holds every event of the game up to `last_seq` as of this wake-up count.
+    complete_at: Option<u64>,
+}
+
+impl Tail {
+    /// The seq before the first event kept.
+    fn base(&self) -> Option<i64> {
+        let last = self.last_seq?;
+        Some(self.events.front().map_or(last, |e| e.seq - 1))
+    }
+
+    fn covers(&self, after: i64) -> bool {
+        matches!((self.base(), self.last_seq), (Some(b), Some(l)) if b <= after && after <= l)
+    }
+
+    fn slice(&self, after: i64, limit: usize) -> Vec<EventRow> {
+        self.events
+            .iter()
+            .filter(|e| e.seq > after)
+            .take(limit)
+            .cloned()
+            .collect()
+    }
+
+    /// Adds what a read of the events after `after` found; whether the tail now ends where
+    /// that read ended.
+    fn merge(&mut self, after: i64, rows: &[EventRow]) -> bool {
+        let Some(last) = rows.last().map(|e| e.seq) else {
+            return self.last_seq == Some(after);
+        };
+        if self.covers(after) {
+            let known = self.last_seq.unwrap_or(after);
+            self.events
+                .extend(rows.iter().filter(|e| e.seq > known).cloned());
+        } else if self.last_seq.is_none_or(|l| last >= l) {
+            self.events = rows.iter().cloned().collect();
+        } else {
+            return false;
+        }
+        self.last_seq = Some(last.max(self.last_seq.unwrap_or(last)));
+        while self.events.len() > TAIL_EVENTS {
+            self.events.pop_front();
+        }
+        self.last_seq == Some(last)
+    }
+}
+
+/// The tails of the games watched on this instance.
+#[derive(Debug)]
+pub struct EventTails {
+    games: Mutex<LruCache<String, Arc<tokio::sync::Mutex<Tail>>>>,
+}
+
+impl Default for EventTails {
+    fn default() -> Self {
+        Self {
+            games: Mutex::new(LruCache::new(NonZeroUsize::new(GAMES).expect("not zero"))),
+        }
+    }
+}
+
+impl EventTails {
+    /// At most `limit` events of `game_id` after `after`, as stored. `generation` is the
+    /// game topic's wake-up count the caller took (after arming its wait) before calling:
+    /// the answer includes every event committed before that wake-up. Also the game's last
+    /// seq when the tail knows it (it is complete up to the newest event).
+    ///
+    /// # Errors
+    /// Database errors.
+    pub async fn after(
+        &self,
+        db: &Db,
+        game_id: &str,
+        after: i64,
+        limit: i64,
+        generation: u64,
+    ) -> Result<(Vec<EventRow>, Option<i64>), Error> {
+        let tail = {
+            let mut games = self.games.lock().unwrap_or_else(|e| e.into_inner());
+            games
+                .get_or_insert(game_id.to_owned(), Arc::default)
+                .clone()
+        };
+        let mut tail = tail.lock().await;
+        let limit_n = usize::try_from(limit).unwrap_or(usize::MAX);
+        if tail.complete_at.is_some_and(|g| g >= generation) && tail.covers(after) {
+            return Ok((tail.slice(after, limit_n), tail.last_seq));
+        }
+        let gid = game_id.to_owned();
+        let rows = db
+            .run(move |conn| Ok(store::events_after(conn, &gid, after, limit)?))
+            .await?;
+        let ends = tail.merge(after, &rows);
+        if ends && rows.len() < limit_n {
+            tail.complete_at = Some(tail.complete_at.map_or(generation, |g| g.max(generation)));
+            return Ok((rows, tail.last_seq));
+        }
+        Ok((rows, None))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(seq: i64) -> EventRow {
+        EventRow {
+            game_id: "g".into(),
+            seq,
+            kind: "card_played".into(),
+            data: "{}".into(),
+            created_at: chrono::NaiveDateTime::default(),
+        }
+    }
+
+    #[test]
+    fn a_tail_grows_by_contiguous_reads_and_serves_slices() {
+        let mut t = Tail::default();
+        assert!(!t.covers(0));
+        assert!(t.merge(0, &[row(1), row(2)]));
+        assert!(t.covers(0) && t.covers(2) && !t.covers(3));
+        assert!(t.merge(2, &[row(3)]));
+        assert_eq!(
+            t.slice(1, 10).iter().map(|e| e.seq).collect::<Vec<_>>(),
+            [2, 3]
+        );
+        // An empty read at the end confirms the tail; elsewhere it says nothing.
+        assert!(t.merge(3, &[]));
+        assert!(!t.merge(1, &[]));
+        // A read far ahead replaces it.
+        assert!(t.merge(10, &[row(11)]));
+        assert!(t.covers(10) && !t.covers(9));
+    }
+}

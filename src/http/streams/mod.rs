@@ -1,0 +1,274 @@
+//! Live streams (Server-Sent Events): `GET /games/{id}/events/stream`,
+//! `GET /me/notifications/stream`, and the stream tickets of `POST /auth/stream-ticket`.
+//!
+//! Each event is written as `id: <seq>`, `event: <type>`, `data: <JSON>`, the JSON being the
+//! caller's copy exactly as the list endpoints render it (`EventView`, `NotificationView`).
+//! A stream resumes after `Last-Event-ID` when the request carries it, else after `?after=`
+//! (default 0): a browser's `EventSource` sends `Last-Event-ID` on its own when it
+//! reconnects, with the URL it first opened, so the header is the newer position and wins.
+//!
+//! A game's stream ends after `game_finished` (or `game_aborted`); both end when the
+//! instance shuts down, and when the caller is banned, logs out or deletes the account. A
+//! comment line goes out after every `LEEKHA_STREAM_HEARTBEAT_SECONDS` of silence.
+//! Streams count with long-polls against `LEEKHA_MAX_STREAMS` (503 `too_many_streams`).
+
+pub mod sse;
+
+use actix_web::http::header;
+use actix_web::{HttpRequest, HttpResponse, get, post, web};
+use serde::{Deserialize, Serialize};
+use utoipa::{IntoParams, ToSchema};
+
+use crate::app::AppState;
+use crate::error::Error;
+use crate::games::{GameStatus, Table};
+use crate::http::extract::{AuthUser, Caller};
+use crate::http::games::viewer_of;
+use crate::http::long_poll;
+use crate::http::problem::{ApiError, Problem};
+
+use sse::{AccountWatch, EventStream, Source};
+
+/// Registers the routes of this module.
+pub fn routes(cfg: &mut utoipa_actix_web::service_config::ServiceConfig) {
+    cfg.service(game_stream)
+        .service(feed_stream)
+        .service(stream_ticket);
+}
+
+/// Where a stream starts, and how a browser authenticates.
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct StreamQuery {
+    /// Events with `seq` greater than this (default 0). `Last-Event-ID` wins when both are
+    /// sent.
+    #[param(minimum = 0)]
+    pub after: Option<i64>,
+    /// A stream ticket (`POST /api/v1/auth/stream-ticket`), for clients that cannot send
+    /// `Authorization`; single use.
+    #[param(max_length = 128)]
+    pub ticket: Option<String>,
+}
+
+/// A stream ticket.
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+pub struct StreamTicket {
+    /// Pass it as `?ticket=` to one stream endpoint; it works once.
+    #[schema(
+        pattern = "^st_[0-9a-f]{64}$",
+        example = "st_4f9c0e6b1d2a8f7e3c5b9a0d1e2f3a4b5c6d7e8f9a0b1c2d3e4f5a6b7c8d9e0f"
+    )]
+    pub ticket: String,
+    /// Seconds it stays valid (at most 60).
+    #[schema(example = 60, minimum = 1, maximum = 60)]
+    pub expires_in: i64,
+}
+
+/// The position a stream resumes after: `Last-Event-ID`, else `after`, else 0.
+fn resume_point(req: &HttpRequest, after: Option<i64>) -> Result<i64, Error> {
+    let header = req
+        .headers()
+        .get("last-event-id")
+        .map(|v| {
+            v.to_str()
+                .ok()
+                .and_then(|s| s.trim().parse::<i64>().ok())
+                .filter(|n| *n >= 0)
+                .ok_or_else(|| {
+                    Error::validation("Last-Event-ID must be an event seq (an integer ≥ 0)")
+                })
+        })
+        .transpose()?;
+    let after = header.or(after).unwrap_or(0);
+    if after < 0 {
+        return Err(Error::validation("after must be ≥ 0"));
+    }
+    Ok(after)
+}
+
+/// Who opens the stream: the bearer token when the request has one, else the ticket.
+enum Credential {
+    Token(Caller),
+    Ticket(String),
+}
+
+impl Credential {
+    async fn of(req: &HttpRequest, ticket: Option<&str>) -> Result<Self, ApiError> {
+        match (req.headers().contains_key(header::AUTHORIZATION), ticket) {
+            (false, Some(ticket)) => Ok(Self::Ticket(ticket.to_owned())),
+            (false, None) => Err(Error::unauthorized(
+                "missing_token",
+                "send Authorization: Bearer <access token>, or ?ticket= from POST /api/v1/auth/stream-ticket",
+            )
+            .into()),
+            (true, _) => {
+                let mut payload = actix_web::dev::Payload::None;
+                let caller =
+                    <Caller as actix_web::FromRequest>::from_request(req, &mut payload).await?;
+                Ok(Self::Token(caller))
+            }
+        }
+    }
+
+    /// The account, checked as for every request (401 gone, 403 `banned`); a ticket is
+    /// spent here.
+    fn authenticate(self, conn: &mut crate::db::AnyConnection) -> Result<AuthUser, Error> {
+        let user_id = match self {
+            Self::Token(caller) => caller.user_id,
+            Self::Ticket(ticket) => crate::auth::tickets::redeem(conn, &ticket)?,
+        };
+        Caller { user_id }.check(conn)
+    }
+}
+
+fn respond(stream: EventStream) -> HttpResponse {
+    HttpResponse::Ok()
+        .content_type("text/event-stream")
+        .insert_header((header::CACHE_CONTROL, "no-cache"))
+        // nginx and similar proxies otherwise buffer the stream.
+        .insert_header(("x-accel-buffering", "no"))
+        .streaming(stream.into_body())
+}
+
+/// A game's events, live.
+///
+/// A Server-Sent Events stream of the events the caller may see, after `Last-Event-ID` (when
+/// sent) or `after`: each as `id: <seq>`, `event: <type>`, `data: <the event as the event
+/// list renders it>`. A comment line keeps the connection open at least every 15 s. The
+/// stream ends after `game_finished` (or `game_aborted`), at the server's shutdown, and when
+/// the caller is banned, logs out or deletes the account; reconnect with `Last-Event-ID` to
+/// resume without loss or repetition. Browsers without headers pass `?ticket=`.
+#[utoipa::path(
+    operation_id = "stream_events",
+    tag = "games",
+    security(("bearer" = []), ("stream_ticket" = [])),
+    params(
+        ("id" = uuid::Uuid, Path, description = "Game id"),
+        StreamQuery,
+        ("Last-Event-ID" = Option<i64>, Header, description = "Resume after this seq (wins over `after`)"),
+    ),
+    responses(
+        (status = 200, description = "An event stream", content_type = "text/event-stream", body = String,
+         example = json!("retry: 2000\n\nid: 7\nevent: card_played\ndata: {\"seq\":7,\"type\":\"card_played\",\"created_at\":\"2026-12-01T11:43:03.034437Z\",\"data\":{\"seat\":1,\"card\":\"QS\"}}\n\n: keep-alive\n\n")),
+        (status = 503, description = "The instance holds `LEEKHA_MAX_STREAMS` open streams (`too_many_streams`)", body = Problem, content_type = "application/problem+json",
+         headers(("Retry-After" = u32, description = "Seconds to wait"))),
+    )
+)]
+#[get("/games/{id}/events/stream")]
+pub async fn game_stream(
+    state: web::Data<AppState>,
+    req: HttpRequest,
+    path: web::Path<uuid::Uuid>,
+    query: web::Query<StreamQuery>,
+) -> Result<HttpResponse, ApiError> {
+    let id = path.into_inner().to_string();
+    let StreamQuery { after, ticket } = query.into_inner();
+    let after = resume_point(&req, after)?;
+    let credential = Credential::of(&req, ticket.as_deref()).await?;
+    let topic = state.notifier.subscribe(&id);
+    let gid = id.clone();
+    let (user, table) = state
+        .db
+        .run(move |conn| {
+            let user = credential.authenticate(conn)?;
+            let table = Table::load(conn, &gid)?;
+            Ok((user, table))
+        })
+        .await?;
+    // Subscribed before the stream's first read; a ban from here on ends it.
+    let account = AccountWatch::subscribe(&state, user.id());
+    let viewer = viewer_of(&table, user.id())?;
+    let watch = long_poll::admit(&state, user.id(), &id)?;
+    let over = matches!(table.status(), GameStatus::Finished | GameStatus::Aborted);
+    let source = Source::Game { id, viewer, over };
+    let state = state.get_ref().clone();
+    let user_id = user.id().to_owned();
+    Ok(respond(EventStream::new(
+        state, user_id, source, after, topic, account, watch,
+    )))
+}
+
+/// The caller's notification feed, live.
+///
+/// A Server-Sent Events stream of the caller's notifications after `Last-Event-ID` (when
+/// sent) or `after`: each as `id: <seq>`, `event: <type>`, `data: <the notification as the
+/// feed renders it>`, with a comment line at least every 15 s. It ends at the server's
+/// shutdown and when the caller is banned, logs out or deletes the account. Browsers pass
+/// `?ticket=`.
+#[utoipa::path(
+    operation_id = "stream_notifications",
+    tag = "notifications",
+    security(("bearer" = []), ("stream_ticket" = [])),
+    params(
+        StreamQuery,
+        ("Last-Event-ID" = Option<i64>, Header, description = "Resume after this seq (wins over `after`)"),
+    ),
+    responses(
+        (status = 200, description = "A notification stream", content_type = "text/event-stream", body = String,
+         example = json!("retry: 2000\n\nid: 3\nevent: your_turn\ndata: {\"seq\":3,\"type\":\"your_turn\",\"game_id\":\"7d753fd3-6341-4081-ba57-dd371cf06ad2\",\"data\":{\"seat\":0},\"created_at\":\"2026-12-01T11:43:03.034437Z\"}\n\n")),
+        (status = 503, description = "The instance holds `LEEKHA_MAX_STREAMS` open streams (`too_many_streams`)", body = Problem, content_type = "application/problem+json",
+         headers(("Retry-After" = u32, description = "Seconds to wait"))),
+    )
+)]
+#[get("/me/notifications/stream")]
+pub async fn feed_stream(
+    state: web::Data<AppState>,
+    req: HttpRequest,
+    query: web::Query<StreamQuery>,
+) -> Result<HttpResponse, ApiError> {
+    let StreamQuery { after, ticket } = query.into_inner();
+    let after = resume_point(&req, after)?;
+    let credential = Credential::of(&req, ticket.as_deref()).await?;
+    let user = state
+        .db
+        .run(move |conn| credential.authenticate(conn))
+        .await?;
+    let topic_name = crate::db::wake::feed_topic(user.id());
+    // Both topics are taken before the first read of the stream, which follows the check:
+    // a ban committed after the check still wakes it.
+    let topic = state.notifier.subscribe(&topic_name);
+    let account = AccountWatch::subscribe(&state, user.id());
+    let watch = long_poll::admit(&state, user.id(), &topic_name)?;
+    let state = state.get_ref().clone();
+    let user_id = user.id().to_owned();
+    Ok(respond(EventStream::new(
+        state,
+        user_id,
+        Source::Feed,
+        after,
+        topic,
+        account,
+        watch,
+    )))
+}
+
+/// A single-use ticket for one event stream.
+///
+/// For clients that cannot send `Authorization` on a stream (a browser's `EventSource`): a
+/// ticket bound to the caller, valid once for at most 60 s, to pass as `?ticket=` to
+/// `GET /games/{id}/events/stream` or `GET /me/notifications/stream`. The access token
+/// itself never belongs in a URL; no other endpoint accepts a ticket.
+#[utoipa::path(
+    operation_id = "create_stream_ticket",
+    tag = "accounts",
+    security(("bearer" = [])),
+    responses(
+        (status = 201, description = "A ticket", body = StreamTicket),
+    )
+)]
+#[post("/auth/stream-ticket")]
+pub async fn stream_ticket(
+    state: web::Data<AppState>,
+    user: AuthUser,
+) -> Result<HttpResponse, ApiError> {
+    let ttl = state.config.stream_ticket_ttl_secs;
+    let user_id = user.id().to_owned();
+    let ticket = state
+        .db
+        .run(move |conn| crate::auth::tickets::issue(conn, &user_id, ttl))
+        .await?;
+    Ok(HttpResponse::Created().json(StreamTicket {
+        ticket: ticket.ticket,
+        expires_in: ticket.expires_in,
+    }))
+}

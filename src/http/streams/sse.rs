@@ -1,0 +1,246 @@
+//! One open event stream: reads what is new after its position, writes it as SSE frames,
+//! and waits for the next wake-up of its topic (or a heartbeat's time) in between.
+//!
+//! Memory per stream is bounded: it reads at most [`BATCH`] events at a time and reads again
+//! only when the previous frames were taken by the connection, so a slow client holds at
+//! most one batch (the connection's write buffer aside) and never the game's history.
+
+use std::collections::VecDeque;
+use std::sync::Arc;
+
+use actix_web::web::Bytes;
+use futures_util::future::select;
+
+use crate::app::AppState;
+use crate::app::notifier::Topic;
+use crate::app::presence::Watch;
+use crate::error::Error;
+use crate::http::views::events::EventView;
+use crate::notifications::{self, NotificationView};
+use crate::rules::Seat;
+
+/// Events read at a time per stream.
+pub const BATCH: i64 = 100;
+
+/// The first frame: how long a browser waits before it reconnects (ms).
+const RETRY_FRAME: &[u8] = b"retry: 2000\n\n";
+/// The heartbeat: a comment line, ignored by clients, that keeps proxies from closing an
+/// idle connection.
+const HEARTBEAT_FRAME: &[u8] = b": keep-alive\n\n";
+
+/// What a stream follows.
+#[derive(Debug)]
+pub enum Source {
+    /// A game's events, as `viewer` sees them (`None`: a spectator's copy).
+    Game {
+        /// The game id.
+        id: String,
+        /// The caller's seat.
+        viewer: Option<Seat>,
+        /// The game was over when the stream opened: it ends once the rest is sent.
+        over: bool,
+    },
+    /// The caller's notification feed.
+    Feed,
+}
+
+/// The caller's account topic, as seen when the stream was opened: a later targeted wake-up
+/// (ban, logout, deletion) ends the stream; a catch-up wake-up makes it re-check.
+#[derive(Debug)]
+pub struct AccountWatch {
+    /// The topic.
+    pub topic: Arc<Topic>,
+    /// Its generation when subscribed.
+    pub generation: u64,
+    /// Its targeted count when subscribed.
+    pub targeted: u64,
+}
+
+impl AccountWatch {
+    /// Subscribes to `user_id`'s account topic; take it before authenticating, so that a
+    /// ban committed in between still ends the stream.
+    pub fn subscribe(state: &AppState, user_id: &str) -> Self {
+        let topic = state
+            .notifier
+            .subscribe(&crate::db::wake::account_topic(user_id));
+        Self {
+            generation: topic.generation(),
+            targeted: topic.targeted(),
+            topic,
+        }
+    }
+}
+
+/// An open stream.
+pub struct EventStream {
+    state: AppState,
+    user_id: String,
+    source: Source,
+    after: i64,
+    topic: Arc<Topic>,
+    account: AccountWatch,
+    queue: VecDeque<Bytes>,
+    ending: bool,
+    _watch: Watch,
+}
+
+impl EventStream {
+    /// A stream of `source` for `user_id` after `after`, waking on `topic`; `watch` holds its
+    /// place under the ceiling for as long as it is open.
+    pub fn new(
+        state: AppState,
+        user_id: String,
+        source: Source,
+        after: i64,
+        topic: Arc<Topic>,
+        account: AccountWatch,
+        watch: Watch,
+    ) -> Self {
+        Self {
+            state,
+            user_id,
+            source,
+            after,
+            topic,
+            account,
+            queue: VecDeque::from([Bytes::from_static(RETRY_FRAME)]),
+            ending: false,
+            _watch: watch,
+        }
+    }
+
+    /// The response body: frames until the stream ends.
+    pub fn into_body(
+        self,
+    ) -> impl futures_util::Stream<Item = Result<Bytes, actix_web::Error>> + 'static {
+        futures_util::stream::unfold(self, |mut s| async move {
+            let frame = s.next_frame().await?;
+            Some((Ok(frame), s))
+        })
+    }
+
+    async fn next_frame(&mut self) -> Option<Bytes> {
+        loop {
+            if let Some(frame) = self.queue.pop_front() {
+                return Some(frame);
+            }
+            if self.ending || self.state.notifier.is_shutting_down() {
+                return None;
+            }
+            let topic = self.topic.clone();
+            let account = self.account.topic.clone();
+            // Armed before reading: a change in between still wakes the stream.
+            let woken = topic.notified();
+            let ended = account.notified();
+            tokio::pin!(woken, ended);
+            woken.as_mut().enable();
+            ended.as_mut().enable();
+            if !self.still_allowed().await {
+                return None;
+            }
+            if let Err(e) = self.read(topic.generation()).await {
+                // The client resumes with `Last-Event-ID` on reconnecting; nothing is lost.
+                tracing::warn!(user.id = %self.user_id, error = %e, "an event stream failed; closing it");
+                return None;
+            }
+            if !self.queue.is_empty() || self.ending {
+                continue;
+            }
+            let heartbeat = self.state.config.stream_heartbeat;
+            if tokio::time::timeout(heartbeat, select(woken, ended))
+                .await
+                .is_err()
+            {
+                self.queue.push_back(Bytes::from_static(HEARTBEAT_FRAME));
+            }
+        }
+    }
+
+    /// False once the account's topic says the stream must end: at once after a ban, a logout
+    /// or a deletion; after a catch-up wake-up (the listener reconnected, and may have missed
+    /// one) only if the account is now refused.
+    async fn still_allowed(&mut self) -> bool {
+        let topic = &self.account.topic;
+        if topic.targeted() != self.account.targeted {
+            return false;
+        }
+        let generation = topic.generation();
+        if generation == self.account.generation {
+            return true;
+        }
+        self.account.generation = generation;
+        let user = self.user_id.clone();
+        self.state
+            .db
+            .run(move |conn| crate::auth::check_account(conn, &user))
+            .await
+            .is_ok()
+    }
+
+    /// Queues the frames of what is new after `self.after` (at most [`BATCH`]).
+    async fn read(&mut self, generation: u64) -> Result<(), Error> {
+        match &self.source {
+            Source::Game { id, viewer, over } => {
+                let (rows, _) = self
+                    .state
+                    .tails
+                    .after(&self.state.db, id, self.after, BATCH, generation)
+                    .await?;
+                if rows.is_empty() && *over {
+                    self.ending = true;
+                }
+                // As in the event list: hidden messages and the words of users the caller
+                // blocks lose their text (one read per batch that holds any chat).
+                let without_text = if rows.iter().any(|r| r.kind == "chat_message") {
+                    let (gid, me) = (id.clone(), self.user_id.clone());
+                    self.state
+                        .db
+                        .run(move |conn| crate::chat::blocked_seqs(conn, &gid, &me))
+                        .await?
+                } else {
+                    Vec::new()
+                };
+                for row in rows {
+                    let last = matches!(row.kind.as_str(), "game_finished" | "game_aborted");
+                    let blocked = without_text.contains(&row.seq);
+                    let view = EventView::of(row, *viewer);
+                    let view = if blocked { view.without_chat_text() } else { view };
+                    self.after = view.seq;
+                    self.queue.push_back(frame(
+                        view.seq,
+                        &view.kind,
+                        &serde_json::to_string(&view)?,
+                    ));
+                    if last {
+                        // The game is over: nothing follows.
+                        self.ending = true;
+                        break;
+                    }
+                }
+            }
+            Source::Feed => {
+                let (user, after) = (self.user_id.clone(), self.after);
+                let rows = self
+                    .state
+                    .db
+                    .run(move |conn| Ok(notifications::after(conn, &user, after, BATCH)?))
+                    .await?;
+                for row in &rows {
+                    let view = NotificationView::from(row);
+                    self.after = view.seq;
+                    self.queue.push_back(frame(
+                        view.seq,
+                        &view.kind,
+                        &serde_json::to_string(&view)?,
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// One SSE event. The JSON is compact, so it has no line break and fits one `data:` line.
+fn frame(seq: i64, kind: &str, json: &str) -> Bytes {
+    Bytes::from(format!("id: {seq}\nevent: {kind}\ndata: {json}\n\n"))
+}

@@ -1,0 +1,710 @@
+//! Live streams (SSE): order and ids, exact resumption, the caller's copy only, tickets, the
+//! ceiling, the end of a stream (game over, logout, ban, shutdown), heartbeats, and wake-ups
+//! across two instances on one PostgreSQL.
+
+use std::pin::Pin;
+use std::time::{Duration, Instant};
+
+use actix_web::body::{BoxBody, MessageBody};
+use actix_web::dev::{Service, ServiceResponse};
+use actix_web::test::{self, TestRequest};
+use serde_json::{Value, json};
+
+use crate::common::play::{four, game_of, get, legal_action, post};
+use crate::common::{self, Reply, Session, TestDb, bearer, post_json, register, send};
+
+/// One SSE event as a client parses it.
+#[derive(Debug, Clone, PartialEq)]
+struct Frame {
+    id: i64,
+    event: String,
+    data: Value,
+}
+
+/// An open stream, read frame by frame.
+struct Sse {
+    body: BoxBody,
+    buf: String,
+    /// Comment lines seen (heartbeats).
+    comments: usize,
+    /// `retry:` fields seen.
+    retries: usize,
+}
+
+enum Next {
+    Event(Frame),
+    Ended,
+    Quiet,
+}
+
+impl Sse {
+    /// The next event within `within`, skipping comments and `retry:`.
+    async fn next_within(&mut self, within: Duration) -> Next {
+        let deadline = Instant::now() + within;
+        loop {
+            if let Some(end) = self.buf.find("\n\n") {
+                let block: String = self.buf.drain(..end + 2).collect();
+                let (mut id, mut event, mut data) = (None, None, None);
+                for line in block.lines().filter(|l| !l.is_empty()) {
+                    if line.starts_with(':') {
+                        self.comments += 1;
+                    } else if let Some(v) = line.strip_prefix("id: ") {
+                        id = Some(v.parse().unwrap());
+                    } else if let Some(v) = line.strip_prefix("event: ") {
+                        event = Some(v.to_owned());
+                    } else if let Some(v) = line.strip_prefix("data: ") {
+                        data = Some(serde_json::from_str(v).unwrap());
+                    } else if line.starts_with("retry: ") {
+                        self.retries += 1;
+                    } else {
+                        panic!("unexpected line {line:?}");
+                    }
+                }
+                if let (Some(id), Some(event), Some(data)) = (id, event, data) {
+                    return Next::Event(Frame { id, event, data });
+                }
+                continue;
+            }
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return Next::Quiet;
+            }
+            let chunk = actix_web::rt::time::timeout(
+                left,
+                std::future::poll_fn(|cx| Pin::new(&mut self.body).poll_next(cx)),
+            )
+            .await;
+            match chunk {
+                Err(_) => return Next::Quiet,
+                Ok(None) => return Next::Ended,
+                Ok(Some(bytes)) => {
+                    self.buf
+                        .push_str(std::str::from_utf8(&bytes.expect("a chunk")).unwrap());
+                }
+            }
+        }
+    }
+
+    /// The next event, which must come within 10 s.
+    async fn next(&mut self) -> Frame {
+        match self.next_within(Duration::from_secs(10)).await {
+            Next::Event(f) => f,
+            Next::Ended => panic!("the stream ended"),
+            Next::Quiet => panic!("no event within 10 s"),
+        }
+    }
+
+    /// Whether the stream ends within `within` (events before the end are returned).
+    async fn ends_within(&mut self, within: Duration) -> Result<Vec<Frame>, ()> {
+        let mut seen = Vec::new();
+        loop {
+            match self.next_within(within).await {
+                Next::Event(f) => seen.push(f),
+                Next::Ended => return Ok(seen),
+                Next::Quiet => return Err(()),
+            }
+        }
+    }
+}
+
+/// Opens a stream: the open stream, or the refusal as a reply.
+async fn open<S, B>(app: &S, req: TestRequest) -> Result<Sse, Reply>
+where
+    S: Service<actix_http::Request, Response = ServiceResponse<B>, Error = actix_web::Error>,
+    B: MessageBody + 'static,
+{
+    let res = test::call_service(app, req.to_request()).await;
+    if res.status() != 200 {
+        let status = res.status();
+        let headers = res.headers().clone();
+        let bytes = test::read_body(res).await;
+        return Err(Reply {
+            status,
+            headers,
+            json: serde_json::from_slice(&bytes).unwrap_or(Value::Null),
+            text: String::from_utf8_lossy(&bytes).into_owned(),
+            body: bytes.to_vec(),
+        });
+    }
+    let h = |name: &str| {
+        res.headers()
+            .get(name)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("")
+            .to_owned()
+    };
+    assert_eq!(h("content-type"), "text/event-stream");
+    assert_eq!(h("cache-control"), "no-cache");
+    assert_eq!(h("x-accel-buffering"), "no");
+    assert!(
+        h("content-encoding").is_empty(),
+        "a stream is never compressed"
+    );
+    Ok(Sse {
+        body: res.into_body().boxed(),
+        buf: String::new(),
+        comments: 0,
+        retries: 0,
+    })
+}
+
+fn stream_req(uri: &str, token: &str) -> TestRequest {
+    // Clients that accept compression still get the stream as it is written.
+    bearer(TestRequest::get().uri(uri), token).insert_header(("accept-encoding", "gzip, br"))
+}
+
+async fn open_ok<S, B>(app: &S, req: TestRequest) -> Sse
+where
+    S: Service<actix_http::Request, Response = ServiceResponse<B>, Error = actix_web::Error>,
+    B: MessageBody + 'static,
+{
+    match open(app, req).await {
+        Ok(s) => s,
+        Err(reply) => panic!("the stream was refused: {} {}", reply.status, reply.text),
+    }
+}
+
+/// The events `p` sees through the list endpoint.
+async fn listed<S, B>(app: &S, id: &str, p: &Session) -> Vec<Value>
+where
+    S: Service<actix_http::Request, Response = ServiceResponse<B>, Error = actix_web::Error>,
+    B: MessageBody,
+{
+    let page = get(
+        app,
+        &format!("/api/v1/games/{id}/events?limit=500"),
+        &p.access,
+    )
+    .await;
+    assert_eq!(page.status, 200, "{}", page.text);
+    page.json["events"].as_array().unwrap().clone()
+}
+
+/// One legal action by the first of `players` who has one; when its request was sent.
+async fn act_once<S, B>(app: &S, id: &str, players: &[Session]) -> Instant
+where
+    S: Service<actix_http::Request, Response = ServiceResponse<B>, Error = actix_web::Error>,
+    B: MessageBody,
+{
+    for p in players {
+        let view = get(app, &format!("/api/v1/games/{id}"), &p.access).await;
+        if let Some(action) = legal_action(&view.json) {
+            let sent = Instant::now();
+            let done = post(
+                app,
+                &format!("/api/v1/games/{id}/actions"),
+                action,
+                &p.access,
+            )
+            .await;
+            assert_eq!(done.status, 200, "{}", done.text);
+            return sent;
+        }
+    }
+    panic!("nobody can act");
+}
+
+#[actix_web::test]
+async fn a_game_stream_delivers_the_callers_copy_of_every_event_in_order() {
+    let db = TestDb::migrated();
+    let app = common::app(db.state()).await;
+    let players = four(&app, "sse_order").await;
+    let id = game_of(&app, &players, json!({})).await;
+    let mut streams = Vec::new();
+    for p in &players[..2] {
+        streams.push(
+            open_ok(
+                &app,
+                stream_req(&format!("/api/v1/games/{id}/events/stream"), &p.access),
+            )
+            .await,
+        );
+    }
+    for _ in 0..4 {
+        act_once(&app, &id, &players).await;
+    }
+    for (p, stream) in players[..2].iter().zip(&mut streams) {
+        let expected = listed(&app, &id, p).await;
+        let mut got = Vec::new();
+        for _ in 0..expected.len() {
+            got.push(stream.next().await);
+        }
+        let ids: Vec<i64> = got.iter().map(|f| f.id).collect();
+        assert_eq!(ids, (1..=expected.len() as i64).collect::<Vec<_>>());
+        for (frame, listed) in got.iter().zip(&expected) {
+            // Exactly the list endpoint's JSON for this caller, with the type as `event`.
+            assert_eq!(&frame.data, listed);
+            assert_eq!(frame.event, listed["type"].as_str().unwrap());
+        }
+        assert_eq!(stream.retries, 1, "the stream opens with a retry hint");
+    }
+    // Each caller's copy only: the dealt hands differ, and no pass shows another seat's cards.
+    let hand = |frames: &[Value]| {
+        frames.iter().find(|e| e["type"] == "round_dealt").unwrap()["data"]["hand"].clone()
+    };
+    let seen0 = listed(&app, &id, &players[0]).await;
+    let seen1 = listed(&app, &id, &players[1]).await;
+    assert_ne!(hand(&seen0), hand(&seen1));
+    let my_seat = get(&app, &format!("/api/v1/games/{id}"), &players[1].access)
+        .await
+        .json["my_seat"]
+        .clone();
+    for e in seen1.iter().filter(|e| e["type"] == "pass_committed") {
+        assert_eq!(
+            e["data"].get("cards").is_some(),
+            e["data"]["seat"] == my_seat,
+            "only the caller's own pass shows its cards: {e}"
+        );
+    }
+}
+
+#[actix_web::test]
+async fn resuming_after_a_dropped_stream_loses_nothing_and_repeats_nothing() {
+    let db = TestDb::migrated();
+    let app = common::app(db.state()).await;
+    let players = four(&app, "sse_resume").await;
+    let id = game_of(&app, &players, json!({})).await;
+    let uri = format!("/api/v1/games/{id}/events/stream");
+    let mut first = open_ok(&app, stream_req(&uri, &players[0].access)).await;
+    let a = first.next().await;
+    let b = first.next().await;
+    assert_eq!((a.id, b.id), (1, 2));
+    drop(first);
+    // Meanwhile the game moves on.
+    act_once(&app, &id, &players).await;
+    act_once(&app, &id, &players).await;
+    let all = listed(&app, &id, &players[0]).await;
+    let total = all.len() as i64;
+    assert!(total >= 4);
+
+    // Last-Event-ID (what a browser sends on reconnecting) wins over the URL's `after`.
+    let mut resumed = open_ok(
+        &app,
+        stream_req(&format!("{uri}?after=0"), &players[0].access)
+            .insert_header(("last-event-id", "2")),
+    )
+    .await;
+    let mut ids = Vec::new();
+    for _ in 2..total {
+        let f = resumed.next().await;
+        assert_eq!(f.data, all[(f.id - 1) as usize]);
+        ids.push(f.id);
+    }
+    assert_eq!(ids, (3..=total).collect::<Vec<_>>());
+    assert!(
+        matches!(
+            resumed.next_within(Duration::from_millis(300)).await,
+            Next::Quiet
+        ),
+        "nothing repeated after the last event"
+    );
+
+    // `?after=` alone resumes the same way.
+    let mut by_query = open_ok(
+        &app,
+        stream_req(&format!("{uri}?after={}", total - 1), &players[0].access),
+    )
+    .await;
+    assert_eq!(by_query.next().await.id, total);
+
+    // A new action reaches the open stream at once, with the next id.
+    act_once(&app, &id, &players).await;
+    assert_eq!(resumed.next().await.id, total + 1);
+
+    let bad = open(
+        &app,
+        stream_req(&uri, &players[0].access).insert_header(("last-event-id", "soon")),
+    )
+    .await
+    .err()
+    .unwrap();
+    bad.assert_problem(400, "validation_failed");
+}
+
+#[actix_web::test]
+async fn tickets_open_one_stream_once_and_only_streams() {
+    let db = TestDb::migrated();
+    let mut config = db.config();
+    config.stream_ticket_ttl_secs = 1;
+    let app = common::app(common::state_for(config)).await;
+    let me = register(&app, "sse_ticket").await;
+    let issued = send(
+        &app,
+        bearer(
+            TestRequest::post().uri("/api/v1/auth/stream-ticket"),
+            &me.access,
+        ),
+    )
+    .await;
+    assert_eq!(issued.status, 201, "{}", issued.text);
+    assert_eq!(issued.json["expires_in"], 1);
+    let ticket = issued.json["ticket"].as_str().unwrap().to_owned();
+    let uri = format!("/api/v1/me/notifications/stream?ticket={ticket}");
+
+    // Another endpoint does not take it.
+    send(
+        &app,
+        TestRequest::get().uri(&format!("/api/v1/me?ticket={ticket}")),
+    )
+    .await
+    .assert_problem(401, "missing_token");
+    let mut stream = open_ok(&app, TestRequest::get().uri(&uri)).await;
+    assert!(matches!(
+        stream.next_within(Duration::from_millis(200)).await,
+        Next::Quiet
+    ));
+    open(&app, TestRequest::get().uri(&uri))
+        .await
+        .err()
+        .expect("a ticket works once")
+        .assert_problem(401, "invalid_token");
+
+    // One left unused past its lifetime is refused.
+    let late = send(
+        &app,
+        bearer(
+            TestRequest::post().uri("/api/v1/auth/stream-ticket"),
+            &me.access,
+        ),
+    )
+    .await
+    .json["ticket"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    actix_web::rt::time::sleep(Duration::from_millis(1300)).await;
+    open(
+        &app,
+        TestRequest::get().uri(&format!("/api/v1/me/notifications/stream?ticket={late}")),
+    )
+    .await
+    .err()
+    .expect("an expired ticket is refused")
+    .assert_problem(401, "invalid_token");
+    // Without a token nor a ticket.
+    open(
+        &app,
+        TestRequest::get().uri("/api/v1/me/notifications/stream"),
+    )
+    .await
+    .err()
+    .unwrap()
+    .assert_problem(401, "missing_token");
+    // A ticket needs a signed-in caller.
+    send(&app, post_json("/api/v1/auth/stream-ticket", json!({})))
+        .await
+        .assert_problem(401, "missing_token");
+}
+
+#[actix_web::test]
+async fn a_stream_of_a_game_hidden_from_the_caller_is_refused_like_its_event_list() {
+    let db = TestDb::migrated();
+    let app = common::app(db.state()).await;
+    let host = register(&app, "sse_host").await;
+    let outsider = register(&app, "sse_outsider").await;
+    let created = post(
+        &app,
+        "/api/v1/games",
+        json!({"visibility": "private", "seats": [{"kind": "me"}, {"kind": "bot"}, {"kind": "bot"}, {"kind": "open"}]}),
+        &host.access,
+    )
+    .await;
+    let id = created.json["id"].as_str().unwrap();
+    let listed = get(
+        &app,
+        &format!("/api/v1/games/{id}/events"),
+        &outsider.access,
+    )
+    .await;
+    listed.assert_problem(404, "not_found");
+    open(
+        &app,
+        stream_req(
+            &format!("/api/v1/games/{id}/events/stream"),
+            &outsider.access,
+        ),
+    )
+    .await
+    .err()
+    .expect("refused")
+    .assert_problem(404, "not_found");
+    let unknown = uuid::Uuid::new_v4();
+    open(
+        &app,
+        stream_req(
+            &format!("/api/v1/games/{unknown}/events/stream"),
+            &host.access,
+        ),
+    )
+    .await
+    .err()
+    .expect("refused")
+    .assert_problem(404, "not_found");
+}
+
+#[actix_web::test]
+async fn the_feed_stream_follows_the_callers_notifications() {
+    let db = TestDb::migrated();
+    let app = common::app(db.state()).await;
+    let players = four(&app, "sse_feed").await;
+    let mut feed = open_ok(
+        &app,
+        stream_req("/api/v1/me/notifications/stream", &players[0].access),
+    )
+    .await;
+    game_of(&app, &players, json!({})).await;
+    let page = get(&app, "/api/v1/me/notifications", &players[0].access).await;
+    let expected = page.json["notifications"].as_array().unwrap().clone();
+    assert!(!expected.is_empty());
+    for n in &expected {
+        let f = feed.next().await;
+        assert_eq!(&f.data, n);
+        assert_eq!(f.id, n["seq"].as_i64().unwrap());
+        assert_eq!(f.event, n["type"].as_str().unwrap());
+    }
+}
+
+#[actix_web::test]
+async fn a_finished_games_stream_ends_after_game_finished() {
+    let db = TestDb::migrated();
+    let state = db.state();
+    let app = common::app(state.clone()).await;
+    let me = register(&app, "sse_finish").await;
+    let created = post(
+        &app,
+        "/api/v1/games",
+        json!({"rules": {"target_score": 30}, "seats": [{"kind": "me"}, {"kind": "bot"}, {"kind": "bot", "level": "random"}, {"kind": "bot"}]}),
+        &me.access,
+    )
+    .await;
+    let id = created.json["id"].as_str().unwrap().to_owned();
+    let uri = format!("/api/v1/games/{id}/events/stream");
+    let mut live = open_ok(&app, stream_req(&uri, &me.access)).await;
+    let resigned = post(
+        &app,
+        &format!("/api/v1/games/{id}/resign"),
+        json!({}),
+        &me.access,
+    )
+    .await;
+    assert_eq!(resigned.status, 200, "{}", resigned.text);
+    common::play_out_bots(&state);
+    let all = listed(&app, &id, &me).await;
+    assert_eq!(all.last().unwrap()["type"], "game_finished");
+    let frames = live
+        .ends_within(Duration::from_secs(20))
+        .await
+        .expect("the stream ends");
+    assert_eq!(frames.len(), all.len());
+    assert_eq!(frames.last().unwrap().event, "game_finished");
+    // Opened after the end, it sends the rest and ends.
+    let mut late = open_ok(
+        &app,
+        stream_req(&format!("{uri}?after={}", all.len() - 1), &me.access),
+    )
+    .await;
+    let rest = late.ends_within(Duration::from_secs(5)).await.unwrap();
+    assert_eq!(rest.len(), 1);
+    let mut after_end = open_ok(
+        &app,
+        stream_req(&format!("{uri}?after={}", all.len()), &me.access),
+    )
+    .await;
+    assert_eq!(
+        after_end.ends_within(Duration::from_secs(5)).await,
+        Ok(vec![])
+    );
+}
+
+#[actix_web::test]
+async fn logout_ban_and_shutdown_end_open_streams() {
+    let db = TestDb::migrated();
+    let state = db.state();
+    let app = common::app(state.clone()).await;
+    let me = register(&app, "sse_leaver").await;
+    let feed = "/api/v1/me/notifications/stream";
+    let mut stream = open_ok(&app, stream_req(feed, &me.access)).await;
+    let out = send(
+        &app,
+        post_json("/api/v1/auth/logout", json!({"refresh_token": me.refresh})),
+    )
+    .await;
+    assert_eq!(out.status, 204);
+    assert!(
+        stream.ends_within(Duration::from_secs(5)).await.is_ok(),
+        "logout ends the stream"
+    );
+
+    let target = register(&app, "sse_banned").await;
+    let mut stream = open_ok(&app, stream_req(feed, &target.access)).await;
+    let admin_token = crate::admin::admin(&app, &state, "sse_admin").await.access;
+    let banned = send(
+        &app,
+        bearer(
+            post_json(
+                &format!("/api/v1/admin/users/{}/ban", target.id),
+                json!({"reason": "test"}),
+            ),
+            &admin_token,
+        ),
+    )
+    .await;
+    assert_eq!(banned.status, 200, "{}", banned.text);
+    assert!(
+        stream.ends_within(Duration::from_secs(5)).await.is_ok(),
+        "a ban ends the stream"
+    );
+    open(&app, stream_req(feed, &target.access))
+        .await
+        .err()
+        .unwrap()
+        .assert_problem(403, "banned");
+
+    let other = register(&app, "sse_stayer").await;
+    let mut stream = open_ok(&app, stream_req(feed, &other.access)).await;
+    assert!(
+        matches!(
+            stream.next_within(Duration::from_millis(200)).await,
+            Next::Quiet
+        ),
+        "others' logouts leave it open"
+    );
+    state.notifier.shut_down();
+    assert!(
+        stream.ends_within(Duration::from_secs(2)).await.is_ok(),
+        "shutdown ends the stream"
+    );
+}
+
+#[actix_web::test]
+async fn an_idle_stream_gets_heartbeats_and_the_ceiling_answers_503() {
+    let db = TestDb::migrated();
+    let mut config = db.config();
+    config.stream_heartbeat = Duration::from_secs(1);
+    config.max_streams = 2;
+    let state = common::state_for(config);
+    let app = common::app(state.clone()).await;
+    let me = register(&app, "sse_idle").await;
+    let feed = "/api/v1/me/notifications/stream";
+    let mut a = open_ok(&app, stream_req(feed, &me.access)).await;
+    assert!(matches!(
+        a.next_within(Duration::from_millis(2500)).await,
+        Next::Quiet
+    ));
+    assert!(a.comments >= 2, "heartbeats: {}", a.comments);
+    assert!(state.presence.is_watching_feed(&me.id));
+
+    // The ceiling counts streams and waiting long-polls alike.
+    let _b = open_ok(&app, stream_req(feed, &me.access)).await;
+    let refused = open(&app, stream_req(feed, &me.access))
+        .await
+        .err()
+        .unwrap();
+    refused.assert_problem(503, "too_many_streams");
+    assert!(refused.header("retry-after").is_some());
+    get(&app, "/api/v1/me/notifications?wait=1", &me.access)
+        .await
+        .assert_problem(503, "too_many_streams");
+    drop(a);
+    let polled = get(&app, "/api/v1/me/notifications?wait=1", &me.access).await;
+    assert_eq!(polled.status, 200, "a closed stream frees its place");
+}
+
+#[actix_web::test]
+async fn presence_tells_who_watches_a_game() {
+    let db = TestDb::migrated();
+    let state = db.state();
+    let app = common::app(state.clone()).await;
+    let players = four(&app, "sse_presence").await;
+    let id = game_of(&app, &players, json!({})).await;
+    assert!(!state.presence.is_watching(&players[0].id, &id));
+    let stream = open_ok(
+        &app,
+        stream_req(
+            &format!("/api/v1/games/{id}/events/stream"),
+            &players[0].access,
+        ),
+    )
+    .await;
+    assert!(state.presence.is_watching(&players[0].id, &id));
+    assert!(!state.presence.is_watching(&players[1].id, &id));
+    drop(stream);
+    assert!(!state.presence.is_watching(&players[0].id, &id));
+}
+
+/// Waits until a state's PostgreSQL listener has its `LISTEN` in place.
+async fn listening(state: &leekha::app::AppState) {
+    let started = Instant::now();
+    while state.listen.connects() == 0 {
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "the listener never connected"
+        );
+        actix_web::rt::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
+#[actix_web::test]
+async fn a_change_through_another_instance_wakes_streams_and_long_polls_promptly() {
+    if common::pg_base_url().is_none() {
+        // Several instances share a PostgreSQL database; SQLite serves one process.
+        eprintln!("skipped: needs LEEKHA_TEST_DATABASE_URL (PostgreSQL)");
+        return;
+    }
+    let db = TestDb::migrated();
+    let (s1, s2) = (db.state(), db.state());
+    listening(&s1).await;
+    listening(&s2).await;
+    let app1 = common::app(s1).await;
+    let app2 = common::app(s2).await;
+    let players = four(&app1, "sse_two").await;
+    let id = game_of(&app1, &players, json!({})).await;
+    let last = listed(&app1, &id, &players[0]).await.len() as i64;
+    let mut stream = open_ok(
+        &app1,
+        stream_req(
+            &format!("/api/v1/games/{id}/events/stream?after={last}"),
+            &players[0].access,
+        ),
+    )
+    .await;
+    // From the action's request (on instance 2) to the event on instance 1.
+    let mut stream_ms = Vec::new();
+    let mut poll_ms = Vec::new();
+    let mut seen = last;
+    for round in 0..6 {
+        if round % 2 == 0 {
+            let sent = act_once(&app2, &id, &players).await;
+            let f = stream.next().await;
+            stream_ms.push(sent.elapsed().as_secs_f64() * 1000.0);
+            assert_eq!(f.id, seen + 1);
+            seen += 1;
+        } else {
+            let uri = format!("/api/v1/games/{id}/events?after={seen}&wait=10");
+            let poll = get(&app1, &uri, &players[0].access);
+            let act = async {
+                // Lets the long-poll start waiting first.
+                actix_web::rt::time::sleep(Duration::from_millis(50)).await;
+                act_once(&app2, &id, &players).await
+            };
+            let (page, sent) = futures_util::future::join(poll, act).await;
+            poll_ms.push(sent.elapsed().as_secs_f64() * 1000.0);
+            let events = page.json["events"].as_array().unwrap();
+            assert_eq!(events[0]["seq"], seen + 1);
+        }
+        // Whatever else arrived, in order and once.
+        while let Next::Event(f) = stream.next_within(Duration::from_millis(200)).await {
+            assert_eq!(f.id, seen + 1);
+            seen += 1;
+        }
+    }
+    report(&stream_ms, &poll_ms);
+    for ms in stream_ms.iter().chain(&poll_ms) {
+        assert!(*ms < 1000.0, "a wake-up across instances took {ms:.0} ms");
+    }
+}
+
+/// Prints the measured latencies (the action's own round trip included).
+fn report(stream_ms: &[f64], poll_ms: &[f64]) {
+    eprintln!("cross-instance wake-up: stream {stream_ms:.1?} ms, long-poll {poll_ms:.1?} ms");
+}
