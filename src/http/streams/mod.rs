@@ -175,7 +175,7 @@ pub async fn game_stream(
             Ok((user, table))
         })
         .await?;
-    // Subscribed before the stream's first read; a ban from here on ends it.
+    // A ban from here on ends the stream (its first read re-checks the account).
     let account = AccountWatch::subscribe(&state, user.id());
     let viewer = viewer_of(&table, user.id())?;
     let watch = long_poll::admit(&state, user.id(), &id)?;
@@ -224,8 +224,7 @@ pub async fn feed_stream(
         .run(move |conn| credential.authenticate(conn))
         .await?;
     let topic_name = crate::db::wake::feed_topic(user.id());
-    // Both topics are taken before the first read of the stream, which follows the check:
-    // a ban committed after the check still wakes it.
+    // Both topics are taken before the stream's first read, which re-checks the account.
     let topic = state.notifier.subscribe(&topic_name);
     let account = AccountWatch::subscribe(&state, user.id());
     let watch = long_poll::admit(&state, user.id(), &topic_name)?;

@@ -57,14 +57,15 @@ pub struct AccountWatch {
 }
 
 impl AccountWatch {
-    /// Subscribes to `user_id`'s account topic; take it before authenticating, so that a
-    /// ban committed in between still ends the stream.
+    /// Subscribes to `user_id`'s account topic. The stream's first read re-checks the
+    /// account once, so a ban or a deletion committed between the request's check and this
+    /// subscription still ends it.
     pub fn subscribe(state: &AppState, user_id: &str) -> Self {
         let topic = state
             .notifier
             .subscribe(&crate::db::wake::account_topic(user_id));
         Self {
-            generation: topic.generation(),
+            generation: topic.generation().wrapping_sub(1),
             targeted: topic.targeted(),
             topic,
         }
