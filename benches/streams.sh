@@ -20,7 +20,11 @@ trap 'stop_servers; pg_cleanup; rm -rf "$WORK"' EXIT
 psql -q "$PG_BASE_URL/postgres" -c "CREATE DATABASE leekha"
 DB="$PG_BASE_URL/leekha"
 # Each stream is a connection and a file descriptor, on both sides of the loopback.
-ulimit -n 65536
+ulimit -n "$(( $(ulimit -Hn) < 65536 ? $(ulimit -Hn) : 65536 ))"
+if [ "$(ulimit -n)" -lt $((STREAMS + 2000)) ]; then
+  echo "the file limit ($(ulimit -n)) is below what $STREAMS streams need in each process; raise it (ulimit -Hn as root)" >&2
+  exit 1
+fi
 export LEEKHA_MAX_CONNECTIONS=$((STREAMS + 5000)) LEEKHA_MAX_STREAMS=$((STREAMS + 1000))
 
 rss_mb() { awk '/VmRSS/ {printf "%.0f", $2 / 1024}' "/proc/$1/status"; }
