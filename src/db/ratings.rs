@@ -145,6 +145,10 @@ pub fn all_history(conn: &mut AnyConnection) -> QueryResult<Vec<HistoryRow>> {
         .load(conn)
 }
 
+// Board queries filter on `ratings.listed` itself, never on `listed = $n`: with a bound
+// parameter, PostgreSQL's generic plan for a prepared statement cannot use the partial index
+// `ratings_board … WHERE listed` and falls back to sorting the whole table.
+
 /// A board row: the rating and the player's username.
 pub type BoardRow = (RatingRow, String);
 
@@ -159,7 +163,7 @@ pub fn board_after(
     let mut query = ratings::table
         .inner_join(users::table)
         .filter(ratings::mode.eq(mode))
-        .filter(ratings::listed.eq(true))
+        .filter(ratings::listed)
         .into_boxed();
     if let Some((ordinal, user_id)) = after {
         // The first conjunct bounds the index range; the second excludes the ties already
@@ -189,7 +193,7 @@ pub fn board_before(
     ratings::table
         .inner_join(users::table)
         .filter(ratings::mode.eq(mode))
-        .filter(ratings::listed.eq(true))
+        .filter(ratings::listed)
         .filter(ratings::ordinal.ge(ordinal))
         .filter(
             ratings::ordinal
@@ -222,7 +226,7 @@ pub fn count_above(conn: &mut AnyConnection, mode: &str, ordinal: f64) -> QueryR
     let ceiling = f64::from(b + 1) / 4.0;
     let within: i64 = ratings::table
         .filter(ratings::mode.eq(mode))
-        .filter(ratings::listed.eq(true))
+        .filter(ratings::listed)
         .filter(ratings::ordinal.gt(ordinal))
         .filter(ratings::ordinal.lt(ceiling))
         .count()
@@ -240,7 +244,7 @@ pub fn count_tied_before(
 ) -> QueryResult<i64> {
     ratings::table
         .filter(ratings::mode.eq(mode))
-        .filter(ratings::listed.eq(true))
+        .filter(ratings::listed)
         .filter(ratings::ordinal.eq(ordinal))
         .filter(ratings::user_id.lt(user_id))
         .count()
