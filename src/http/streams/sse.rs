@@ -205,7 +205,11 @@ impl EventStream {
                     let last = matches!(row.kind.as_str(), "game_finished" | "game_aborted");
                     let blocked = without_text.contains(&row.seq);
                     let view = EventView::of(row, *viewer);
-                    let view = if blocked { view.without_chat_text() } else { view };
+                    let view = if blocked {
+                        view.without_chat_text()
+                    } else {
+                        view
+                    };
                     self.after = view.seq;
                     self.queue.push_back(frame(
                         view.seq,
