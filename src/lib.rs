@@ -31,6 +31,7 @@ pub mod ratings;
 pub mod rules;
 pub mod scheduler;
 pub mod secret;
+pub mod services;
 pub mod social;
 pub mod telemetry;
 pub mod webhooks;

@@ -175,6 +175,6 @@ pub fn tick_unless_stopped(
     if stop.load(Ordering::Relaxed) {
         return Ok(report);
     }
-    report.webhook_attempts = crate::webhooks::deliver_due(state, agent, stop)?;
+    report.webhook_attempts = crate::webhooks::deliver_due(&state.clone().into(), agent, stop)?;
     Ok(report)
 }

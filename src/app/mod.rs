@@ -128,3 +128,13 @@ impl AppState {
             .notify(&crate::db::wake::account_topic(user_id));
     }
 }
+
+impl From<AppState> for crate::services::Services {
+    fn from(state: AppState) -> Self {
+        Self {
+            db: state.db,
+            config: state.config,
+            metrics: state.metrics,
+        }
+    }
+}

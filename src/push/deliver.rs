@@ -16,10 +16,10 @@ use sha2::{Digest, Sha256};
 use super::fcm::{self, Fcm};
 use super::webpush::{self, Vapid};
 use super::{Platform, messages};
-use crate::app::AppState;
 use crate::db::push::{self as store, DeviceRow, PushEnd, PushRow};
 use crate::db::{self, AnyConnection};
 use crate::error::Error;
+use crate::services::Services;
 
 /// How long a claimed push is reserved for the instance that claimed it.
 const LEASE: Duration = Duration::from_secs(30);
@@ -128,7 +128,7 @@ pub fn topic(collapse_key: &str) -> String {
 /// guard; FCM's URL is the operator's).
 #[derive(Debug)]
 pub struct Pusher {
-    state: AppState,
+    state: Services,
     vapid: Vapid,
     fcm: Option<Fcm>,
     guarded: ureq::Agent,
@@ -141,7 +141,8 @@ impl Pusher {
     ///
     /// # Errors
     /// A bad key file or credentials, or an unreadable database.
-    pub fn new(state: AppState) -> Result<Self, String> {
+    pub fn new(state: impl Into<Services>) -> Result<Self, String> {
+        let state: Services = state.into();
         let mut conn = state.db.conn().map_err(|e| e.to_string())?;
         let vapid =
             super::vapid(&mut conn, &state.config).map_err(|e| format!("VAPID key: {e:?}"))?;
@@ -360,7 +361,8 @@ impl Worker {
     ///
     /// # Errors
     /// As [`Pusher::new`].
-    pub fn spawn(state: AppState) -> Result<Self, String> {
+    pub fn spawn(state: impl Into<Services>) -> Result<Self, String> {
+        let state: Services = state.into();
         let interval = state.config.push_interval;
         let mut pusher = Pusher::new(state)?;
         let flag = Arc::new(AtomicBool::new(false));

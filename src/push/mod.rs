@@ -15,9 +15,9 @@ use chrono::NaiveDateTime;
 
 use crate::config::Config;
 use crate::db::AnyConnection;
+use crate::db::outbox::NotificationRow;
 use crate::db::push::{self as store, DeviceRow, NewPush};
 use crate::error::Error;
-use crate::notifications::NotificationRow;
 
 pub use deliver::{Pusher, Worker};
 pub use settings::NotificationSettings;

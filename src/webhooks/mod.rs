@@ -8,10 +8,10 @@ use std::time::Duration;
 use hmac::{Hmac, Mac};
 use sha2::Sha256;
 
-use crate::app::AppState;
 use crate::db::outbox::{self, AttemptEnd, Delivery};
 use crate::db::{self, AnyConnection};
 use crate::error::Error;
+use crate::services::Services;
 
 mod guard;
 
@@ -116,7 +116,7 @@ const LEASE: Duration = Duration::from_secs(60);
 /// # Errors
 /// Database errors.
 pub fn deliver_due(
-    state: &AppState,
+    state: &Services,
     agent: &ureq::Agent,
     stop: &std::sync::atomic::AtomicBool,
 ) -> Result<usize, Error> {
@@ -150,7 +150,7 @@ enum Refused {
 }
 
 fn attempt(
-    state: &AppState,
+    state: &Services,
     conn: &mut AnyConnection,
     agent: &ureq::Agent,
     d: &Delivery,
