@@ -23,7 +23,7 @@ use crate::http::problem::PROBLEM_JSON;
         contact(name = "The Leekha server maintainers")
     ),
     servers((url = "/", description = "The server that serves this document")),
-    components(schemas(crate::http::problem::Problem)),
+    components(schemas(crate::http::problem::Problem, crate::http::ratings::AroundMe)),
     modifiers(&BearerAuth),
     tags(
         (name = "accounts", description = "Registration, login, tokens and the caller's profile"),
