@@ -130,6 +130,24 @@ fn respond(stream: EventStream) -> HttpResponse {
         .streaming(stream.into_body())
 }
 
+/// One event of a stream, as an SSE parser reads it: `id` (the seq), `event` (the type),
+/// `data` (the event's JSON, as the list endpoints render it). The stream's first frame only
+/// sets `retry`; comment lines (heartbeats) carry no event.
+#[derive(Debug, serde::Serialize, serde::Deserialize, utoipa::ToSchema)]
+pub struct SseEvent {
+    /// The event's `seq`, for `Last-Event-ID`.
+    #[schema(pattern = "^[0-9]+$")]
+    pub id: Option<String>,
+    /// The event or notification type.
+    #[schema(pattern = "^[a-z_]+$")]
+    pub event: Option<String>,
+    /// The event's JSON object.
+    #[schema(pattern = "^\\{")]
+    pub data: Option<String>,
+    /// Milliseconds to wait before reconnecting.
+    pub retry: Option<u64>,
+}
+
 /// A game's events, live.
 ///
 /// A Server-Sent Events stream of the events the caller may see, after `Last-Event-ID` (when
@@ -148,7 +166,7 @@ fn respond(stream: EventStream) -> HttpResponse {
         ("Last-Event-ID" = Option<i64>, Header, description = "Resume after this seq (wins over `after`)"),
     ),
     responses(
-        (status = 200, description = "An event stream", content_type = "text/event-stream", body = String,
+        (status = 200, description = "An event stream", content_type = "text/event-stream", body = SseEvent,
          example = json!("retry: 2000\n\nid: 7\nevent: card_played\ndata: {\"seq\":7,\"type\":\"card_played\",\"created_at\":\"2026-12-01T11:43:03.034437Z\",\"data\":{\"seat\":1,\"card\":\"QS\"}}\n\n: keep-alive\n\n")),
         (status = 503, description = "The instance holds `LEEKHA_MAX_STREAMS` open streams (`too_many_streams`)", body = Problem, content_type = "application/problem+json",
          headers(("Retry-After" = u32, description = "Seconds to wait"))),
@@ -204,7 +222,7 @@ pub async fn game_stream(
         ("Last-Event-ID" = Option<i64>, Header, description = "Resume after this seq (wins over `after`)"),
     ),
     responses(
-        (status = 200, description = "A notification stream", content_type = "text/event-stream", body = String,
+        (status = 200, description = "A notification stream", content_type = "text/event-stream", body = SseEvent,
          example = json!("retry: 2000\n\nid: 3\nevent: your_turn\ndata: {\"seq\":3,\"type\":\"your_turn\",\"game_id\":\"7d753fd3-6341-4081-ba57-dd371cf06ad2\",\"data\":{\"seat\":0},\"created_at\":\"2026-12-01T11:43:03.034437Z\"}\n\n")),
         (status = 503, description = "The instance holds `LEEKHA_MAX_STREAMS` open streams (`too_many_streams`)", body = Problem, content_type = "application/problem+json",
          headers(("Retry-After" = u32, description = "Seconds to wait"))),
