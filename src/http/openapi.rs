@@ -270,6 +270,10 @@ fn header(description: &str, schema: Value, required: bool) -> Value {
     json!({"description": description, "required": required, "schema": schema})
 }
 
+/// The 201s whose creation has no address to read it back at. A stream ticket is a
+/// single-use secret: there is no `GET` for it, and a `Location` would only repeat it.
+const CREATED_WITHOUT_ADDRESS: &[&str] = &["/api/v1/auth/stream-ticket"];
+
 /// The headers that every response of a kind carries: `Location` on a 201, `ETag` with a
 /// game view, `Retry-After` on 429 and 503, `RateLimit-*` on the rate-limited operations.
 fn response_headers(path: &str, op: &mut Map<String, Value>) {
@@ -290,7 +294,7 @@ fn response_headers(path: &str, op: &mut Map<String, Value>) {
             .or_insert_with(|| json!({}))
             .as_object_mut()
             .expect("headers is an object");
-        if status == "201" {
+        if status == "201" && !CREATED_WITHOUT_ADDRESS.contains(&path) {
             headers.entry("Location").or_insert_with(|| {
                 header(
                     "Where the created resource is read (`/api/v1/games/{id}` for a game, \
