@@ -172,6 +172,7 @@ pub fn search_games(
     limit: i64,
 ) -> QueryResult<Vec<super::games::Found>> {
     let seats = super::games::seats_column(conn);
+    let spectators = super::watchers::count_column(conn);
     let mut query = games::table.into_boxed();
     if !statuses.is_empty() {
         query = query.filter(games::status.eq_any(statuses.to_vec()));
@@ -192,7 +193,7 @@ pub fn search_games(
     query
         .order((games::created_at.desc(), games::id.desc()))
         .limit(limit)
-        .select((GameRow::as_select(), seats))
+        .select((GameRow::as_select(), seats, spectators))
         .load(conn)
         .and_then(super::games::found_all)
 }

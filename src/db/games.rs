@@ -73,6 +73,8 @@ pub struct GameRow {
     pub rated: bool,
     /// The game a rematch of this finished one created.
     pub rematch_id: Option<String>,
+    /// Signed-in users without a seat may watch it (when public).
+    pub allow_spectators: bool,
 }
 
 impl GameRow {
@@ -129,6 +131,7 @@ impl GameRow {
             wake_at: None,
             rated: false,
             rematch_id: None,
+            allow_spectators: true,
         }
     }
 }
@@ -353,12 +356,13 @@ pub(super) fn seats_column(
 }
 
 /// Rows of a list query, each with its seats column, as [`Found`] games.
-pub(super) fn found_all(rows: Vec<(GameRow, Option<String>)>) -> QueryResult<Vec<Found>> {
+pub(super) fn found_all(rows: Vec<(GameRow, Option<String>, i64)>) -> QueryResult<Vec<Found>> {
     rows.into_iter()
-        .map(|(row, seats)| {
+        .map(|(row, seats, spectators)| {
             let seats = parse_seats(&row.id, seats)?;
             Ok(Found {
                 row,
+                spectators,
                 seats,
                 caller: None,
             })
@@ -449,6 +453,8 @@ macro_rules! find_pg {
             "SELECT games.*, ",
             seats_pg!(),
             " AS seats, ",
+            super::watchers::count_pg!(),
+            " AS spectators, ",
             caller_pg!(),
             " AS caller FROM games WHERE games.id = $2",
             $tail
@@ -464,6 +470,8 @@ struct GameWithSeats {
     game: GameRow,
     #[diesel(sql_type = diesel::sql_types::Nullable<diesel::sql_types::Text>)]
     seats: Option<String>,
+    #[diesel(sql_type = diesel::sql_types::BigInt)]
+    spectators: i64,
     #[diesel(sql_type = diesel::sql_types::Nullable<diesel::sql_types::Text>)]
     caller: Option<String>,
 }
@@ -472,6 +480,8 @@ struct GameWithSeats {
 pub struct Found {
     /// The row.
     pub row: GameRow,
+    /// Its spectators now ([`super::watchers`]).
+    pub spectators: i64,
     /// The seats, in order.
     pub seats: Vec<LoadedSeat>,
     /// The caller's account, when one was asked for and exists.
@@ -490,7 +500,7 @@ pub fn find_with_seats(
 ) -> QueryResult<Option<Found>> {
     use diesel::dsl::sql;
     use diesel::sql_types::{Nullable, Text};
-    let found: Option<(GameRow, Option<String>, Option<String>)> = match conn {
+    let found: Option<(GameRow, Option<String>, i64, Option<String>)> = match conn {
         AnyConnection::Postgresql(pg) => {
             let sql = if for_update {
                 &FIND_PG_LOCKED
@@ -500,7 +510,7 @@ pub fn find_with_seats(
             Prepared::new(sql, vec![Bind::OptText(caller), Bind::Text(id)])
                 .load::<GameWithSeats>(pg)?
                 .pop()
-                .map(|g| (g.game, g.seats, g.caller))
+                .map(|g| (g.game, g.seats, g.spectators, g.caller))
         }
         AnyConnection::Sqlite(_) => {
             if for_update && !lock(conn, id)? {
@@ -511,6 +521,7 @@ pub fn find_with_seats(
                 .select((
                     GameRow::as_select(),
                     sql::<Nullable<Text>>(SEATS_SQLITE),
+                    super::watchers::count_column(conn),
                     sql::<Nullable<Text>>(CALLER_SQLITE)
                         .bind::<Nullable<Text>, _>(caller)
                         .sql(")"),
@@ -519,7 +530,7 @@ pub fn find_with_seats(
                 .optional()?
         }
     };
-    let Some((row, seats, caller)) = found else {
+    let Some((row, seats, spectators, caller)) = found else {
         return Ok(None);
     };
     let seats = parse_seats(&row.id, seats)?;
@@ -527,7 +538,12 @@ pub fn find_with_seats(
         .map(|text| serde_json::from_str(&text))
         .transpose()
         .map_err(|e| diesel::result::Error::DeserializationError(Box::new(e)))?;
-    Ok(Some(Found { row, seats, caller }))
+    Ok(Some(Found {
+        row,
+        spectators,
+        seats,
+        caller,
+    }))
 }
 
 /// Inserts a new game and its seats.
@@ -762,6 +778,7 @@ pub fn lobby(
 ) -> QueryResult<Vec<Found>> {
     use super::schema::friend_requests as requests;
     let seats = seats_column(conn);
+    let spectators = super::watchers::count_column(conn);
     let mut query = games::table
         .filter(games::status.eq(GameStatus::Waiting))
         .filter(games::visibility.eq(Visibility::Public))
@@ -791,7 +808,7 @@ pub fn lobby(
     query
         .order((games::created_at.asc(), games::id.asc()))
         .limit(limit)
-        .select((GameRow::as_select(), seats))
+        .select((GameRow::as_select(), seats, spectators))
         .load(conn)
         .and_then(found_all)
 }
@@ -808,7 +825,8 @@ pub fn for_user(
     use diesel::dsl::sql;
     use diesel::sql_types::Integer;
     let seats = seats_column(conn);
-    let rows: Vec<(GameRow, Option<String>, i32)> = games::table
+    let spectators = super::watchers::count_column(conn);
+    let rows: Vec<(GameRow, Option<String>, i64, i32)> = games::table
         .inner_join(game_seats::table)
         .filter(game_seats::user_id.eq(user_id).or(game_seats::invited_user_id.eq(user_id)))
         .filter(games::status.eq_any(statuses))
@@ -824,14 +842,15 @@ pub fn for_user(
         ))
         .offset(offset)
         .limit(limit)
-        .select((GameRow::as_select(), seats, game_seats::seat))
+        .select((GameRow::as_select(), seats, spectators, game_seats::seat))
         .load(conn)?;
     rows.into_iter()
-        .map(|(row, seats, seat)| {
+        .map(|(row, seats, spectators, seat)| {
             let seats = parse_seats(&row.id, seats)?;
             Ok((
                 Found {
                     row,
+                    spectators,
                     seats,
                     caller: None,
                 },

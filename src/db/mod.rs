@@ -18,6 +18,7 @@ pub mod tickets;
 pub mod types;
 pub mod users;
 pub mod wake;
+pub mod watchers;
 pub mod writer;
 
 use std::time::Duration;

@@ -138,6 +138,8 @@ diesel::table! {
         rated -> Bool,
         /// The game a rematch of this one created.
         rematch_id -> Nullable<Text>,
+        /// Signed-in users without a seat may watch it (when public).
+        allow_spectators -> Bool,
     }
 }
 
@@ -565,3 +567,18 @@ diesel::table! {
 
 diesel::joinable!(push_deliveries -> push_devices (device_id));
 diesel::allow_tables_to_appear_in_same_query!(push_devices, push_deliveries);
+
+diesel::table! {
+    /// Who watches a game without a seat, until when.
+    game_watchers (game_id, user_id) {
+        /// Game.
+        game_id -> Text,
+        /// The spectator.
+        user_id -> Text,
+        /// When the watch lapses unless renewed.
+        until -> Timestamp,
+    }
+}
+
+diesel::joinable!(game_watchers -> games (game_id));
+diesel::allow_tables_to_appear_in_same_query!(game_watchers, games);

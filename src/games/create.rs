@@ -34,6 +34,8 @@ pub struct NewGame {
     pub seats: [SeatPlan; 4],
     /// Listed in the lobby.
     pub public: bool,
+    /// Watchable, when public, by signed-in users without a seat.
+    pub allow_spectators: bool,
     /// 5..=2592000 seconds.
     pub turn_timeout_seconds: i32,
     /// The most running games the creator may hold seats in (the game may start at once).
@@ -139,6 +141,7 @@ pub fn create(conn: &mut AnyConnection, creator: &str, new: NewGame) -> Result<C
         };
         let row = GameRow {
             rated: new.rated,
+            allow_spectators: new.allow_spectators,
             ..GameRow::new(
                 &id,
                 creator,

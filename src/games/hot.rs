@@ -97,6 +97,7 @@ mod tests {
             webhook_users: Vec::new(),
             notified_users: Vec::new(),
             parsed: None,
+            spectators: 0,
         }
     }
 

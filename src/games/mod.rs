@@ -96,3 +96,12 @@ fn seat_of(table: &Table, user_id: &str) -> Result<Seat, Error> {
         .seat_of(user_id)
         .ok_or_else(|| Error::forbidden("you have no seat in this game").with_code("not_seated"))
 }
+
+/// Counts `user_id`, who has no seat in the game, as one of its spectators for the next
+/// minute (the game view's `spectators`).
+///
+/// # Errors
+/// Database errors.
+pub fn spectate(conn: &mut AnyConnection, game_id: &str, user_id: &str) -> Result<(), Error> {
+    Ok(crate::db::watchers::renew(conn, game_id, user_id)?)
+}

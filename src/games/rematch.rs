@@ -16,7 +16,7 @@ pub struct Rematch {
 }
 
 /// Asks for a rematch of finished game `game_id` as one of its seated humans. The first
-/// request creates the new game: the same rules, visibility, turn time and `rated`, the
+/// request creates the new game: the same rules, visibility, spectators, turn time and `rated`, the
 /// caller in their old seat, every seat that started as a bot the same bot again, every
 /// other (live, unbanned) human invited to their old seat and notified; the finished game
 /// then points at it (`rematch_id`). Every later request gets that game, and takes the
@@ -69,6 +69,7 @@ pub fn rematch(
             rated: table.row.rated && NewGame::rated_default(&seats),
             seats,
             public: table.row.visibility == Visibility::Public,
+            allow_spectators: table.row.allow_spectators,
             turn_timeout_seconds: table.row.turn_timeout_seconds,
             max_active_games,
         };

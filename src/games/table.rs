@@ -26,6 +26,8 @@ pub struct Table {
     pub notified_users: Vec<String>,
     /// `row.state` already parsed, when this table was just written (see [`HotTables`]).
     pub(super) parsed: Option<Game>,
+    /// Signed-in users watching without a seat, when the game was loaded.
+    pub spectators: u32,
 }
 
 impl Table {
@@ -95,6 +97,7 @@ impl Table {
             webhook_users,
             notified_users: Vec::new(),
             parsed: None,
+            spectators: u32::try_from(found.spectators).unwrap_or(u32::MAX),
         }
     }
 
@@ -163,9 +166,12 @@ impl Table {
             .and_then(|s| Seat::new(s.seat as u8))
     }
 
-    /// Whether the user may see this game: public, or seated, or invited.
+    /// Whether the user may see this game: seated, invited, or public and either watchable
+    /// (`allow_spectators`) or still waiting for players (so that anyone can find and join
+    /// it).
     pub fn visible_to(&self, user_id: &str) -> bool {
-        self.row.visibility == Visibility::Public
+        (self.row.visibility == Visibility::Public
+            && (self.row.allow_spectators || self.row.status == GameStatus::Waiting))
             || self.seat_of(user_id).is_some()
             || self.invitation_of(user_id).is_some()
     }

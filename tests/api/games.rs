@@ -1285,12 +1285,25 @@ fn assert_no_hidden_card(text: &str, hidden: CardSet, context: &str) {
     }
 }
 
+/// What a spectator must not see: every hand, and every pass before the exchange.
+fn hidden_from_spectators(state: &leekha::rules::Game) -> CardSet {
+    let mut hidden = CardSet::EMPTY;
+    for seat in leekha::rules::Seat::ALL {
+        hidden = hidden.union(state.hand(seat));
+        if state.received(seat).is_none() {
+            hidden = hidden.union(state.passed(seat).unwrap_or(CardSet::EMPTY));
+        }
+    }
+    hidden
+}
+
 #[actix_web::test]
-async fn no_response_a_player_can_get_contains_another_seats_hidden_card() {
+async fn no_response_a_player_or_spectator_can_get_contains_a_hidden_card() {
     let db = TestDb::migrated();
     let state = db.state();
     let app = common::app(state.clone()).await;
     let players = four_players(&app).await;
+    let watcher = register(&app, "watcher").await;
     for seed in 0..3u64 {
         let mut rng = rand::rngs::StdRng::seed_from_u64(100 + seed);
         let direction = ["right", "left", "none"][seed as usize];
@@ -1323,6 +1336,26 @@ async fn no_response_a_player_can_get_contains_another_seats_hidden_card() {
                     assert_no_hidden_card(&reply.text, hidden, &uri);
                 }
             }
+            // The spectator's copy of every endpoint: public facts only, and nothing to do.
+            let hidden = hidden_from_spectators(&stored);
+            for uri in [
+                format!("/api/v1/games/{id}"),
+                format!("/api/v1/games/{id}/events"),
+                format!("/api/v1/games/{id}/chat"),
+                format!("/api/v1/games/{id}/hint"),
+                format!("/api/v1/games/{id}/replay"),
+                "/api/v1/games?status=waiting".to_owned(),
+                "/api/v1/me/games".to_owned(),
+            ] {
+                let reply = send(&app, bearer(TestRequest::get().uri(&uri), &watcher.access)).await;
+                assert_no_hidden_card(&reply.text, hidden, &format!("spectator {uri}"));
+            }
+            let seen = view_of(&app, &id, &watcher).await;
+            assert_eq!(seen["my_seat"], Value::Null, "{seen}");
+            assert_eq!(seen["legal_actions"], Value::Null, "{seen}");
+            assert_eq!(seen["round"]["hand"], json!([]), "{seen}");
+            assert_eq!(seen["round"]["passed"], Value::Null, "{seen}");
+            assert_eq!(seen["round"]["received"], Value::Null, "{seen}");
             // One step: every seat that must act does, and each answer is checked too.
             let view = view_of(&app, &id, &players[0]).await;
             let seats: Vec<usize> = view["turn"]["seats"]

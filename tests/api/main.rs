@@ -21,5 +21,6 @@ mod push;
 mod ratings;
 mod shutdown;
 mod social;
+mod spectators;
 mod sqlite_writer;
 mod streams;

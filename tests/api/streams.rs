@@ -708,3 +708,38 @@ async fn a_change_through_another_instance_wakes_streams_and_long_polls_promptly
 fn report(stream_ms: &[f64], poll_ms: &[f64]) {
     eprintln!("cross-instance wake-up: stream {stream_ms:.1?} ms, long-poll {poll_ms:.1?} ms");
 }
+
+#[actix_web::test]
+async fn a_spectators_stream_carries_the_public_copy_and_counts_them() {
+    let db = TestDb::migrated();
+    let app = common::app(db.state()).await;
+    let players = four(&app, "sse_watched").await;
+    let id = game_of(&app, &players, json!({})).await;
+    let watcher = register(&app, "sse_watcher").await;
+    let mut stream = open_ok(
+        &app,
+        stream_req(
+            &format!("/api/v1/games/{id}/events/stream"),
+            &watcher.access,
+        ),
+    )
+    .await;
+    for _ in 0..4 {
+        act_once(&app, &id, &players).await;
+    }
+    let expected = listed(&app, &id, &watcher).await;
+    for listed in &expected {
+        let frame = stream.next().await;
+        assert_eq!(&frame.data, listed);
+    }
+    let dealt = expected
+        .iter()
+        .find(|e| e["type"] == "round_dealt")
+        .unwrap();
+    assert!(dealt["data"].get("hand").is_none(), "{dealt}");
+    for e in expected.iter().filter(|e| e["type"] == "pass_committed") {
+        assert!(e["data"].get("cards").is_none(), "{e}");
+    }
+    let view = get(&app, &format!("/api/v1/games/{id}"), &players[0].access).await;
+    assert_eq!(view.json["spectators"], 1, "{}", view.text);
+}

@@ -93,6 +93,10 @@ pub struct CreateGame {
     /// Whether the game counts for the players' ratings. Default: true when no seat is a
     /// bot; a game with a bot seat cannot be rated.
     pub rated: Option<bool>,
+    /// Whether signed-in users without a seat may watch a public game (default true).
+    /// Without spectators, a running or finished game answers 404 to everyone but its
+    /// players; while it waits for players, anyone may still find and join it.
+    pub allow_spectators: Option<bool>,
 }
 
 impl SeatRequest {
@@ -170,6 +174,7 @@ impl CreateGame {
             rules,
             seats,
             public,
+            allow_spectators: self.allow_spectators.unwrap_or(true),
             turn_timeout_seconds: timeout as i32,
             max_active_games,
             rated,

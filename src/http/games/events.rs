@@ -12,7 +12,7 @@ use crate::http::problem::ApiError;
 use crate::http::views::events::{EventView, EventsPage};
 use crate::http::{long_poll, pagination};
 
-use super::viewer_of;
+use super::{spectate, viewer_of};
 
 /// Which events.
 #[derive(Debug, Deserialize, IntoParams)]
@@ -56,6 +56,7 @@ pub async fn events(
     let gid = id.clone();
     let table = state.db.run(move |conn| Table::load(conn, &gid)).await?;
     let viewer = viewer_of(&table, user.id())?;
+    spectate(&state, &id, viewer, user.id()).await;
     let (rows, known_last) = long_poll::poll(
         &state,
         user.id(),

@@ -55,6 +55,22 @@ pub(crate) fn viewer_of(table: &Table, user_id: &str) -> Result<Option<Seat>, Er
     Ok(table.seat_of(user_id))
 }
 
+/// Counts the caller as a spectator of the game when they see it from no seat. Counting is
+/// a courtesy to the players: a failure is logged, and the caller still gets their answer.
+pub(crate) async fn spectate(state: &AppState, game_id: &str, viewer: Option<Seat>, user_id: &str) {
+    if viewer.is_some() {
+        return;
+    }
+    let (game, user) = (game_id.to_owned(), user_id.to_owned());
+    if let Err(e) = state
+        .db
+        .run(move |conn| crate::games::spectate(conn, &game, &user))
+        .await
+    {
+        tracing::warn!(game.id = %game_id, error = %e, "could not count a spectator");
+    }
+}
+
 /// Runs `use_case(conn, game_id, user_id)` for the caller on the game the path names, on the
 /// blocking pool.
 async fn for_caller<T, F>(

@@ -8,7 +8,7 @@ use crate::http::preconditions::{not_modified, with_etag};
 use crate::http::problem::{ApiError, Problem};
 use crate::http::views::game::{GameView, game_view};
 
-use super::viewer_of;
+use super::{spectate, viewer_of};
 
 /// The game as the caller may see it.
 ///
@@ -42,6 +42,7 @@ pub async fn get_game(
         .run(move |conn| caller.load_game(conn, &id, false))
         .await?;
     let viewer = viewer_of(&table, &user_id)?;
+    spectate(&state, &table.row.id, viewer, &user_id).await;
     if let Some(res) = not_modified(&req, table.row.version) {
         return Ok(res);
     }

@@ -7,6 +7,7 @@
 
 use std::collections::VecDeque;
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use actix_web::web::Bytes;
 use futures_util::future::select;
@@ -21,6 +22,9 @@ use crate::rules::Seat;
 
 /// Events read at a time per stream.
 pub const BATCH: i64 = 100;
+
+/// How often an open spectator stream renews its watch (which lasts a minute).
+const RENEW_EVERY: Duration = Duration::from_secs(20);
 
 /// The first frame: how long a browser waits before it reconnects (ms).
 const RETRY_FRAME: &[u8] = b"retry: 2000\n\n";
@@ -82,6 +86,8 @@ pub struct EventStream {
     account: AccountWatch,
     queue: VecDeque<Bytes>,
     ending: bool,
+    /// When a spectator's watch was last renewed (see `db::watchers`).
+    renewed: Option<Instant>,
     _watch: Watch,
 }
 
@@ -106,6 +112,7 @@ impl EventStream {
             account,
             queue: VecDeque::from([Bytes::from_static(RETRY_FRAME)]),
             ending: false,
+            renewed: None,
             _watch: watch,
         }
     }
@@ -139,6 +146,7 @@ impl EventStream {
             if !self.still_allowed().await {
                 return None;
             }
+            self.renew_spectator().await;
             if let Err(e) = self.read(topic.generation()).await {
                 // The client resumes with `Last-Event-ID` on reconnecting; nothing is lost.
                 tracing::warn!(user.id = %self.user_id, error = %e, "an event stream failed; closing it");
@@ -155,6 +163,22 @@ impl EventStream {
                 self.queue.push_back(Bytes::from_static(HEARTBEAT_FRAME));
             }
         }
+    }
+
+    /// Keeps a spectator counted while the stream is open: the loop comes round at least
+    /// once a heartbeat, and a watch counts for a minute.
+    async fn renew_spectator(&mut self) {
+        let Source::Game {
+            id, viewer: None, ..
+        } = &self.source
+        else {
+            return;
+        };
+        if self.renewed.is_some_and(|at| at.elapsed() < RENEW_EVERY) {
+            return;
+        }
+        self.renewed = Some(Instant::now());
+        crate::http::games::spectate(&self.state, id, None, &self.user_id).await;
     }
 
     /// False once the account's topic says the stream must end: at once after a ban, a logout

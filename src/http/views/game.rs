@@ -193,6 +193,11 @@ pub struct GameView {
     pub abort_reason: Option<String>,
     /// Whether the game counts for the players' ratings.
     pub rated: bool,
+    /// Whether signed-in users without a seat may watch it (when public).
+    pub allow_spectators: bool,
+    /// Signed-in users without a seat watching it now: each spectator's view, event list
+    /// or stream counts them for the next minute.
+    pub spectators: u32,
     /// The game a rematch of this finished game created (`POST …/rematch`); null until then.
     #[schema(required = true)]
     pub rematch_id: Option<uuid::Uuid>,
@@ -353,6 +358,8 @@ pub fn game_view(table: &Table, viewer: Option<Seat>) -> Result<GameView, Error>
         result,
         abort_reason: row.abort_reason.clone(),
         rated: row.rated,
+        allow_spectators: row.allow_spectators,
+        spectators: table.spectators,
         rematch_id: row.rematch_id.as_deref().and_then(|id| id.parse().ok()),
     })
 }

@@ -1,0 +1,2 @@
+DROP TABLE game_watchers;
+ALTER TABLE games DROP COLUMN allow_spectators;

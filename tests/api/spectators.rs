@@ -1,0 +1,146 @@
+//! Spectators: who may watch a game without a seat (`allow_spectators`), and the count of
+//! those watching in the game view.
+
+use actix_web::test::TestRequest;
+use serde_json::{Value, json};
+
+use crate::common::play::{four, game_of, get, legal_action, post};
+use crate::common::{self, TestDb, bearer, register, send};
+
+#[actix_web::test]
+async fn a_game_without_spectators_is_hidden_from_outsiders_once_it_starts() {
+    let db = TestDb::migrated();
+    let app = common::app(db.state()).await;
+    let players = four(&app, "closed").await;
+    let outsider = register(&app, "outsider").await;
+
+    let created = post(
+        &app,
+        "/api/v1/games",
+        json!({"allow_spectators": false}),
+        &players[0].access,
+    )
+    .await;
+    assert_eq!(created.status, 201, "{}", created.text);
+    assert_eq!(created.json["allow_spectators"], false);
+    let id = created.json["id"].as_str().unwrap().to_owned();
+    // While it waits for players anyone may find it, look at it and join it.
+    let lobby = get(&app, "/api/v1/games", &outsider.access).await;
+    assert!(
+        lobby.json["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|g| g["id"] == id.as_str()),
+        "{}",
+        lobby.text
+    );
+    let waiting = get(&app, &format!("/api/v1/games/{id}"), &outsider.access).await;
+    assert_eq!(waiting.status, 200, "{}", waiting.text);
+    for p in &players[1..] {
+        let joined = post(
+            &app,
+            &format!("/api/v1/games/{id}/join"),
+            json!({}),
+            &p.access,
+        )
+        .await;
+        assert_eq!(joined.status, 200, "{}", joined.text);
+    }
+
+    for uri in [
+        format!("/api/v1/games/{id}"),
+        format!("/api/v1/games/{id}/events"),
+        format!("/api/v1/games/{id}/events/stream"),
+        format!("/api/v1/games/{id}/chat"),
+    ] {
+        get(&app, &uri, &outsider.access)
+            .await
+            .assert_problem(404, "not_found");
+    }
+    let shown = get(&app, &format!("/api/v1/games/{id}"), &players[2].access).await;
+    assert_eq!(shown.status, 200, "{}", shown.text);
+    assert_eq!(shown.json["status"], "active");
+    assert_eq!(shown.json["allow_spectators"], false);
+
+    // A game that allows them (the default) shows its spectators the public view.
+    let open = game_of(&app, &four(&app, "open").await, json!({})).await;
+    let seen = get(&app, &format!("/api/v1/games/{open}"), &outsider.access).await;
+    assert_eq!(seen.status, 200, "{}", seen.text);
+    assert_eq!(seen.json["allow_spectators"], true);
+    assert_eq!(seen.json["my_seat"], Value::Null);
+    assert_eq!(seen.json["legal_actions"], Value::Null);
+
+    // Bad input is refused with the field named.
+    let bad = post(
+        &app,
+        "/api/v1/games",
+        json!({"allow_spectators": "no"}),
+        &players[0].access,
+    )
+    .await;
+    assert_eq!(bad.status, 400, "{}", bad.text);
+}
+
+#[actix_web::test]
+async fn the_game_view_counts_who_watches_without_a_seat() {
+    let db = TestDb::migrated();
+    let app = common::app(db.state()).await;
+    let players = four(&app, "seat").await;
+    let id = game_of(&app, &players, json!({})).await;
+    let spectators = |view: &Value| {
+        view["spectators"]
+            .as_u64()
+            .unwrap_or_else(|| panic!("no spectators in {view}"))
+    };
+
+    let view = get(&app, &format!("/api/v1/games/{id}"), &players[0].access).await;
+    assert_eq!(spectators(&view.json), 0, "players are not spectators");
+
+    let ana = register(&app, "ana").await;
+    let ben = register(&app, "ben").await;
+    get(&app, &format!("/api/v1/games/{id}"), &ana.access).await;
+    let view = get(&app, &format!("/api/v1/games/{id}"), &players[1].access).await;
+    assert_eq!(spectators(&view.json), 1, "{}", view.text);
+    // Reading again does not count twice; reading the events counts too.
+    get(&app, &format!("/api/v1/games/{id}"), &ana.access).await;
+    get(&app, &format!("/api/v1/games/{id}/events"), &ben.access).await;
+    let view = get(&app, &format!("/api/v1/games/{id}"), &players[1].access).await;
+    assert_eq!(spectators(&view.json), 2, "{}", view.text);
+
+    // An action's answer carries the count as well.
+    let mine = get(&app, &format!("/api/v1/games/{id}"), &players[0].access).await;
+    let acted = post(
+        &app,
+        &format!("/api/v1/games/{id}/actions"),
+        legal_action(&mine.json).unwrap(),
+        &players[0].access,
+    )
+    .await;
+    assert_eq!(acted.status, 200, "{}", acted.text);
+    assert_eq!(spectators(&acted.json), 2, "{}", acted.text);
+
+    // A watch lapses after a minute without a renewal.
+    {
+        use diesel::prelude::*;
+        use leekha::db::schema::game_watchers;
+        let mut conn = db.state().db.conn().unwrap();
+        let long_ago = chrono::NaiveDate::from_ymd_opt(2020, 1, 1)
+            .unwrap()
+            .and_hms_opt(0, 0, 0)
+            .unwrap();
+        diesel::update(game_watchers::table)
+            .set(game_watchers::until.eq(long_ago))
+            .execute(&mut *conn)
+            .unwrap();
+    }
+    let view = send(
+        &app,
+        bearer(
+            TestRequest::get().uri(&format!("/api/v1/games/{id}")),
+            &players[1].access,
+        ),
+    )
+    .await;
+    assert_eq!(spectators(&view.json), 0, "{}", view.text);
+}
