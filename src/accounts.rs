@@ -57,7 +57,9 @@ impl Issuer {
         )?;
         let role = Role::parse(&user.role).unwrap_or(Role::Player);
         Ok(Session {
-            access_token: self.keys.issue(&user.id, role, now.and_utc().timestamp()),
+            access_token: self
+                .keys
+                .issue(&user.id, role, now.and_utc().timestamp(), Some(&family)),
             refresh_token,
             expires_in: self.keys.access_ttl_secs(),
             user,
@@ -308,7 +310,7 @@ fn rotate(
 }
 
 /// Ends the session of this refresh token (its whole family), if the token is known; an
-/// unknown one is no error, so a logout can be retried. Answers the session's user, whose
+/// unknown one is no error, so a logout can be retried. Answers the session (its family id), whose
 /// open streams end.
 ///
 /// # Errors
@@ -319,9 +321,18 @@ pub fn logout(conn: &mut AnyConnection, refresh_token: &str) -> Result<Option<St
         return Ok(None);
     };
     users::revoke_family(conn, &token.family_id, db::now())?;
-    // Ends the user's open streams on every instance.
-    db::wake::notify(conn, &[db::wake::account_topic(&token.user_id)])?;
-    Ok(Some(token.user_id))
+    // Ends the session's open streams on every instance.
+    db::wake::notify(conn, &[db::wake::session_topic(&token.family_id)])?;
+    Ok(Some(token.family_id))
+}
+
+/// Whether the session (refresh-token family) `sid` is still open: not logged out, not
+/// revoked by a ban, a deletion, a password change or a replayed refresh token.
+///
+/// # Errors
+/// Database errors.
+pub fn session_open(conn: &mut AnyConnection, sid: &str) -> Result<bool, Error> {
+    Ok(users::family_open(conn, sid)?)
 }
 
 /// Applies a [`ProfileChange`] to `user`'s account and answers the account as it is now. A

@@ -119,13 +119,18 @@ impl AppState {
         }
     }
 
-    /// Ends the open streams of `user_id` on this instance, after a ban, a logout or a
-    /// deletion committed (other instances hear of it from their listener). Each stream
-    /// re-checks the account and ends when it is no longer allowed; on a logout every
-    /// stream of the user ends, since a stream does not know which session opened it.
+    /// Ends the open streams of `user_id` on this instance, after a ban or a deletion
+    /// committed (other instances hear of it from their listener). Each stream re-checks
+    /// the account and ends when it is no longer allowed.
     pub fn end_streams_of(&self, user_id: &str) {
         self.notifier
             .notify(&crate::db::wake::account_topic(user_id));
+    }
+
+    /// Ends the streams the session `sid` opened on this instance, after its logout
+    /// committed (other instances hear of it from their listener).
+    pub fn end_streams_of_session(&self, sid: &str) {
+        self.notifier.notify(&crate::db::wake::session_topic(sid));
     }
 }
 

@@ -23,17 +23,23 @@ fn hash(ticket: &str) -> String {
     hex::encode(Sha256::digest(ticket.as_bytes()))
 }
 
-/// Issues a ticket for `user_id`, redeemable for `ttl_secs`.
+/// Issues a ticket for `user_id` in the session `session`, redeemable for `ttl_secs`.
 ///
 /// # Errors
 /// Database errors.
-pub fn issue(conn: &mut AnyConnection, user_id: &str, ttl_secs: i64) -> Result<Ticket, Error> {
+pub fn issue(
+    conn: &mut AnyConnection,
+    user_id: &str,
+    session: Option<&str>,
+    ttl_secs: i64,
+) -> Result<Ticket, Error> {
     let ticket = format!("st_{}", hex::encode(rand::random::<[u8; 32]>()));
     let now = db::now();
     tickets::insert(
         conn,
         &hash(&ticket),
         user_id,
+        session,
         now,
         now + chrono::Duration::seconds(ttl_secs),
     )?;
@@ -43,17 +49,15 @@ pub fn issue(conn: &mut AnyConnection, user_id: &str, ttl_secs: i64) -> Result<T
     })
 }
 
-/// Spends a ticket: the user it was issued to.
+/// Spends a ticket: the user it was issued to, and the session it was issued in.
 ///
 /// # Errors
 /// 401 `invalid_token` for a ticket that is unknown, already used or expired.
-pub fn redeem(conn: &mut AnyConnection, ticket: &str) -> Result<String, Error> {
+pub fn redeem(conn: &mut AnyConnection, ticket: &str) -> Result<(String, Option<String>), Error> {
     if ticket.len() > 128 {
         return Err(invalid());
     }
-    tickets::redeem(conn, &hash(ticket), db::now())?
-        .map(|(user_id, _)| user_id)
-        .ok_or_else(invalid)
+    tickets::redeem(conn, &hash(ticket), db::now())?.ok_or_else(invalid)
 }
 
 fn invalid() -> Error {

@@ -21,6 +21,10 @@ pub struct Claims {
     pub jti: String,
     /// Which key signed it (also in the header).
     pub kid: String,
+    /// The session it belongs to: the refresh-token family of the login. A logout of that
+    /// session ends the streams its tokens opened. Absent in tokens from before 1.1.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sid: Option<String>,
 }
 
 /// Why a token was refused.
@@ -87,9 +91,11 @@ impl TokenKeys {
         self.access_ttl_secs
     }
 
-    /// Signs an access token for the user at time `now` (seconds since the epoch).
-    pub fn issue(&self, user_id: &str, role: Role, now: i64) -> String {
+    /// Signs an access token for the user at time `now` (seconds since the epoch), in the
+    /// session `sid`.
+    pub fn issue(&self, user_id: &str, role: Role, now: i64, sid: Option<&str>) -> String {
         let claims = Claims {
+            sid: sid.map(str::to_owned),
             sub: user_id.to_owned(),
             role: role.as_str().to_owned(),
             iat: now,
@@ -165,7 +171,7 @@ mod tests {
     #[test]
     fn a_token_verifies_and_carries_its_claims() {
         let k = keys("0123456789abcdef0123456789abcdef");
-        let t = k.issue("u1", Role::Admin, 1_000);
+        let t = k.issue("u1", Role::Admin, 1_000, None);
         let err = k.verify(&t).unwrap_err();
         assert_eq!(
             err,
@@ -173,7 +179,7 @@ mod tests {
             "issued at t=1000 it expired long ago"
         );
         let now = chrono::Utc::now().timestamp();
-        let claims = k.verify(&k.issue("u1", Role::Admin, now)).unwrap();
+        let claims = k.verify(&k.issue("u1", Role::Admin, now, None)).unwrap();
         assert_eq!((claims.sub.as_str(), claims.role.as_str()), ("u1", "admin"));
         assert_eq!(claims.exp - claims.iat, 900);
     }
@@ -182,7 +188,7 @@ mod tests {
     fn tampering_and_other_keys_are_refused_but_the_previous_key_is_accepted() {
         let now = chrono::Utc::now().timestamp();
         let old = keys("old-secret-old-secret-old-secret-1");
-        let token = old.issue("u1", Role::Player, now);
+        let token = old.issue("u1", Role::Player, now, None);
         let rotated = TokenKeys::new(
             &Secret::new("new-secret-new-secret-new-secret-2"),
             Some(&Secret::new("old-secret-old-secret-old-secret-1")),

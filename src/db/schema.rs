@@ -352,6 +352,8 @@ diesel::table! {
         created_at -> Timestamp,
         /// Redeemable until.
         expires_at -> Timestamp,
+        /// The session (refresh-token family) it was issued in.
+        session_id -> Nullable<Text>,
     }
 }
 

@@ -12,6 +12,7 @@ pub fn insert(
     conn: &mut AnyConnection,
     ticket_hash: &str,
     user_id: &str,
+    session_id: Option<&str>,
     now: NaiveDateTime,
     expires_at: NaiveDateTime,
 ) -> QueryResult<()> {
@@ -21,6 +22,7 @@ pub fn insert(
         .values((
             stream_tickets::ticket_hash.eq(ticket_hash),
             stream_tickets::user_id.eq(user_id),
+            stream_tickets::session_id.eq(session_id),
             stream_tickets::created_at.eq(now),
             stream_tickets::expires_at.eq(expires_at),
         ))
@@ -28,16 +30,24 @@ pub fn insert(
         .map(drop)
 }
 
-/// Spends the ticket with this hash: its user when it existed and had not expired. One
-/// statement, so two redemptions of the same ticket cannot both succeed.
+/// Spends the ticket with this hash: its user and session when it existed and had not
+/// expired. One statement, so two redemptions of the same ticket cannot both succeed.
 pub fn redeem(
     conn: &mut AnyConnection,
     ticket_hash: &str,
     now: NaiveDateTime,
-) -> QueryResult<Option<(String, NaiveDateTime)>> {
+) -> QueryResult<Option<(String, Option<String>)>> {
     diesel::delete(stream_tickets::table.find(ticket_hash))
-        .returning((stream_tickets::user_id, stream_tickets::expires_at))
-        .get_result::<(String, NaiveDateTime)>(conn)
+        .returning((
+            stream_tickets::user_id,
+            stream_tickets::session_id,
+            stream_tickets::expires_at,
+        ))
+        .get_result::<(String, Option<String>, NaiveDateTime)>(conn)
         .optional()
-        .map(|found| found.filter(|(_, expires_at)| *expires_at > now))
+        .map(|found| {
+            found
+                .filter(|(_, _, expires_at)| *expires_at > now)
+                .map(|(user, session, _)| (user, session))
+        })
 }

@@ -178,6 +178,16 @@ pub fn revoke_family(
         .execute(conn)
 }
 
+/// Whether a refresh-token family still has a token that is not revoked.
+pub fn family_open(conn: &mut AnyConnection, family_id: &str) -> QueryResult<bool> {
+    diesel::select(diesel::dsl::exists(
+        refresh_tokens::table
+            .filter(refresh_tokens::family_id.eq(family_id))
+            .filter(refresh_tokens::revoked_at.is_null()),
+    ))
+    .get_result(conn)
+}
+
 /// Revokes every token of a user (ban, deletion).
 pub fn revoke_user(
     conn: &mut AnyConnection,

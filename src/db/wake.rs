@@ -19,6 +19,12 @@ pub fn feed_topic(user_id: &str) -> String {
     format!("user:{user_id}")
 }
 
+/// The topic of a session (a refresh-token family): the streams it opened end when it is
+/// woken, at its logout.
+pub fn session_topic(family_id: &str) -> String {
+    format!("session:{family_id}")
+}
+
 /// The topic of a user's account: its streams end when it is woken.
 pub fn account_topic(user_id: &str) -> String {
     format!("account:{user_id}")

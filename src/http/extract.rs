@@ -55,6 +55,8 @@ impl FromRequest for AuthUser {
 pub struct Caller {
     /// The user id the token names.
     pub user_id: String,
+    /// The session the token belongs to (`sid`), when it names one.
+    pub session: Option<String>,
 }
 
 impl Caller {
@@ -103,6 +105,7 @@ impl FromRequest for Caller {
             })?;
             Ok(Caller {
                 user_id: claims.sub,
+                session: claims.sid,
             })
         };
         std::future::ready(verify())

@@ -191,6 +191,7 @@ async fn a_missing_expired_tampered_or_unsigned_token_gets_401() {
         exp: now - 10,
         jti: "j".into(),
         kid: "k".into(),
+        sid: None,
     });
     let reply = send(&app, bearer(TestRequest::get().uri("/api/v1/me"), &expired)).await;
     reply.assert_problem(401, "invalid_token");
@@ -236,7 +237,7 @@ async fn a_missing_expired_tampered_or_unsigned_token_gets_401() {
         None,
         900,
     );
-    let forged = other_key.issue(&s.id, Role::Admin, now);
+    let forged = other_key.issue(&s.id, Role::Admin, now, None);
     send(&app, bearer(TestRequest::get().uri("/api/v1/me"), &forged))
         .await
         .assert_problem(401, "invalid_token");

@@ -524,6 +524,33 @@ async fn logout_ban_and_shutdown_end_open_streams() {
     let me = register(&app, "sse_leaver").await;
     let feed = "/api/v1/me/notifications/stream";
     let mut stream = open_ok(&app, stream_req(feed, &me.access)).await;
+    // The same account on a second phone: its own session, its own streams (one opened
+    // with a ticket of that session).
+    let phone = send(
+        &app,
+        post_json(
+            "/api/v1/auth/login",
+            json!({"username": "sse_leaver", "password": common::PASSWORD}),
+        ),
+    )
+    .await;
+    assert_eq!(phone.status, 200, "{}", phone.text);
+    let phone_token = phone.json["access_token"].as_str().unwrap().to_owned();
+    let mut phone_stream = open_ok(&app, stream_req(feed, &phone_token)).await;
+    let ticket = send(
+        &app,
+        bearer(
+            TestRequest::post().uri("/api/v1/auth/stream-ticket"),
+            &me.access,
+        ),
+    )
+    .await;
+    let ticket = ticket.json["ticket"].as_str().unwrap().to_owned();
+    let mut ticket_stream = open_ok(
+        &app,
+        TestRequest::get().uri(&format!("{feed}?ticket={ticket}")),
+    )
+    .await;
     let out = send(
         &app,
         post_json("/api/v1/auth/logout", json!({"refresh_token": me.refresh})),
@@ -533,6 +560,35 @@ async fn logout_ban_and_shutdown_end_open_streams() {
     assert!(
         stream.ends_within(Duration::from_secs(5)).await.is_ok(),
         "logout ends the stream"
+    );
+    assert!(
+        ticket_stream
+            .ends_within(Duration::from_secs(5))
+            .await
+            .is_ok(),
+        "and the one its ticket opened"
+    );
+    assert!(
+        matches!(
+            phone_stream.next_within(Duration::from_millis(300)).await,
+            Next::Quiet
+        ),
+        "the other session's stream stays open"
+    );
+    // The logged-out session's access token opens no new stream, though it has not expired.
+    open(&app, stream_req(feed, &me.access))
+        .await
+        .err()
+        .unwrap()
+        .assert_problem(401, "invalid_token");
+    assert_eq!(
+        send(
+            &app,
+            bearer(TestRequest::get().uri("/api/v1/me"), &phone_token)
+        )
+        .await
+        .status,
+        200
     );
 
     let target = register(&app, "sse_banned").await;

@@ -236,12 +236,12 @@ pub async fn logout(
     body: web::Json<RefreshRequest>,
 ) -> Result<HttpResponse, ApiError> {
     let RefreshRequest { refresh_token } = body.into_inner();
-    let user = state
+    let session = state
         .db
         .run(move |conn| accounts::logout(conn, &refresh_token))
         .await?;
-    if let Some(user) = user {
-        state.end_streams_of(&user);
+    if let Some(session) = session {
+        state.end_streams_of_session(&session);
     }
     Ok(HttpResponse::NoContent().finish())
 }

@@ -110,14 +110,30 @@ impl Credential {
         }
     }
 
-    /// The account, checked as for every request (401 gone, 403 `banned`); a ticket is
-    /// spent here.
-    fn authenticate(self, conn: &mut crate::db::AnyConnection) -> Result<AuthUser, Error> {
-        let user_id = match self {
-            Self::Token(caller) => caller.user_id,
+    /// The account, checked as for every request (401 gone, 403 `banned`), and its session
+    /// (401 once logged out); a ticket is spent here.
+    fn authenticate(
+        self,
+        conn: &mut crate::db::AnyConnection,
+    ) -> Result<(AuthUser, Option<String>), Error> {
+        let (user_id, session) = match self {
+            Self::Token(caller) => (caller.user_id, caller.session),
             Self::Ticket(ticket) => crate::auth::tickets::redeem(conn, &ticket)?,
         };
-        Caller { user_id }.check(conn)
+        let user = Caller {
+            user_id,
+            session: session.clone(),
+        }
+        .check(conn)?;
+        if let Some(sid) = &session
+            && !crate::accounts::session_open(conn, sid)?
+        {
+            return Err(Error::unauthorized(
+                "invalid_token",
+                "this session has ended (logged out); log in again",
+            ));
+        }
+        Ok((user, session))
     }
 }
 
@@ -185,7 +201,7 @@ pub async fn game_stream(
     let credential = Credential::of(&req, ticket.as_deref()).await?;
     let topic = state.notifier.subscribe(&id);
     let gid = id.clone();
-    let (user, table) = state
+    let ((user, session), table) = state
         .db
         .run(move |conn| {
             let user = credential.authenticate(conn)?;
@@ -194,7 +210,7 @@ pub async fn game_stream(
         })
         .await?;
     // A ban from here on ends the stream (its first read re-checks the account).
-    let account = AccountWatch::subscribe(&state, user.id());
+    let account = AccountWatch::subscribe(&state, user.id(), session.as_deref());
     let viewer = viewer_of(&table, user.id())?;
     let watch = long_poll::admit(&state, user.id(), &id)?;
     let over = matches!(table.status(), GameStatus::Finished | GameStatus::Aborted);
@@ -237,14 +253,14 @@ pub async fn feed_stream(
     let StreamQuery { after, ticket } = query.into_inner();
     let after = resume_point(&req, after)?;
     let credential = Credential::of(&req, ticket.as_deref()).await?;
-    let user = state
+    let (user, session) = state
         .db
         .run(move |conn| credential.authenticate(conn))
         .await?;
     let topic_name = crate::db::wake::feed_topic(user.id());
     // Both topics are taken before the stream's first read, which re-checks the account.
     let topic = state.notifier.subscribe(&topic_name);
-    let account = AccountWatch::subscribe(&state, user.id());
+    let account = AccountWatch::subscribe(&state, user.id(), session.as_deref());
     let watch = long_poll::admit(&state, user.id(), &topic_name)?;
     let state = state.get_ref().clone();
     let user_id = user.id().to_owned();
@@ -276,13 +292,15 @@ pub async fn feed_stream(
 #[post("/auth/stream-ticket")]
 pub async fn stream_ticket(
     state: web::Data<AppState>,
-    user: AuthUser,
+    caller: Caller,
 ) -> Result<HttpResponse, ApiError> {
     let ttl = state.config.stream_ticket_ttl_secs;
-    let user_id = user.id().to_owned();
     let ticket = state
         .db
-        .run(move |conn| crate::auth::tickets::issue(conn, &user_id, ttl))
+        .run(move |conn| {
+            let user = caller.check(conn)?;
+            crate::auth::tickets::issue(conn, user.id(), caller.session.as_deref(), ttl)
+        })
         .await?;
     Ok(HttpResponse::Created().json(StreamTicket {
         ticket: ticket.ticket,

@@ -49,7 +49,8 @@ pub enum Source {
 }
 
 /// The caller's account topic, as seen when the stream was opened: a later targeted wake-up
-/// (ban, logout, deletion) ends the stream; a catch-up wake-up makes it re-check.
+/// (ban, deletion) ends the stream; a catch-up wake-up makes it re-check. The same for the
+/// session's topic, woken by its logout.
 #[derive(Debug)]
 pub struct AccountWatch {
     /// The topic.
@@ -58,21 +59,47 @@ pub struct AccountWatch {
     pub generation: u64,
     /// Its targeted count when subscribed.
     pub targeted: u64,
+    /// The session's topic and its targeted count when subscribed, for a token that names
+    /// its session.
+    pub session: Option<(Arc<Topic>, u64)>,
 }
 
 impl AccountWatch {
     /// Subscribes to `user_id`'s account topic. The stream's first read re-checks the
     /// account once, so a ban or a deletion committed between the request's check and this
     /// subscription still ends it.
-    pub fn subscribe(state: &AppState, user_id: &str) -> Self {
+    pub fn subscribe(state: &AppState, user_id: &str, session: Option<&str>) -> Self {
         let topic = state
             .notifier
             .subscribe(&crate::db::wake::account_topic(user_id));
+        let session = session.map(|sid| {
+            let topic = state
+                .notifier
+                .subscribe(&crate::db::wake::session_topic(sid));
+            let targeted = topic.targeted();
+            (topic, targeted)
+        });
         Self {
             generation: topic.generation().wrapping_sub(1),
             targeted: topic.targeted(),
             topic,
+            session,
         }
+    }
+
+    /// The topic whose wake-up ends the stream besides the account's: the session's, or
+    /// the account's again when the token named no session.
+    fn session_topic(&self) -> Arc<Topic> {
+        self.session
+            .as_ref()
+            .map_or_else(|| self.topic.clone(), |(topic, _)| topic.clone())
+    }
+
+    /// Whether the session was logged out since the stream opened.
+    fn session_ended(&self) -> bool {
+        self.session
+            .as_ref()
+            .is_some_and(|(topic, targeted)| topic.targeted() != *targeted)
     }
 }
 
@@ -137,12 +164,15 @@ impl EventStream {
             }
             let topic = self.topic.clone();
             let account = self.account.topic.clone();
+            let session = self.account.session_topic();
             // Armed before reading: a change in between still wakes the stream.
             let woken = topic.notified();
             let ended = account.notified();
-            tokio::pin!(woken, ended);
+            let logged_out = session.notified();
+            tokio::pin!(woken, ended, logged_out);
             woken.as_mut().enable();
             ended.as_mut().enable();
+            logged_out.as_mut().enable();
             if !self.still_allowed().await {
                 return None;
             }
@@ -156,7 +186,7 @@ impl EventStream {
                 continue;
             }
             let heartbeat = self.state.config.stream_heartbeat;
-            if tokio::time::timeout(heartbeat, select(woken, ended))
+            if tokio::time::timeout(heartbeat, select(woken, select(ended, logged_out)))
                 .await
                 .is_err()
             {
@@ -186,7 +216,7 @@ impl EventStream {
     /// one) only if the account is now refused.
     async fn still_allowed(&mut self) -> bool {
         let topic = &self.account.topic;
-        if topic.targeted() != self.account.targeted {
+        if topic.targeted() != self.account.targeted || self.account.session_ended() {
             return false;
         }
         let generation = topic.generation();

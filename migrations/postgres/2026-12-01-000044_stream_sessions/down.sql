@@ -1,0 +1,1 @@
+ALTER TABLE stream_tickets DROP COLUMN session_id;
