@@ -398,6 +398,33 @@ pub struct Config {
     /// `LEEKHA_FCM_CREDENTIALS_FILE`: a Firebase service-account key (JSON); unset, no FCM.
     #[arg(long, env = "LEEKHA_FCM_CREDENTIALS_FILE")]
     pub fcm_credentials_file: Option<std::path::PathBuf>,
+    /// `LEEKHA_APNS_URL`: where APNs is (tests point it at a fake); default
+    /// `https://api.push.apple.com` (`https://api.sandbox.push.apple.com` for development
+    /// builds of the app).
+    #[arg(
+        long,
+        env = "LEEKHA_APNS_URL",
+        default_value = "https://api.push.apple.com"
+    )]
+    pub apns_url: String,
+    /// `LEEKHA_APNS_KEY_FILE`: the APNs signing key (`AuthKey_….p8`: PKCS#8 PEM, P-256).
+    /// APNs is on when this, `LEEKHA_APNS_KEY_ID`, `LEEKHA_APNS_TEAM_ID` and
+    /// `LEEKHA_APNS_TOPIC` are all set.
+    #[arg(long, env = "LEEKHA_APNS_KEY_FILE")]
+    pub apns_key_file: Option<std::path::PathBuf>,
+    /// `LEEKHA_APNS_KEY_ID`: the key's id (10 characters, from the developer account).
+    #[arg(long, env = "LEEKHA_APNS_KEY_ID", value_parser = apple_id)]
+    pub apns_key_id: Option<String>,
+    /// `LEEKHA_APNS_TEAM_ID`: the developer team's id (10 characters).
+    #[arg(long, env = "LEEKHA_APNS_TEAM_ID", value_parser = apple_id)]
+    pub apns_team_id: Option<String>,
+    /// `LEEKHA_APNS_TOPIC`: the app's bundle id, e.g. `com.example.leekha`.
+    #[arg(long, env = "LEEKHA_APNS_TOPIC", value_parser = apns_topic)]
+    pub apns_topic: Option<String>,
+    /// `LEEKHA_APNS_CA_FILE`: extra root certificates (PEM) trusted for APNs beside the
+    /// public ones (tests' fake, a private relay).
+    #[arg(long, env = "LEEKHA_APNS_CA_FILE")]
+    pub apns_ca_file: Option<std::path::PathBuf>,
     /// `LEEKHA_VAPID_PRIVATE_KEY_FILE`: the VAPID key (PEM, P-256) of Web Push; unset, one
     /// is generated once and kept in the database.
     #[arg(long, env = "LEEKHA_VAPID_PRIVATE_KEY_FILE")]
@@ -562,6 +589,30 @@ fn vapid_subject(raw: &str) -> Result<String, &'static str> {
     }
 }
 
+/// An Apple key or team id: 10 letters and digits.
+fn apple_id(raw: &str) -> Result<String, &'static str> {
+    let raw = raw.trim();
+    if raw.len() == 10 && raw.bytes().all(|b| b.is_ascii_alphanumeric()) {
+        Ok(raw.to_owned())
+    } else {
+        Err("10 letters and digits, as the Apple developer account shows it")
+    }
+}
+
+/// A bundle id (with APNs' suffixes such as `.voip`): letters, digits, `.`, `-`, `_`.
+fn apns_topic(raw: &str) -> Result<String, &'static str> {
+    let raw = raw.trim();
+    let ok = (1..=255).contains(&raw.len())
+        && raw
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'-' | b'_'));
+    if ok {
+        Ok(raw.to_owned())
+    } else {
+        Err("the app's bundle id, e.g. com.example.leekha")
+    }
+}
+
 fn secret(raw: &str) -> Result<Secret, &'static str> {
     if raw.len() >= 32 {
         Ok(Secret::new(raw))
@@ -679,6 +730,26 @@ mod tests {
         assert_eq!(c.cors_origins, CorsOrigins::Off);
         let pg = from(&[("DATABASE_URL", "postgres://p@db/leekha")]).unwrap();
         assert_eq!(pg.pool_size, 16);
+    }
+
+    #[test]
+    fn apns_ids_and_topics_are_checked_and_name_their_variable() {
+        let c = from(&[
+            ("LEEKHA_APNS_KEY_ID", " ABC123DEFG "),
+            ("LEEKHA_APNS_TEAM_ID", "TEAM123456"),
+            ("LEEKHA_APNS_TOPIC", "com.example.leekha"),
+        ])
+        .unwrap();
+        assert_eq!(c.apns_key_id.as_deref(), Some("ABC123DEFG"));
+        assert_eq!(c.apns_url, "https://api.push.apple.com");
+        for (var, value) in [
+            ("LEEKHA_APNS_KEY_ID", "ABC"),
+            ("LEEKHA_APNS_TEAM_ID", "TEAM12345\n"),
+            ("LEEKHA_APNS_TOPIC", "com.example/leekha"),
+        ] {
+            let err = from(&[(var, value)]).unwrap_err().to_string();
+            assert!(err.starts_with(var), "{err}");
+        }
     }
 
     #[test]
