@@ -13,6 +13,7 @@ use std::time::Duration;
 use base64::Engine;
 use sha2::{Digest, Sha256};
 
+use super::apns::{self, Apns};
 use super::fcm::{self, Fcm};
 use super::webpush::{self, Vapid};
 use super::{Platform, messages};
@@ -39,6 +40,8 @@ pub struct Answer {
     pub retry_after: Option<Duration>,
     /// The start of the body, for the error message.
     pub body: String,
+    /// The service's id of the message (APNs `apns-id`), for the log.
+    pub id: Option<String>,
 }
 
 impl Answer {
@@ -60,6 +63,7 @@ impl Answer {
             status,
             retry_after,
             body,
+            id: None,
         }
     }
 }
@@ -100,9 +104,17 @@ fn judge(platform: Platform, answer: &Result<Answer, String>) -> Verdict {
         (Platform::Fcm, 404) | (Platform::Apns, 410) | (Platform::Webpush, 404 | 410) => {
             Verdict::Gone
         }
+        // A token from a development build sent to production, or garbage: it will never
+        // work here.
+        (Platform::Apns, 400) if apns::reason(&a.body).as_deref() == Some("BadDeviceToken") => {
+            Verdict::Gone
+        }
         (_, 429 | 500..=599) => Verdict::Retry(a.retry_after),
         // FCM's token expired early: the sender dropped it and asks anew next time.
         (Platform::Fcm, 401) => Verdict::Retry(None),
+        // The provider token was refused even after renewal (a clock off, a revoked key): a
+        // fault of the server, not of the device, so its pushes wait rather than go.
+        (Platform::Apns, 403) => Verdict::Retry(None),
         _ => Verdict::Failed,
     }
 }
@@ -123,21 +135,22 @@ pub fn topic(collapse_key: &str) -> String {
     base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(&digest[..24])
 }
 
-/// Everything the worker needs to send: the VAPID key, the FCM sender and its token cache,
-/// and two HTTP clients (Web Push endpoints are the users' and go through the address
+/// Everything the worker needs to send: the VAPID key, the FCM and APNs senders with their
+/// token caches (the APNs one with its HTTP/2 connection), and two HTTP/1.1 clients (Web Push endpoints are the users' and go through the address
 /// guard; FCM's URL is the operator's).
 #[derive(Debug)]
 pub struct Pusher {
     state: Services,
     vapid: Vapid,
     fcm: Option<Fcm>,
+    apns: Option<Apns>,
     guarded: ureq::Agent,
     plain: ureq::Agent,
 }
 
 impl Pusher {
-    /// A pusher for the state: reads the VAPID key (from its file, or the database) and the
-    /// FCM credentials.
+    /// A pusher for the state: reads the VAPID key (from its file, or the database), the
+    /// FCM credentials and the APNs key.
     ///
     /// # Errors
     /// A bad key file or credentials, or an unreadable database.
@@ -154,6 +167,7 @@ impl Pusher {
             )?),
             None => None,
         };
+        let apns = Apns::from_config(&state.config)?;
         let plain = ureq::Agent::config_builder()
             .timeout_global(Some(Duration::from_secs(10)))
             .http_status_as_error(false)
@@ -165,6 +179,7 @@ impl Pusher {
             state,
             vapid,
             fcm,
+            apns,
             plain,
         })
     }
@@ -252,7 +267,8 @@ impl Pusher {
         })?;
         self.state.metrics.push_delivery(platform.as_str(), outcome);
         if verdict == Verdict::Delivered {
-            tracing::debug!(push = %push.id, device = %device.id, attempt = n, "push delivered");
+            let service_id = answer.as_ref().ok().and_then(|a| a.id.as_deref());
+            tracing::debug!(push = %push.id, device = %device.id, attempt = n, service_id, "push delivered");
         } else {
             tracing::info!(push = %push.id, device = %device.id, attempt = n, outcome, status = ?status, error = ?error, "push not delivered");
         }
@@ -274,6 +290,21 @@ impl Pusher {
             device.locale.as_deref(),
         );
         let collapse = collapse_key(&push.kind, push.game_id.as_deref());
+        let data = || {
+            let mut data = serde_json::Map::new();
+            data.insert("kind".into(), push.kind.clone().into());
+            data.insert("seq".into(), push.seq.to_string().into());
+            if let Some(g) = &push.game_id {
+                data.insert("game_id".into(), g.clone().into());
+            }
+            if let Some(fields) = notification["data"].as_object() {
+                for (k, v) in fields {
+                    let text = v.as_str().map_or_else(|| v.to_string(), str::to_owned);
+                    data.entry(k.clone()).or_insert(text.into());
+                }
+            }
+            data
+        };
         match platform {
             Platform::Webpush => {
                 let (Some(p256dh), Some(auth)) = (&device.p256dh, &device.auth) else {
@@ -317,18 +348,7 @@ impl Pusher {
                 let Some(fcm) = self.fcm.as_mut() else {
                     return Err("FCM is not configured (LEEKHA_FCM_CREDENTIALS_FILE)".into());
                 };
-                let mut data = serde_json::Map::new();
-                data.insert("kind".into(), push.kind.clone().into());
-                data.insert("seq".into(), push.seq.to_string().into());
-                if let Some(g) = &push.game_id {
-                    data.insert("game_id".into(), g.clone().into());
-                }
-                if let Some(fields) = notification["data"].as_object() {
-                    for (k, v) in fields {
-                        let text = v.as_str().map_or_else(|| v.to_string(), str::to_owned);
-                        data.entry(k.clone()).or_insert(text.into());
-                    }
-                }
+                let mut data = data();
                 if push.silent {
                     data.insert("silent".into(), "1".into());
                 }
@@ -344,7 +364,31 @@ impl Pusher {
                     },
                 )
             }
-            Platform::Apns => Err("APNs delivery is not available on this server".into()),
+            Platform::Apns => {
+                let Some(apns) = self.apns.as_mut() else {
+                    return Err("APNs is not configured (LEEKHA_APNS_KEY_FILE)".into());
+                };
+                // The same key as the other services, as long as APNs takes it.
+                let collapse_id = if collapse.len() <= apns::MAX_COLLAPSE_ID {
+                    collapse.clone()
+                } else {
+                    topic(&collapse)
+                };
+                let expiration = (push.created_at
+                    + chrono::Duration::from_std(MAX_AGE).unwrap_or_default())
+                .and_utc()
+                .timestamp();
+                apns.send(&apns::Message {
+                    token: &device.token,
+                    title: &title,
+                    body: &body,
+                    data: &data(),
+                    collapse_id: &collapse_id,
+                    thread_id: push.game_id.as_deref(),
+                    silent: push.silent,
+                    expiration,
+                })
+            }
         }
     }
 }
@@ -419,6 +463,7 @@ mod tests {
             status,
             retry_after: retry.map(Duration::from_secs),
             body: String::new(),
+            id: None,
         })
     }
 
@@ -429,6 +474,16 @@ mod tests {
         assert_eq!(judge(Platform::Webpush, &answer(410, None)), Verdict::Gone);
         assert_eq!(judge(Platform::Webpush, &answer(404, None)), Verdict::Gone);
         assert_eq!(judge(Platform::Apns, &answer(410, None)), Verdict::Gone);
+        let bad_token = Ok(Answer {
+            body: r#"{"reason":"BadDeviceToken"}"#.into(),
+            ..answer(400, None).unwrap()
+        });
+        assert_eq!(judge(Platform::Apns, &bad_token), Verdict::Gone);
+        assert_eq!(judge(Platform::Apns, &answer(400, None)), Verdict::Failed);
+        assert_eq!(
+            judge(Platform::Apns, &answer(403, None)),
+            Verdict::Retry(None)
+        );
         assert_eq!(
             judge(Platform::Fcm, &answer(429, Some(3))),
             Verdict::Retry(Some(Duration::from_secs(3)))

@@ -1,10 +1,11 @@
-//! Push to devices (FCM, Web Push): each user's devices and settings, the push outbox that
+//! Push to devices (FCM, APNs, Web Push): each user's devices and settings, the push outbox that
 //! [`crate::notifications::write`] fills in the transaction of the notification's cause, and
 //! the worker that delivers it ([`deliver`]).
 //!
 //! Tokens, endpoints and keys are secrets of the device: they are never logged (the rows'
 //! `Debug` redacts them) and never shown back.
 
+pub mod apns;
 pub mod deliver;
 pub mod fcm;
 pub mod messages;
@@ -90,9 +91,7 @@ pub struct Registration {
 pub fn available(config: &Config, platform: Platform) -> bool {
     match platform {
         Platform::Fcm => config.fcm_credentials_file.is_some(),
-        // APNs delivery is not built yet (issue #17 leaves it open): refuse its tokens
-        // rather than collect pushes that never leave.
-        Platform::Apns => false,
+        Platform::Apns => apns::configured(config),
         Platform::Webpush => true,
     }
 }
