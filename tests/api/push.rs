@@ -1,7 +1,8 @@
 //! Push to devices: registration, settings, and delivery to local fakes that speak the
 //! real protocols (Web Push with RFC 8291 encryption and VAPID, FCM HTTP v1 with its
-//! OAuth2 JWT-bearer grant).
+//! OAuth2 JWT-bearer grant, APNs over HTTP/2 and TLS with its ES256 provider token).
 
+mod apns_fake;
 mod fake;
 
 use std::sync::atomic::AtomicBool;
@@ -21,6 +22,7 @@ use serde_json::{Value, json};
 use sha2::Sha256;
 
 use crate::common::{self, TestDb, bearer, post_json, send};
+use apns_fake::ApnsFake;
 use fake::{Fake, Request};
 
 /// A browser's push subscription: its key pair and auth secret.
@@ -771,4 +773,340 @@ async fn four_phones_get_every_turn_in_order_once_from_two_instances() {
         delays[delays.len() - 1]
     );
     assert!(pct(0.99) < 5000.0, "p99 {:.1} ms", pct(0.99));
+}
+
+const APNS_KEY_ID: &str = "KEYID12345";
+const APNS_TEAM_ID: &str = "TEAMID1234";
+const APNS_TOPIC: &str = "com.example.leekha";
+
+/// A configuration that sends APNs pushes to the fake, trusting its certificate.
+fn apns_config(db: &TestDb, fake: &ApnsFake) -> Config {
+    let mut config = config_for(db);
+    config.apns_url = fake.url.clone();
+    config.apns_key_file = Some(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/api/push/apns_test_key.p8"),
+    );
+    config.apns_key_id = Some(APNS_KEY_ID.into());
+    config.apns_team_id = Some(APNS_TEAM_ID.into());
+    config.apns_topic = Some(APNS_TOPIC.into());
+    config.apns_ca_file = Some(apns_fake::ca_file());
+    config
+}
+
+/// Checks the provider token as APNs does: an ES256 JWT signed by the team's key, naming the
+/// key and the team, issued within the hour. Returns it with its `iat`.
+fn verify_provider_token(req: &Request) -> (String, i64) {
+    let token = req.headers["authorization"]
+        .strip_prefix("bearer ")
+        .expect("authorization: bearer <JWT>")
+        .to_owned();
+    let key = jsonwebtoken::DecodingKey::from_ec_pem(include_bytes!("push/apns_test_key.pub.pem"))
+        .unwrap();
+    let mut validation = jsonwebtoken::Validation::new(jsonwebtoken::Algorithm::ES256);
+    validation.required_spec_claims.clear();
+    validation.validate_exp = false;
+    let decoded = jsonwebtoken::decode::<Value>(&token, &key, &validation)
+        .expect("an ES256 token signed with the .p8 key");
+    assert_eq!(decoded.header.kid.as_deref(), Some(APNS_KEY_ID));
+    assert_eq!(decoded.claims["iss"], APNS_TEAM_ID);
+    let iat = decoded.claims["iat"].as_i64().unwrap();
+    let now = chrono::Utc::now().timestamp();
+    assert!(
+        (now - 3600..=now + 5).contains(&iat),
+        "iat {iat}, now {now}"
+    );
+    (token, iat)
+}
+
+/// Runs the pusher on a thread of its own, as the worker does: reqwest's blocking client
+/// refuses to run inside the test's async runtime.
+fn drain_apart(pusher: &mut Pusher) -> usize {
+    std::thread::scope(|s| s.spawn(|| drain(pusher)).join().unwrap())
+}
+
+fn apns_answer(status: u16, reason: &str) -> fake::Answer {
+    let body = json!({"reason": reason}).to_string().into_bytes();
+    (status, vec![], body)
+}
+
+async fn devices_of<S, B>(app: &S, access: &str) -> Value
+where
+    S: actix_web::dev::Service<
+            actix_http::Request,
+            Response = actix_web::dev::ServiceResponse<B>,
+            Error = actix_web::Error,
+        >,
+    B: actix_web::body::MessageBody,
+{
+    send(
+        app,
+        bearer(TestRequest::get().uri("/api/v1/me/devices"), access),
+    )
+    .await
+    .json
+}
+
+#[actix_web::test]
+async fn an_apns_push_goes_over_http2_with_a_provider_token_and_gone_devices_are_removed() {
+    let db = TestDb::migrated();
+    const PHONE: &str = "a1b2c3d4e5f60718293a4b5c6d7e8f90a1b2c3d4e5f60718293a4b5c6d7e8f90";
+    const DEV_BUILD: &str = "0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f";
+    let uninstalled = Arc::new(Mutex::new(false));
+    let answer = uninstalled.clone();
+    let service = ApnsFake::start(move |req| {
+        if req.path.ends_with(DEV_BUILD) {
+            return apns_answer(400, "BadDeviceToken");
+        }
+        if *answer.lock().unwrap() {
+            return apns_answer(410, "Unregistered");
+        }
+        let id = (
+            "apns-id".to_owned(),
+            "77B4A8C4-0000-4000-8000-000000000001".to_owned(),
+        );
+        (200, vec![id], vec![])
+    });
+    let state = common::state_for(apns_config(&db, &service));
+    let app = common::app(state.clone()).await;
+    let config = send(&app, TestRequest::get().uri("/api/v1/push/config")).await;
+    assert_eq!(config.json["apns"], true, "{}", config.text);
+    let alice = common::register(&app, "alice").await;
+    let bob = common::register(&app, "bob").await;
+    for (who, token) in [(&alice, PHONE), (&bob, DEV_BUILD)] {
+        let body = json!({"platform": "apns", "token": token});
+        let r = send(
+            &app,
+            bearer(post_json("/api/v1/me/devices", body), &who.access),
+        )
+        .await;
+        assert_eq!(r.status, 201, "{}", r.text);
+        assert_eq!(r.json["platform"], "apns");
+    }
+
+    notify(&state, &alice.id, Kind::YourTurn, GAME);
+    notify(&state, &bob.id, Kind::YourTurn, GAME);
+    let mut pusher = Pusher::new(state.clone()).unwrap();
+    assert_eq!(drain_apart(&mut pusher), 2);
+    let got = service.requests();
+    assert_eq!(got.len(), 2);
+    let alices = got
+        .iter()
+        .find(|r| r.request.path == format!("/3/device/{PHONE}"))
+        .expect("alice's phone got a push");
+    assert_eq!(alices.version, http::Version::HTTP_2);
+    assert_eq!(alices.alpn.as_deref(), Some(&b"h2"[..]));
+    let req = &alices.request;
+    assert_eq!(req.method, "POST");
+    let (token, _) = verify_provider_token(req);
+    assert_eq!(req.headers["apns-topic"], APNS_TOPIC);
+    assert_eq!(req.headers["apns-push-type"], "alert");
+    assert_eq!(req.headers["apns-priority"], "10");
+    assert_eq!(req.headers["apns-collapse-id"], format!("your_turn:{GAME}"));
+    let expiration: i64 = req.headers["apns-expiration"].parse().unwrap();
+    assert!(expiration > chrono::Utc::now().timestamp());
+    let payload: Value = serde_json::from_slice(&req.body).unwrap();
+    assert_eq!(
+        payload["aps"]["alert"]["title"],
+        "Your turn in game 1a2b3c4d"
+    );
+    assert_eq!(payload["aps"]["alert"]["body"], "Play a card.");
+    assert_eq!(payload["aps"]["sound"], "default");
+    assert_eq!(payload["aps"]["thread-id"], GAME);
+    assert_eq!(payload["kind"], "your_turn");
+    assert_eq!(payload["game_id"], GAME);
+    assert_eq!(payload["seat"], "1");
+    let list = devices_of(&app, &alice.access).await;
+    assert!(list["items"][0]["last_success_at"].is_string(), "{list}");
+    assert!(!list.to_string().contains(PHONE), "tokens are never shown");
+    assert_eq!(
+        devices_of(&app, &bob.access).await["items"],
+        json!([]),
+        "BadDeviceToken removes the device"
+    );
+
+    *uninstalled.lock().unwrap() = true;
+    notify(&state, &alice.id, Kind::YourTurn, GAME);
+    assert_eq!(drain_apart(&mut pusher), 1);
+    let got = service.requests();
+    assert_eq!(got.len(), 3);
+    assert_eq!(
+        verify_provider_token(&got[2].request).0,
+        token,
+        "the token is reused"
+    );
+    assert!(
+        got.iter().all(|r| r.connection == 0),
+        "one connection carries every push: {:?}",
+        got.iter().map(|r| r.connection).collect::<Vec<_>>()
+    );
+    assert_eq!(
+        devices_of(&app, &alice.access).await["items"],
+        json!([]),
+        "410 Unregistered removes the device"
+    );
+    let metrics = send(&app, TestRequest::get().uri("/metrics")).await.text;
+    for outcome in ["delivered", "gone"] {
+        assert!(
+            metrics
+                .lines()
+                .any(|l| l.starts_with("leekha_push_deliveries_total{")
+                    && l.contains(r#"provider="apns""#)
+                    && l.contains(&format!(r#"outcome="{outcome}""#))),
+            "{outcome}: {metrics}"
+        );
+    }
+}
+
+#[actix_web::test]
+async fn apns_429_waits_for_retry_after_and_an_expired_provider_token_is_renewed() {
+    let db = TestDb::migrated();
+    const PHONE: &str = "c0ffee00c0ffee00c0ffee00c0ffee00c0ffee00c0ffee00c0ffee00c0ffee00";
+    // The first answer is 429; later, tokens issued at or before `expired_until` are refused.
+    let busy = Arc::new(Mutex::new(true));
+    let expired_until = Arc::new(Mutex::new(i64::MIN));
+    let (b, e) = (busy.clone(), expired_until.clone());
+    let service = ApnsFake::start(move |req| {
+        let (_, iat) = verify_provider_token(req);
+        if std::mem::replace(&mut *b.lock().unwrap(), false) {
+            return (
+                429,
+                vec![("retry-after".into(), "1".into())],
+                br#"{"reason":"TooManyRequests"}"#.to_vec(),
+            );
+        }
+        if iat <= *e.lock().unwrap() {
+            return apns_answer(403, "ExpiredProviderToken");
+        }
+        (200, vec![], vec![])
+    });
+    let state = common::state_for(apns_config(&db, &service));
+    let app = common::app(state.clone()).await;
+    let alice = common::register(&app, "alice").await;
+    let body = json!({"platform": "apns", "token": PHONE, "locale": "ar"});
+    let r = send(
+        &app,
+        bearer(post_json("/api/v1/me/devices", body), &alice.access),
+    )
+    .await;
+    assert_eq!(r.status, 201, "{}", r.text);
+
+    notify(&state, &alice.id, Kind::YourTurn, GAME);
+    let mut pusher = Pusher::new(state.clone()).unwrap();
+    assert_eq!(drain_apart(&mut pusher), 1, "429: not yet due again");
+    let list = devices_of(&app, &alice.access).await;
+    let error = list["items"][0]["last_error"].as_str().unwrap_or_default();
+    assert!(error.contains("apns answered 429"), "{list}");
+    assert!(!list.to_string().contains(PHONE), "tokens are never shown");
+    std::thread::sleep(std::time::Duration::from_millis(1100));
+    assert_eq!(drain_apart(&mut pusher), 1);
+    let got = service.requests();
+    assert_eq!(got.len(), 2);
+    let gap = got[1].request.at - got[0].request.at;
+    assert!(
+        gap >= std::time::Duration::from_secs(1),
+        "Retry-After honoured: {gap:?}"
+    );
+    let (first, iat) = verify_provider_token(&got[0].request);
+    assert_eq!(
+        verify_provider_token(&got[1].request).0,
+        first,
+        "the token is cached"
+    );
+    let payload: Value = serde_json::from_slice(&got[1].request.body).unwrap();
+    assert_eq!(payload["aps"]["alert"]["title"], "دورك في اللعبة 1a2b3c4d");
+    let list = devices_of(&app, &alice.access).await;
+    assert!(list["items"][0]["last_success_at"].is_string(), "{list}");
+
+    // APNs now says the token expired (as it does past its hour): a fresh one is signed and
+    // the same push goes out in the same attempt.
+    *expired_until.lock().unwrap() = iat;
+    notify(&state, &alice.id, Kind::GameFinished, GAME);
+    assert_eq!(drain_apart(&mut pusher), 1);
+    let got = service.requests();
+    assert_eq!(got.len(), 4);
+    assert_eq!(verify_provider_token(&got[2].request).0, first);
+    let (fresh, fresh_iat) = verify_provider_token(&got[3].request);
+    assert!(fresh != first && fresh_iat > iat, "a fresh provider token");
+    assert_eq!(
+        got[3].request.body, got[2].request.body,
+        "the same push again"
+    );
+    assert_eq!(
+        got[3].request.headers["apns-collapse-id"],
+        format!("game_finished:{GAME}")
+    );
+    let list = devices_of(&app, &alice.access).await;
+    assert!(list["items"][0]["last_error"].is_null(), "{list}");
+}
+
+#[actix_web::test]
+async fn quiet_hours_send_an_apns_background_push() {
+    let db = TestDb::migrated();
+    let service = ApnsFake::start(|_| (200, vec![], vec![]));
+    let state = common::state_for(apns_config(&db, &service));
+    let app = common::app(state.clone()).await;
+    let alice = common::register(&app, "alice").await;
+    let body = json!({"platform": "apns", "token": "feedface"});
+    let r = send(
+        &app,
+        bearer(post_json("/api/v1/me/devices", body), &alice.access),
+    )
+    .await;
+    assert_eq!(r.status, 201, "{}", r.text);
+    let uri = "/api/v1/me/notification-settings";
+    let mut settings = send(&app, bearer(TestRequest::get().uri(uri), &alice.access))
+        .await
+        .json;
+    // Quiet all day but one minute from now: the push is silent whenever the test runs.
+    let now = chrono::Utc::now();
+    let fmt = |t: chrono::DateTime<chrono::Utc>| t.format("%H:%M").to_string();
+    settings["quiet_hours"] = json!({
+        "start": fmt(now + chrono::Duration::minutes(2)),
+        "end": fmt(now + chrono::Duration::minutes(1)),
+        "time_zone": "UTC",
+    });
+    let put = TestRequest::put().uri(uri).set_json(&settings);
+    assert_eq!(send(&app, bearer(put, &alice.access)).await.status, 200);
+    notify(&state, &alice.id, Kind::YourTurn, GAME);
+    let mut pusher = Pusher::new(state.clone()).unwrap();
+    assert_eq!(drain_apart(&mut pusher), 1);
+    let got = service.requests();
+    let req = &got[0].request;
+    assert_eq!(req.headers["apns-push-type"], "background");
+    assert_eq!(req.headers["apns-priority"], "5");
+    let payload: Value = serde_json::from_slice(&req.body).unwrap();
+    assert_eq!(
+        payload["aps"],
+        json!({"content-available": 1, "thread-id": GAME})
+    );
+    assert_eq!(payload["kind"], "your_turn");
+}
+
+#[actix_web::test]
+async fn an_incomplete_or_wrong_apns_configuration_stops_the_worker_naming_the_variable() {
+    let db = TestDb::migrated();
+    let service = ApnsFake::start(|_| (200, vec![], vec![]));
+    let mut config = apns_config(&db, &service);
+    config.apns_team_id = None;
+    let state = common::state_for(config.clone());
+    let err = Pusher::new(state).unwrap_err();
+    assert!(err.starts_with("LEEKHA_APNS_TEAM_ID is not set"), "{err}");
+    // Without it APNs is not offered either.
+    let app = common::app(common::state_for(config)).await;
+    let r = send(&app, TestRequest::get().uri("/api/v1/push/config")).await;
+    assert_eq!(r.json["apns"], false);
+
+    let mut config = apns_config(&db, &service);
+    config.apns_key_file = Some(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/api/push/fcm_test_key.pem"),
+    );
+    let err = Pusher::new(common::state_for(config)).unwrap_err();
+    assert!(
+        err.starts_with("LEEKHA_APNS_KEY_FILE") && err.contains("P-256"),
+        "{err}"
+    );
+    let mut config = apns_config(&db, &service);
+    config.apns_ca_file = Some("/nonexistent/ca.pem".into());
+    let err = Pusher::new(common::state_for(config)).unwrap_err();
+    assert!(err.starts_with("LEEKHA_APNS_CA_FILE"), "{err}");
 }
