@@ -410,7 +410,8 @@ pub static PROBLEM_CODES: &[ProblemCode] = &[
         422,
         "Push platform not available",
         "This server is not configured to deliver to the device's platform (FCM needs \
-         `LEEKHA_FCM_CREDENTIALS_FILE`; APNs is not delivered yet).",
+         `LEEKHA_FCM_CREDENTIALS_FILE`; APNs needs `LEEKHA_APNS_KEY_FILE`, `LEEKHA_APNS_KEY_ID`, \
+         `LEEKHA_APNS_TEAM_ID` and `LEEKHA_APNS_TOPIC`).",
         "Read `GET /api/v1/push/config` and register only for the platforms it names.",
     ),
     // 422: the rules of the game
