@@ -338,8 +338,7 @@ impl Apns {
             .header("content-type", "application/json")
             .body(body.to_owned())
             .send()
-            // The URL holds the device token.
-            .map_err(|e| format!("APNs: {}", e.without_url()))?;
+            .map_err(describe)?;
         if reply.version() != reqwest::Version::HTTP_2 {
             return Err(format!(
                 "APNs answered over {:?}, not HTTP/2",
@@ -348,6 +347,19 @@ impl Apns {
         }
         Ok(read(reply))
     }
+}
+
+/// A transport error with its causes (reqwest's own message alone says only "error sending
+/// request"), without the URL: it holds the device token.
+fn describe(e: reqwest::Error) -> String {
+    let e = e.without_url();
+    let mut text = format!("APNs: {e}");
+    let mut cause = std::error::Error::source(&e);
+    while let Some(c) = cause {
+        text.push_str(&format!(": {c}"));
+        cause = c.source();
+    }
+    text
 }
 
 /// Status, `Retry-After`, `apns-id` and up to 2 KiB of body.

@@ -1110,3 +1110,40 @@ async fn an_incomplete_or_wrong_apns_configuration_stops_the_worker_naming_the_v
     let err = Pusher::new(common::state_for(config)).unwrap_err();
     assert!(err.starts_with("LEEKHA_APNS_CA_FILE"), "{err}");
 }
+
+#[actix_web::test]
+async fn an_untrusted_apns_certificate_is_retried_and_reported_without_the_token() {
+    let db = TestDb::migrated();
+    const PHONE: &str = "deadbeefdeadbeefdeadbeefdeadbeefdeadbeefdeadbeefdeadbeefdeadbeef";
+    let service = ApnsFake::start(|_| (200, vec![], vec![]));
+    let mut config = apns_config(&db, &service);
+    // The fake's certificate is issued by a root only LEEKHA_APNS_CA_FILE names.
+    config.apns_ca_file = None;
+    let state = common::state_for(config);
+    let app = common::app(state.clone()).await;
+    let alice = common::register(&app, "alice").await;
+    let body = json!({"platform": "apns", "token": PHONE});
+    let r = send(
+        &app,
+        bearer(post_json("/api/v1/me/devices", body), &alice.access),
+    )
+    .await;
+    assert_eq!(r.status, 201, "{}", r.text);
+    notify(&state, &alice.id, Kind::YourTurn, GAME);
+    let mut pusher = Pusher::new(state.clone()).unwrap();
+    assert_eq!(drain_apart(&mut pusher), 1, "retried later");
+    assert!(service.requests().is_empty());
+    let list = devices_of(&app, &alice.access).await;
+    let error = list["items"][0]["last_error"].as_str().unwrap_or_default();
+    assert!(error.contains("certificate"), "{list}");
+    assert!(!error.contains(PHONE), "{error}");
+    let metrics = send(&app, TestRequest::get().uri("/metrics")).await.text;
+    assert!(
+        metrics
+            .lines()
+            .any(|l| l.starts_with("leekha_push_deliveries_total{")
+                && l.contains(r#"provider="apns""#)
+                && l.contains(r#"outcome="retry""#)),
+        "{metrics}"
+    );
+}
