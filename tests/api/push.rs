@@ -1147,3 +1147,51 @@ async fn an_untrusted_apns_certificate_is_retried_and_reported_without_the_token
         "{metrics}"
     );
 }
+
+#[actix_web::test]
+async fn a_burst_of_apns_pushes_shares_one_connection_in_feed_order() {
+    let db = TestDb::migrated();
+    let service = ApnsFake::start(|_| (200, vec![], vec![]));
+    let state = common::state_for(apns_config(&db, &service));
+    let app = common::app(state.clone()).await;
+    let mut users = Vec::new();
+    for name in ["pl1", "pl2", "pl3", "pl4"] {
+        let user = common::register(&app, name).await;
+        let body = json!({"platform": "apns", "token": format!("{name}00ff")});
+        let r = send(
+            &app,
+            bearer(post_json("/api/v1/me/devices", body), &user.access),
+        )
+        .await;
+        assert_eq!(r.status, 201, "{}", r.text);
+        users.push(user);
+    }
+    for _ in 0..25 {
+        for user in &users {
+            notify(&state, &user.id, Kind::YourTurn, GAME);
+        }
+    }
+    let mut pusher = Pusher::new(state.clone()).unwrap();
+    let started = std::time::Instant::now();
+    assert_eq!(drain_apart(&mut pusher), 100);
+    let took = started.elapsed();
+    eprintln!(
+        "100 APNs pushes to the local fake in {:.0} ms ({:.2} ms each)",
+        took.as_secs_f64() * 1000.0,
+        took.as_secs_f64() * 10.0
+    );
+    let got = service.requests();
+    assert_eq!(got.len(), 100);
+    assert!(got.iter().all(|r| r.connection == 0), "one connection");
+    for name in ["pl1", "pl2", "pl3", "pl4"] {
+        let seqs: Vec<i64> = got
+            .iter()
+            .filter(|r| r.request.path == format!("/3/device/{name}00ff"))
+            .map(|r| {
+                let payload: Value = serde_json::from_slice(&r.request.body).unwrap();
+                payload["seq"].as_str().unwrap().parse().unwrap()
+            })
+            .collect();
+        assert_eq!(seqs, (1..=25).collect::<Vec<_>>(), "{name}: in order, once");
+    }
+}
