@@ -170,7 +170,7 @@ pub struct Apns {
     signer: Signer,
     url: url::Url,
     topic: String,
-    tls: Option<rustls::ClientConfig>,
+    tls: rustls::ClientConfig,
     client: Option<reqwest::blocking::Client>,
 }
 
@@ -213,24 +213,21 @@ impl Apns {
     /// Some but not all of the four variables set, an unreadable or wrong key or CA file, an
     /// unusable URL: a sentence naming the variable.
     pub fn from_config(config: &Config) -> Result<Option<Self>, String> {
-        let set = set(config);
-        if !set.iter().any(|s| *s) {
-            return Ok(None);
-        }
-        if let Some(missing) = set.iter().position(|s| !s) {
-            return Err(format!(
-                "{} is not set: APNs needs {} together",
-                TOGETHER[missing],
-                TOGETHER.join(", ")
-            ));
-        }
         let (Some(file), Some(key_id), Some(team_id), Some(topic)) = (
             &config.apns_key_file,
             &config.apns_key_id,
             &config.apns_team_id,
             &config.apns_topic,
         ) else {
-            return Ok(None);
+            // Half a configuration is a mistake, not a choice: say what is missing.
+            return match set(config).iter().position(|s| !s) {
+                Some(missing) if set(config).contains(&true) => Err(format!(
+                    "{} is not set: APNs needs {} together",
+                    TOGETHER[missing],
+                    TOGETHER.join(", ")
+                )),
+                _ => Ok(None),
+            };
         };
         let signer = Signer::new(read_key(file)?, key_id, team_id);
         let extra = match &config.apns_ca_file {
@@ -250,19 +247,15 @@ impl Apns {
             signer,
             url,
             topic: topic.clone(),
-            tls: Some(tls(extra).map_err(|e| format!("LEEKHA_APNS_CA_FILE: {e}"))?),
+            tls: tls(extra).map_err(|e| format!("LEEKHA_APNS_CA_FILE: {e}"))?,
             client: None,
         }))
     }
 
     fn client(&mut self) -> Result<&reqwest::blocking::Client, String> {
         if self.client.is_none() {
-            let tls = self
-                .tls
-                .take()
-                .ok_or("the APNs client could not be built")?;
             let client = reqwest::blocking::Client::builder()
-                .tls_backend_preconfigured(tls)
+                .tls_backend_preconfigured(self.tls.clone())
                 .timeout(Duration::from_secs(10))
                 .connect_timeout(Duration::from_secs(10))
                 // One connection, kept open between pushes: Apple treats repeated
