@@ -1195,3 +1195,34 @@ async fn a_burst_of_apns_pushes_shares_one_connection_in_feed_order() {
         assert_eq!(seqs, (1..=25).collect::<Vec<_>>(), "{name}: in order, once");
     }
 }
+
+#[actix_web::test]
+async fn the_push_worker_delivers_to_apns_from_its_thread() {
+    let db = TestDb::migrated();
+    let service = ApnsFake::start(|_| (200, vec![], vec![]));
+    let state = common::state_for(apns_config(&db, &service));
+    let app = common::app(state.clone()).await;
+    let alice = common::register(&app, "alice").await;
+    let body = json!({"platform": "apns", "token": "0123456789abcdef"});
+    let r = send(
+        &app,
+        bearer(post_json("/api/v1/me/devices", body), &alice.access),
+    )
+    .await;
+    assert_eq!(r.status, 201, "{}", r.text);
+    // Started from async code, as the server does; the client is built on the worker's thread.
+    let worker = leekha::push::Worker::spawn(state.clone()).unwrap();
+    notify(&state, &alice.id, Kind::Invited, GAME);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while service.requests().is_empty() && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    worker.stop();
+    let got = service.requests();
+    assert_eq!(got.len(), 1);
+    let payload: Value = serde_json::from_slice(&got[0].request.body).unwrap();
+    assert_eq!(
+        payload["aps"]["alert"]["title"],
+        "You are invited to game 1a2b3c4d"
+    );
+}
