@@ -136,8 +136,9 @@ pub fn topic(collapse_key: &str) -> String {
 }
 
 /// Everything the worker needs to send: the VAPID key, the FCM and APNs senders with their
-/// token caches (the APNs one with its HTTP/2 connection), and two HTTP/1.1 clients (Web Push endpoints are the users' and go through the address
-/// guard; FCM's URL is the operator's).
+/// token caches (the APNs one with its HTTP/2 connection), and two HTTP/1.1 clients (Web
+/// Push endpoints are the users' and go through the address guard; FCM's URL is the
+/// operator's).
 #[derive(Debug)]
 pub struct Pusher {
     state: Services,
