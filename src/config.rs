@@ -441,6 +441,12 @@ pub struct Config {
     #[arg(long, env = "LEEKHA_PUSH_RETRY_BASE_MS", default_value = "1000")]
     #[arg(value_parser = millis(10..=3_600_000))]
     pub push_retry_base: Duration,
+    /// `LEEKHA_PUSH_SKIP_WATCHING=0`: push `your_turn`, `turn_reminder` and `chat_message`
+    /// even to a user who has the game open live (a stream or a waiting long-poll on the
+    /// delivering instance); default 1: those pushes are skipped, the open game shows them.
+    #[arg(long, env = "LEEKHA_PUSH_SKIP_WATCHING", default_value = "1")]
+    #[arg(action = ArgAction::Set, value_parser = switch)]
+    pub push_skip_watching: bool,
     /// `LEEKHA_TRUST_PROXY=1`: the peer is a proxy that appends the client to
     /// `X-Forwarded-For`/`Forwarded` (only behind such a proxy); the client is the right-most
     /// hop no trusted proxy added.

@@ -140,6 +140,7 @@ impl From<AppState> for crate::services::Services {
             db: state.db,
             config: state.config,
             metrics: state.metrics,
+            watching: state.presence,
         }
     }
 }

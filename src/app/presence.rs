@@ -99,6 +99,12 @@ impl Drop for Watch {
     }
 }
 
+impl crate::services::Watching for Presence {
+    fn is_watching(&self, user_id: &str, game_id: &str) -> bool {
+        Presence::is_watching(self, user_id, game_id)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

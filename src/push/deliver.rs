@@ -221,6 +221,24 @@ impl Pusher {
             "apns" => Platform::Apns,
             _ => Platform::Webpush,
         };
+        if self.shown_live(&device.user_id, push) {
+            let now = db::now();
+            db::write_transaction(conn, |conn| {
+                store::record_attempt(
+                    conn,
+                    &push.id,
+                    push.attempts,
+                    None,
+                    Some("not sent: the user had the game open"),
+                    now,
+                    PushEnd::Failed,
+                )
+            })?;
+            self.state
+                .metrics
+                .push_delivery(platform.as_str(), "skipped");
+            return Ok(());
+        }
         let answer = self.send(platform, &device, push);
         let verdict = judge(platform, &answer);
         let now = db::now();
@@ -274,6 +292,20 @@ impl Pusher {
             tracing::info!(push = %push.id, device = %device.id, attempt = n, outcome, status = ?status, error = ?error, "push not delivered");
         }
         Ok(())
+    }
+
+    /// Whether the push only repeats what the user sees right now: a turn, a reminder or a
+    /// chat line of a game they have open live on this instance.
+    fn shown_live(&self, user_id: &str, push: &PushRow) -> bool {
+        self.state.config.push_skip_watching
+            && matches!(
+                push.kind.as_str(),
+                "your_turn" | "turn_reminder" | "chat_message"
+            )
+            && push
+                .game_id
+                .as_deref()
+                .is_some_and(|game| self.state.watching.is_watching(user_id, game))
     }
 
     fn send(

@@ -1226,3 +1226,61 @@ async fn the_push_worker_delivers_to_apns_from_its_thread() {
         "You are invited to game 1a2b3c4d"
     );
 }
+
+#[actix_web::test]
+async fn a_turn_is_not_pushed_to_a_user_who_has_the_game_open_unless_configured() {
+    for skip in [true, false] {
+        let db = TestDb::migrated();
+        let mut config = config_for(&db);
+        config.push_skip_watching = skip;
+        let state = common::state_for(config);
+        let app = common::app(state.clone()).await;
+        let alice = common::register(&app, "alice").await;
+        let service = Fake::start(|_| (201, vec![], vec![]));
+        let browser = Browser::new();
+        let sub = browser.subscription(&format!("{}/push/alice", service.url));
+        send(
+            &app,
+            bearer(post_json("/api/v1/me/devices", sub), &alice.access),
+        )
+        .await;
+        // Alice follows the game live (what an open stream or a waiting long-poll holds).
+        let watch = state.presence.enter(&alice.id, GAME).unwrap();
+        notify(&state, &alice.id, Kind::YourTurn, GAME);
+        notify(&state, &alice.id, Kind::GameFinished, GAME);
+        notify(&state, &alice.id, Kind::YourTurn, "another-game");
+        let mut pusher = Pusher::new(state.clone()).unwrap();
+        drain(&mut pusher);
+        let kinds: Vec<(String, i64)> = service
+            .requests()
+            .iter()
+            .map(|r| {
+                let p = browser.decrypt(&r.body);
+                (
+                    p["type"].as_str().unwrap().to_owned(),
+                    p["seq"].as_i64().unwrap(),
+                )
+            })
+            .collect();
+        let expected: &[(&str, i64)] = if skip {
+            // The open game shows the turn; the rest still goes out.
+            &[("game_finished", 2), ("your_turn", 3)]
+        } else {
+            &[("your_turn", 1), ("game_finished", 2), ("your_turn", 3)]
+        };
+        let expected: Vec<(String, i64)> = expected
+            .iter()
+            .map(|(k, s)| ((*k).to_owned(), *s))
+            .collect();
+        assert_eq!(kinds, expected, "LEEKHA_PUSH_SKIP_WATCHING={skip}");
+        drop(watch);
+        if skip {
+            let metrics = send(&app, TestRequest::get().uri("/metrics")).await.text;
+            assert!(
+                metrics.lines().any(|l| l.contains("outcome=\"skipped\"")
+                    && l.starts_with("leekha_push_deliveries_total")),
+                "{metrics}"
+            );
+        }
+    }
+}
