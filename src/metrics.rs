@@ -55,6 +55,8 @@ pub struct Metrics {
     pool_max: IntGauge,
     db_up: IntGauge,
     active_games: IntGauge,
+    open_streams: IntGauge,
+    max_streams: IntGauge,
 }
 
 impl Default for Metrics {
@@ -127,7 +129,15 @@ impl Metrics {
             ),
         ]
         .map(|(name, help)| register(&registry, IntCounter::new(name, help)));
-        let [pool_connections, pool_idle, pool_max, db_up, active_games] = [
+        let [
+            pool_connections,
+            pool_idle,
+            pool_max,
+            db_up,
+            active_games,
+            open_streams,
+            max_streams,
+        ] = [
             (
                 "leekha_db_pool_connections",
                 "Database connections open in the pool",
@@ -148,6 +158,14 @@ impl Metrics {
                 "leekha_active_games",
                 "Games being played (status active), as of the last successful scrape",
             ),
+            (
+                "leekha_open_streams",
+                "Event streams and waiting long-polls open on this instance",
+            ),
+            (
+                "leekha_max_streams",
+                "The most streams and long-polls this instance admits (LEEKHA_MAX_STREAMS)",
+            ),
         ]
         .map(|(name, help)| register(&registry, IntGauge::new(name, help)));
         Self {
@@ -164,6 +182,8 @@ impl Metrics {
             pool_max,
             db_up,
             active_games,
+            open_streams,
+            max_streams,
         }
     }
 
@@ -212,6 +232,13 @@ impl Metrics {
         self.pool_connections.set(i64::from(connections));
         self.pool_idle.set(i64::from(idle));
         self.pool_max.set(i64::from(max));
+    }
+
+    /// Sets the stream gauges: open now, and the ceiling.
+    pub fn set_streams(&self, open: usize, max: usize) {
+        self.open_streams
+            .set(i64::try_from(open).unwrap_or(i64::MAX));
+        self.max_streams.set(i64::try_from(max).unwrap_or(i64::MAX));
     }
 
     /// Sets the database gauges from a scrape's query: the active games, or `None` when the

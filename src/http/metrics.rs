@@ -36,6 +36,9 @@ pub async fn metrics(state: web::Data<AppState>) -> HttpResponse {
     state
         .metrics
         .set_pool(connections, idle, state.config.pool_size);
+    state
+        .metrics
+        .set_streams(state.presence.open(), state.presence.max());
     let db = state.db.clone();
     let active = web::block(move || {
         let mut conn = db.conn_within(SCRAPE_DB_TIMEOUT)?;

@@ -221,6 +221,8 @@ async fn metrics_are_public_prometheus_text_that_parses() {
         "leekha_db_pool_max_connections",
         "leekha_db_up",
         "leekha_active_games",
+        "leekha_open_streams",
+        "leekha_max_streams",
         "leekha_http_requests_total",
         "leekha_http_request_duration_seconds_bucket",
         "leekha_http_request_duration_seconds_count",

@@ -684,8 +684,22 @@ async fn presence_tells_who_watches_a_game() {
     .await;
     assert!(state.presence.is_watching(&players[0].id, &id));
     assert!(!state.presence.is_watching(&players[1].id, &id));
+    let open_streams = |text: &str| {
+        text.lines()
+            .find_map(|l| l.strip_prefix("leekha_open_streams "))
+            .unwrap_or_else(|| panic!("no leekha_open_streams in {text}"))
+            .to_owned()
+    };
+    let scraped = send(&app, TestRequest::get().uri("/metrics")).await.text;
+    assert_eq!(
+        open_streams(&scraped),
+        "1",
+        "the gauge counts the open stream"
+    );
     drop(stream);
     assert!(!state.presence.is_watching(&players[0].id, &id));
+    let scraped = send(&app, TestRequest::get().uri("/metrics")).await.text;
+    assert_eq!(open_streams(&scraped), "0");
 }
 
 /// Waits until a state's PostgreSQL listener has its `LISTEN` in place.
