@@ -22,6 +22,12 @@ use crate::error::Error;
 const TAIL_EVENTS: usize = 256;
 /// Games whose tails are kept.
 const GAMES: usize = 4096;
+/// Rendered copies of recent events kept (a few hundred bytes each): enough for the
+/// latest events of the busiest games, in each of five copies (four seats, spectators).
+const RENDERED: usize = 4096;
+
+/// Whose copy of an event: a seat's (0..=3) or the spectators' (4).
+pub type CopyOf = u8;
 
 #[derive(Debug, Default)]
 struct Tail {
@@ -79,17 +85,52 @@ impl Tail {
 #[derive(Debug)]
 pub struct EventTails {
     games: Mutex<LruCache<String, Arc<tokio::sync::Mutex<Tail>>>>,
+    /// The frames streams wrote, by game, seq and copy: when one event reaches ten thousand
+    /// streams of a game, each copy is redacted and serialized once, not once per stream.
+    rendered: Mutex<LruCache<(String, i64, CopyOf), bytes::Bytes>>,
 }
 
 impl Default for EventTails {
     fn default() -> Self {
         Self {
             games: Mutex::new(LruCache::new(NonZeroUsize::new(GAMES).expect("not zero"))),
+            rendered: Mutex::new(LruCache::new(
+                NonZeroUsize::new(RENDERED).expect("not zero"),
+            )),
         }
     }
 }
 
 impl EventTails {
+    /// The rendering of event `seq` of `game_id` in the copy `copy`: from memory when a
+    /// stream already made it, else made by `render` (outside the lock) and kept. An
+    /// event's copies never change once written (a moderator's hide rewrites a chat event,
+    /// and chat events are rendered per reader, never through here).
+    ///
+    /// # Errors
+    /// `render`'s.
+    pub fn rendered<E>(
+        &self,
+        game_id: &str,
+        seq: i64,
+        copy: CopyOf,
+        render: impl FnOnce() -> Result<bytes::Bytes, E>,
+    ) -> Result<bytes::Bytes, E> {
+        let key = (game_id.to_owned(), seq, copy);
+        if let Some(frame) = self.lock_rendered().get(&key) {
+            return Ok(frame.clone());
+        }
+        let frame = render()?;
+        self.lock_rendered().put(key, frame.clone());
+        Ok(frame)
+    }
+
+    fn lock_rendered(
+        &self,
+    ) -> std::sync::MutexGuard<'_, LruCache<(String, i64, CopyOf), bytes::Bytes>> {
+        self.rendered.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
     /// At most `limit` events of `game_id` after `after`, as stored. `generation` is the
     /// game topic's wake-up count the caller took (after arming its wait) before calling:
     /// the answer includes every event committed before that wake-up. Also the game's last
@@ -141,6 +182,36 @@ mod tests {
             data: "{}".into(),
             created_at: chrono::NaiveDateTime::default(),
         }
+    }
+
+    #[test]
+    fn each_copy_of_an_event_is_rendered_once() {
+        let tails = EventTails::default();
+        let renders = std::cell::Cell::new(0);
+        let render = |text: &'static str| {
+            renders.set(renders.get() + 1);
+            Ok::<_, ()>(bytes::Bytes::from_static(text.as_bytes()))
+        };
+        for _ in 0..3 {
+            assert_eq!(
+                tails.rendered("g", 1, 0, || render("seat 0")).unwrap(),
+                "seat 0"
+            );
+            assert_eq!(
+                tails.rendered("g", 1, 4, || render("spectators")).unwrap(),
+                "spectators"
+            );
+        }
+        assert_eq!(renders.get(), 2, "one render per copy");
+        assert_eq!(
+            tails.rendered("h", 1, 0, || render("other game")).unwrap(),
+            "other game"
+        );
+        assert_eq!(renders.get(), 3);
+        assert!(
+            tails.rendered("g", 2, 0, || Err(())).is_err(),
+            "a failed render is not kept"
+        );
     }
 
     #[test]

@@ -257,19 +257,26 @@ impl EventStream {
                 };
                 for row in rows {
                     let last = matches!(row.kind.as_str(), "game_finished" | "game_aborted");
-                    let blocked = without_text.contains(&row.seq);
-                    let view = EventView::of(row, *viewer);
-                    let view = if blocked {
-                        view.without_chat_text()
-                    } else {
-                        view
+                    let seq = row.seq;
+                    let render = |row| -> Result<Bytes, Error> {
+                        let view = EventView::of(row, *viewer);
+                        let view = if without_text.contains(&seq) {
+                            view.without_chat_text()
+                        } else {
+                            view
+                        };
+                        Ok(frame(seq, &view.kind, &serde_json::to_string(&view)?))
                     };
-                    self.after = view.seq;
-                    self.queue.push_back(frame(
-                        view.seq,
-                        &view.kind,
-                        &serde_json::to_string(&view)?,
-                    ));
+                    // Chat is rendered per reader (blocks, hides); every other event once
+                    // per copy for all the game's streams.
+                    let rendered = if row.kind == "chat_message" {
+                        render(row)?
+                    } else {
+                        let copy = viewer.map_or(4, |s| s.number());
+                        self.state.tails.rendered(id, seq, copy, || render(row))?
+                    };
+                    self.after = seq;
+                    self.queue.push_back(rendered);
                     if last {
                         // The game is over: nothing follows.
                         self.ending = true;
