@@ -166,8 +166,16 @@ pub fn resolve_reports(
 }
 
 /// A report in the moderators' queue: id, reason, filed at, the reporter's id and username,
-/// and the message.
-pub type QueuedReport = (String, String, NaiveDateTime, String, String, MessageRow);
+/// the message and its author's username.
+pub type QueuedReport = (
+    String,
+    String,
+    NaiveDateTime,
+    String,
+    String,
+    MessageRow,
+    String,
+);
 
 /// Open reports, oldest first, after the keyset `(created_at, id)`.
 pub fn open_reports(
@@ -175,9 +183,12 @@ pub fn open_reports(
     after: Option<(NaiveDateTime, String)>,
     limit: i64,
 ) -> QueryResult<Vec<QueuedReport>> {
+    // The message's author is a second join of `users`.
+    let authors = diesel::alias!(users as authors);
     let mut query = chat_reports::table
         .inner_join(chat_messages::table)
         .inner_join(users::table.on(users::id.eq(chat_reports::reporter_id)))
+        .inner_join(authors.on(authors.field(users::id).eq(chat_messages::user_id)))
         .filter(chat_reports::resolved_at.is_null())
         .into_boxed();
     if let Some((at, id)) = after {
@@ -197,6 +208,7 @@ pub fn open_reports(
             users::id,
             users::username,
             MessageRow::as_select(),
+            authors.field(users::username),
         ))
         .load(conn)
 }

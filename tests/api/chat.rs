@@ -280,6 +280,11 @@ async fn moderators_hide_messages_for_everyone_and_mute_users() {
     assert_eq!(queue.json["items"].as_array().unwrap().len(), 1);
     assert_eq!(queue.json["items"][0]["message"]["text"], "something rude");
     assert_eq!(queue.json["items"][0]["reporter"]["username"], "mod_1");
+    assert_eq!(
+        queue.json["items"][0]["message"]["user"]["username"], players[0].username,
+        "{}",
+        queue.text
+    );
     get(&app, "/api/v1/admin/reports", &players[1].access)
         .await
         .assert_problem(403, "forbidden");

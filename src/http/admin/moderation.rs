@@ -99,33 +99,24 @@ pub async fn list_reports(
     let after = Cursor::keyset(query.cursor.as_deref())?;
     let rows = state
         .db
-        .run(move |conn| {
-            let rows = store::open_reports(conn, after, limit + 1)?;
-            // The authors' names, for the message views.
-            let mut out = Vec::with_capacity(rows.len());
-            for (id, why, at, reporter_id, reporter, message) in rows {
-                let author = crate::db::users::by_id(conn, &message.user_id)?
-                    .map(|u| u.username)
-                    .unwrap_or_default();
-                out.push((id, why, at, (reporter_id, reporter), message, author));
-            }
-            Ok(out)
-        })
+        .run(move |conn| Ok(store::open_reports(conn, after, limit + 1)?))
         .await?;
     let (rows, next_cursor) = keyset_page(rows, limit, |r| (r.2, &r.0));
     let items = rows
         .iter()
-        .map(|(id, why, at, reporter, message, author)| ReportView {
-            id: id.parse().unwrap_or_default(),
-            reason: why.clone(),
-            created_at: at.and_utc(),
-            reporter: crate::http::views::game::PlayerRef {
-                id: reporter.0.parse().unwrap_or_default(),
-                username: reporter.1.clone(),
+        .map(
+            |(id, why, at, reporter_id, reporter, message, author)| ReportView {
+                id: id.parse().unwrap_or_default(),
+                reason: why.clone(),
+                created_at: at.and_utc(),
+                reporter: crate::http::views::game::PlayerRef {
+                    id: reporter_id.parse().unwrap_or_default(),
+                    username: reporter.clone(),
+                },
+                game_id: message.game_id.parse().unwrap_or_default(),
+                message: ChatMessageView::of(message, author),
             },
-            game_id: message.game_id.parse().unwrap_or_default(),
-            message: ChatMessageView::of(message, author),
-        })
+        )
         .collect();
     Ok(HttpResponse::Ok().json(ReportsPage { items, next_cursor }))
 }
