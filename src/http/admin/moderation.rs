@@ -191,11 +191,9 @@ pub async fn mute_user(
 ) -> Result<HttpResponse, ApiError> {
     let MuteRequest { until, reason: raw } = body.into_inner();
     let why = reason(&raw)?;
-    let target = path.into_inner().to_string();
-    let admin_id = admin.id().to_owned();
-    let user = state
-        .db
-        .run(move |conn| chat::mute(conn, &admin_id, &target, until.map(|t| t.naive_utc()), &why))
-        .await?;
-    Ok(HttpResponse::Ok().json(AdminUserView::from(&user)))
+    let until = until.map(|t| t.naive_utc());
+    super::users::change_user(&state, &admin, path, None, move |conn, admin_id, target| {
+        chat::mute(conn, admin_id, target, until, &why)
+    })
+    .await
 }

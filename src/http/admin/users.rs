@@ -212,7 +212,7 @@ pub async fn reset_rating(
 /// Runs an administrator's change of the account the path names and answers the account.
 /// With `not_own`, the change is refused on the administrator's own account (`own_account`),
 /// `not_own` naming what is refused.
-async fn change_user<F>(
+pub(super) async fn change_user<F>(
     state: &AppState,
     admin: &AdminUser,
     path: web::Path<uuid::Uuid>,
