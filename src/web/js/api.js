@@ -1,0 +1,192 @@
+// The public API, same-origin, typed by api.d.ts (generated from openapi/openapi.json).
+// Tokens live in localStorage; an access token is refreshed shortly before it expires, or
+// once after a 401, with one refresh in flight at a time (a refresh token works once).
+
+/** @typedef {import('../api').components['schemas']} S */
+/** @typedef {S['TokenResponse']} TokenResponse */
+/** @typedef {S['UserView']} UserView */
+/** @typedef {S['GameView']} GameView */
+/** @typedef {S['Problem']} Problem */
+
+const BASE = '/api/v1';
+const STORE = 'leekha.session';
+
+/**
+ * @typedef {object} Session
+ * @property {string} access_token
+ * @property {string} refresh_token
+ * @property {number} expires_at  milliseconds since the epoch
+ * @property {UserView} user
+ */
+
+/** An error answer of the API: its problem+json body. */
+export class ApiError extends Error {
+  /**
+   * @param {number} status
+   * @param {Partial<Problem>} problem
+   */
+  constructor(status, problem) {
+    super(problem.detail ?? problem.title ?? `HTTP ${status}`);
+    this.status = status;
+    this.code = problem.code ?? 'unknown';
+  }
+}
+
+/** @type {Session | null} */
+let session = load();
+/** @type {Promise<void> | null} */
+let refreshing = null;
+/** @type {Set<() => void>} */
+const listeners = new Set();
+
+/** @returns {Session | null} */
+function load() {
+  try {
+    const raw = localStorage.getItem(STORE);
+    return raw ? JSON.parse(raw) : null;
+  } catch {
+    return null;
+  }
+}
+
+/** @param {Session | null} next */
+function save(next) {
+  session = next;
+  if (next) localStorage.setItem(STORE, JSON.stringify(next));
+  else localStorage.removeItem(STORE);
+  listeners.forEach((f) => f());
+}
+
+/** @param {TokenResponse} tokens */
+function fromTokens(tokens) {
+  save({
+    access_token: tokens.access_token,
+    refresh_token: tokens.refresh_token,
+    expires_at: Date.now() + tokens.expires_in * 1000,
+    user: tokens.user,
+  });
+}
+
+/** The signed-in user, or null. */
+export function currentUser() {
+  return session?.user ?? null;
+}
+
+/** @param {() => void} f called when the session changes (sign-in, sign-out, rename) */
+export function onSession(f) {
+  listeners.add(f);
+}
+
+async function refresh() {
+  if (!refreshing) {
+    const token = session?.refresh_token;
+    refreshing = (async () => {
+      if (!token) throw new ApiError(401, { code: 'invalid_token' });
+      const res = await fetch(`${BASE}/auth/refresh`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ refresh_token: token }),
+      });
+      if (!res.ok) {
+        save(null);
+        throw new ApiError(res.status, await res.json().catch(() => ({})));
+      }
+      fromTokens(await res.json());
+    })().finally(() => {
+      refreshing = null;
+    });
+  }
+  return refreshing;
+}
+
+/**
+ * @typedef {object} Options
+ * @property {unknown} [body]
+ * @property {Record<string, string>} [headers]
+ * @property {boolean} [auth]  send the access token (default true)
+ * @property {AbortSignal} [signal]
+ */
+
+/**
+ * Calls the API and returns the parsed JSON body (undefined for 204/304).
+ * @param {string} method
+ * @param {string} path  under /api/v1
+ * @param {Options} [options]
+ * @returns {Promise<any>}
+ */
+export async function call(method, path, options = {}) {
+  const { body, auth = true, signal } = options;
+  if (auth && session && session.expires_at - Date.now() < 30_000) await refresh();
+  const send = () => {
+    /** @type {Record<string, string>} */
+    const headers = { accept: 'application/json', ...options.headers };
+    if (body !== undefined) headers['content-type'] = 'application/json';
+    if (auth && session) headers.authorization = `Bearer ${session.access_token}`;
+    return fetch(`${BASE}${path}`, {
+      method,
+      headers,
+      body: body === undefined ? undefined : JSON.stringify(body),
+      signal,
+    });
+  };
+  let res = await send();
+  if (res.status === 401 && auth && session) {
+    await refresh();
+    res = await send();
+  }
+  if (res.status === 204 || res.status === 304) return undefined;
+  const data = await res.json().catch(() => ({}));
+  if (!res.ok) {
+    if (data.code === 'banned' || data.code === 'account_deleted') save(null);
+    throw new ApiError(res.status, data);
+  }
+  return data;
+}
+
+/** Creates a guest account and signs in with it. */
+export async function guest() {
+  fromTokens(await call('POST', '/auth/guest', { auth: false }));
+}
+
+/**
+ * @param {'login' | 'register'} which
+ * @param {string} username
+ * @param {string} password
+ */
+export async function signIn(which, username, password) {
+  /** @type {S['Credentials']} */
+  const body = { username, password };
+  fromTokens(await call('POST', `/auth/${which}`, { body, auth: false }));
+}
+
+export async function signOut() {
+  const token = session?.refresh_token;
+  if (token) await call('POST', '/auth/logout', { body: { refresh_token: token } }).catch(() => {});
+  save(null);
+}
+
+/**
+ * Renames the account (and sets a password: how a guest keeps the account).
+ * @param {S['UpdateMe']} change
+ */
+export async function updateMe(change) {
+  // Our refresh token rides along, so that a password change keeps this session.
+  /** @type {S['UpdatedMe']} */
+  const answer = await call('PATCH', '/me', { body: { ...change, refresh_token: session?.refresh_token } });
+  if (!session) return;
+  const { session_kept, sessions_revoked, ...user } = answer;
+  if (!session_kept) save(null);
+  else save({ ...session, user });
+}
+
+/** Reads the account again (role changes, a rename in another tab). */
+export async function reloadMe() {
+  /** @type {UserView} */
+  const user = await call('GET', '/me');
+  if (session) save({ ...session, user });
+}
+
+/** A fresh key for `Idempotency-Key`. */
+export function newKey() {
+  return crypto.randomUUID();
+}

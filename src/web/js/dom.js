@@ -1,0 +1,102 @@
+import { t } from './i18n.js';
+
+// Small DOM helpers: every element is built with textContent and properties, never from an
+// HTML string, so nothing a player typed can become markup.
+
+/**
+ * @typedef {{[key: string]: string | number | boolean | null | undefined | EventListener}} Attrs
+ * @typedef {Node | string | null | undefined | false} Child
+ */
+
+/**
+ * Creates an element. Keys starting with `on` add listeners; `class`, `aria-*`, `data-*`
+ * and the rest become attributes (a `false`, `null` or `undefined` value leaves it out).
+ * @template {keyof HTMLElementTagNameMap} K
+ * @param {K} tag
+ * @param {Attrs} [attrs]
+ * @param {...(Child | Child[])} children
+ * @returns {HTMLElementTagNameMap[K]}
+ */
+export function h(tag, attrs = {}, ...children) {
+  const el = document.createElement(tag);
+  for (const [key, value] of Object.entries(attrs)) {
+    if (typeof value === 'function') {
+      el.addEventListener(key.slice(2), value);
+    } else if (value === true) {
+      el.setAttribute(key, '');
+    } else if (value !== false && value !== null && value !== undefined) {
+      el.setAttribute(key, String(value));
+    }
+  }
+  append(el, children);
+  return el;
+}
+
+/**
+ * @param {Element} el
+ * @param {(Child | Child[])[]} children
+ */
+export function append(el, children) {
+  for (const child of children.flat()) {
+    if (child === null || child === undefined || child === false) continue;
+    el.append(typeof child === 'string' ? document.createTextNode(child) : child);
+  }
+}
+
+/**
+ * Replaces an element's children.
+ * @param {Element} el
+ * @param {...(Child | Child[])} children
+ */
+export function replace(el, ...children) {
+  el.replaceChildren();
+  append(el, children);
+}
+
+/**
+ * The element with this id; throws when the page lacks it.
+ * @param {string} id
+ * @returns {HTMLElement}
+ */
+export function byId(id) {
+  const el = document.getElementById(id);
+  if (!el) throw new Error(`#${id} is missing`);
+  return el;
+}
+
+/**
+ * Shows a message in the status line (errors, mostly); empty clears it.
+ * @param {string} text
+ */
+export function say(text) {
+  byId('status').textContent = text;
+}
+
+/** @param {unknown} err */
+export function fail(err) {
+  say(t('error.generic', { detail: err instanceof Error ? err.message : String(err) }));
+}
+
+/**
+ * Navigates to a view, e.g. `game/<id>`; the same view again renders it afresh.
+ * @param {string} path
+ */
+export function go(path) {
+  if (location.hash === `#/${path}`) window.dispatchEvent(new HashChangeEvent('hashchange'));
+  else location.hash = `#/${path}`;
+}
+
+/**
+ * A duration for people: `2d 3h`, `4h 05m`, `3:07`.
+ * @param {number} ms
+ */
+export function duration(ms) {
+  const s = Math.max(0, Math.floor(ms / 1000));
+  const d = Math.floor(s / 86400);
+  const hh = Math.floor((s % 86400) / 3600);
+  const mm = Math.floor((s % 3600) / 60);
+  const ss = s % 60;
+  if (d > 0) return `${d}d ${hh}h`;
+  if (hh > 0) return `${hh}h ${String(mm).padStart(2, '0')}m`;
+  return `${mm}:${String(ss).padStart(2, '0')}`;
+}

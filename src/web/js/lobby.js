@@ -1,0 +1,270 @@
+// Everything before the table: the landing page (guest play, sign-in), the lobby, my games,
+// creating a game with every rule option, and the account.
+
+import { call, currentUser, guest, signIn, signOut, updateMe } from './api.js';
+import { duration, fail, go, h, replace, say } from './dom.js';
+import { t } from './i18n.js';
+import { enablePush, pushState } from './push.js';
+
+/** @typedef {import('../api').components['schemas']} S */
+/** @typedef {S['BotLevel']} BotLevel */
+/** @typedef {(root: HTMLElement, param: string) => (void | (() => void))} View */
+
+const LEVELS = /** @type {const} */ (['random', 'heuristic', 'expert']);
+
+/**
+ * Starts a game against three bots of one level, with the caller at seat 0.
+ * @param {BotLevel} level
+ */
+export async function playBots(level) {
+  /** @type {S['CreateGame']} */
+  const body = {
+    seats: [{ kind: 'me' }, { kind: 'bot', level }, { kind: 'bot', level }, { kind: 'bot', level }],
+    visibility: 'private',
+  };
+  /** @type {S['GameView']} */
+  const game = await call('POST', '/games', { body });
+  go(`game/${game.id}`);
+}
+
+/** @param {string} name @param {string} key @param {string} [value] */
+function levelSelect(name, key, value = 'heuristic') {
+  return h('label', {}, t(key), ' ',
+    h('select', { name }, ...LEVELS.map((l) => h('option', { value: l, selected: l === value }, t(`level.${l}`)))));
+}
+
+/** @type {View} */
+export function landing(root) {
+  const level = levelSelect('level', 'guest.level');
+  const play = h('button', { type: 'button', class: 'primary big', id: 'play-guest' }, t('guest.play'));
+  play.addEventListener('click', async () => {
+    play.disabled = true;
+    try {
+      if (!currentUser()) await guest();
+      await playBots(/** @type {BotLevel} */ (level.querySelector('select')?.value ?? 'heuristic'));
+    } catch (e) {
+      fail(e);
+      play.disabled = false;
+    }
+  });
+  replace(root,
+    h('section', { class: 'hero' },
+      h('h1', {}, t('app.title')),
+      h('p', {}, t('app.tagline')),
+      h('div', { class: 'row' }, play, level)),
+    h('section', { class: 'auth' }, authForm('login'), authForm('register')));
+}
+
+/** @param {'login' | 'register'} which */
+function authForm(which) {
+  const form = h('form', { class: 'card-panel', 'aria-label': t(`auth.${which}`) },
+    h('h2', {}, t(`auth.${which}`)),
+    h('label', {}, t('auth.username'), h('input', { name: 'username', required: true, autocomplete: 'username', pattern: '[A-Za-z0-9_]{3,32}' })),
+    h('label', {}, t('auth.password'), h('input', { name: 'password', type: 'password', required: true, minlength: 8, autocomplete: which === 'login' ? 'current-password' : 'new-password' })),
+    h('button', { class: 'primary' }, t(`auth.${which}`)));
+  form.addEventListener('submit', async (e) => {
+    e.preventDefault();
+    const data = new FormData(form);
+    try {
+      await signIn(which, String(data.get('username')), String(data.get('password')));
+      go('mine');
+    } catch (err) {
+      fail(err);
+    }
+  });
+  return form;
+}
+
+/**
+ * @param {S['SeatEntry'] | S['SeatBrief']} seat
+ */
+export function seatLabel(seat) {
+  if (seat.player) return seat.player.username;
+  if (seat.bot) return t('table.bot', { n: seat.seat, level: t(`level.${seat.bot}`) });
+  if ('invited' in seat && seat.invited) return t('table.invited', { name: seat.invited.username });
+  return t('table.open_seat');
+}
+
+/** @type {View} */
+export function lobby(root) {
+  const list = h('ul', { class: 'games', 'aria-label': t('nav.lobby') });
+  replace(root, h('h1', {}, t('nav.lobby')), list);
+  const me = currentUser();
+  call('GET', '/games?status=waiting&limit=50').then((/** @type {S['LobbyPage']} */ page) => {
+    if (page.items.length === 0) replace(list, h('li', { class: 'empty' }, t('lobby.empty')));
+    else replace(list, ...page.items.map((game) => {
+      const seated = game.seats.some((s) => s.player?.id === me?.id);
+      const join = h('button', { type: 'button', class: 'primary' }, seated ? t('mine.open') : t('lobby.join'));
+      join.addEventListener('click', async () => {
+        try {
+          if (!seated) await call('POST', `/games/${game.id}/join`, { body: {} });
+          go(`game/${game.id}`);
+        } catch (e) {
+          fail(e);
+        }
+      });
+      return h('li', { class: 'game' },
+        h('span', { class: 'mode' }, t(`mode.${game.rules.mode}`), ' · ', t('table.target', { n: game.rules.target_score })),
+        h('span', { class: 'seats' }, game.seats.map(seatLabel).join(', ')),
+        join);
+    }));
+  }, fail);
+}
+
+/** @type {View} */
+export function myGames(root) {
+  const list = h('ul', { class: 'games', 'aria-label': t('nav.mine') });
+  const quick = h('button', { type: 'button', class: 'primary', id: 'quick' }, t('nav.quick'));
+  const level = levelSelect('level', 'guest.level');
+  quick.addEventListener('click', () => {
+    quick.disabled = true;
+    playBots(/** @type {BotLevel} */ (level.querySelector('select')?.value ?? 'heuristic')).catch((e) => {
+      quick.disabled = false;
+      fail(e);
+    });
+  });
+  replace(root, h('div', { class: 'row' }, quick, level), h('h1', {}, t('nav.mine')), list);
+  call('GET', '/me/games?status=active,waiting,finished&limit=50').then((/** @type {S['MyGamesPage']} */ page) => {
+    if (page.items.length === 0) replace(list, h('li', { class: 'empty' }, t('mine.empty')));
+    else replace(list, ...page.items.map((g) =>
+      h('li', { class: `game ${g.my_turn ? 'urgent' : ''}` },
+        h('a', { href: `#/game/${g.id}` },
+          g.my_turn ? h('span', { class: 'badge' }, t('mine.your_turn')) : null,
+          g.invited ? h('span', { class: 'badge invited' }, t('mine.invited')) : null,
+          h('span', { class: 'mode' }, t(`status.${g.status}`), ' · ', t(`mode.${g.mode}`)),
+          h('span', { class: 'seats' }, g.seats.map(seatLabel).join(', ')),
+          g.deadline ? h('span', { class: 'deadline' }, t('table.deadline', { time: duration(Date.parse(g.deadline) - Date.now()) })) : null))));
+  }, fail);
+}
+
+/** Every rule option and its values, as the OpenAPI document enumerates them. */
+const RULES = /** @type {const} */ ({
+  mode: ['solo', 'partnership'],
+  pass_direction: ['right', 'left', 'alternate', 'none'],
+  pass_restriction: ['on', 'off'],
+  forced_leekha: ['both', 'queen_only', 'off'],
+  talbees: ['off', 'on'],
+  dealer_rotation: ['queen_of_spades_taker', 'rotate_right'],
+  solo_tie: ['co_winners', 'sudden_death'],
+  team_loss: ['busted_team_loses', 'team_sum_reaches_target'],
+});
+
+const TIMEOUTS = [30, 120, 600, 3600, 86400, 259200];
+
+/** @type {View} */
+export function createGame(root) {
+  /** @param {string} name @param {readonly string[]} values @param {string} label */
+  const select = (name, values, label) =>
+    h('label', {}, label, h('select', { name },
+      h('option', { value: '' }, t('create.default')),
+      ...values.map((v) => h('option', { value: v }, v.replaceAll('_', ' ')))));
+  const seats = [1, 2, 3].map((n) => {
+    const kind = h('select', { name: `seat${n}` },
+      ...['open', 'bot', 'invite'].map((k) => h('option', { value: k }, t(`create.kind.${k}`))));
+    const level = h('select', { name: `level${n}` }, ...LEVELS.map((l) => h('option', { value: l, selected: l === 'heuristic' }, t(`level.${l}`))));
+    const user = h('input', { name: `user${n}`, placeholder: t('auth.username'), pattern: '[A-Za-z0-9_]{3,32}' });
+    const sync = () => {
+      level.hidden = kind.value !== 'bot';
+      user.hidden = kind.value !== 'invite';
+      user.required = kind.value === 'invite';
+    };
+    kind.addEventListener('change', sync);
+    sync();
+    return h('fieldset', { class: 'seat' }, h('legend', {}, t('create.seat', { n })), kind, level, user);
+  });
+  const form = h('form', { class: 'create', 'aria-label': t('nav.create') },
+    h('h1', {}, t('nav.create')),
+    h('fieldset', {}, h('legend', {}, t('create.rules')),
+      h('label', {}, t('create.preset'), h('select', { name: 'preset' },
+        h('option', { value: 'classic' }, 'classic'), h('option', { value: 'partnership' }, 'partnership'))),
+      h('label', {}, t('rule.target_score'), h('input', { name: 'target_score', type: 'number', min: 1, max: 1000, placeholder: '101' })),
+      ...Object.entries(RULES).map(([name, values]) => select(name, values, t(`rule.${name}`)))),
+    h('fieldset', {}, h('legend', {}, t('create.seats')),
+      h('p', {}, t('create.seat', { n: 0 }), ': ', t('create.kind.me')), ...seats),
+    h('label', {}, t('create.visibility'), h('select', { name: 'visibility' },
+      h('option', { value: 'public' }, 'public'), h('option', { value: 'private' }, 'private'))),
+    h('label', {}, t('create.timeout'), h('select', { name: 'timeout' },
+      ...TIMEOUTS.map((s) => h('option', { value: s, selected: s === 86400 }, duration(s * 1000))))),
+    h('label', { class: 'check' }, h('input', { name: 'rated', type: 'checkbox', checked: true }), t('create.rated')),
+    h('button', { class: 'primary' }, t('create.submit')));
+  form.addEventListener('submit', async (e) => {
+    e.preventDefault();
+    const data = new FormData(form);
+    const text = (/** @type {string} */ k) => String(data.get(k) ?? '');
+    /** @type {Record<string, unknown>} */
+    const rules = { preset: text('preset') };
+    for (const name of Object.keys(RULES)) if (text(name)) rules[name] = text(name);
+    if (text('target_score')) rules.target_score = Number(text('target_score'));
+    /** @type {S['SeatRequest'][]} */
+    const seatList = [{ kind: 'me' }];
+    for (const n of [1, 2, 3]) {
+      const kind = /** @type {S['SeatKind']} */ (text(`seat${n}`));
+      if (kind === 'bot') seatList.push({ kind, level: /** @type {BotLevel} */ (text(`level${n}`)) });
+      else if (kind === 'invite') seatList.push({ kind, username: text(`user${n}`) });
+      else seatList.push({ kind });
+    }
+    const hasBot = seatList.some((s) => s.kind === 'bot');
+    /** @type {S['CreateGame']} */
+    const body = {
+      rules: /** @type {S['RulesInput']} */ (rules),
+      seats: seatList,
+      visibility: /** @type {S['Visibility']} */ (text('visibility')),
+      turn_timeout_seconds: Number(text('timeout')),
+      rated: data.get('rated') === 'on' && !hasBot,
+    };
+    try {
+      /** @type {S['GameView']} */
+      const game = await call('POST', '/games', { body });
+      go(`game/${game.id}`);
+    } catch (err) {
+      fail(err);
+    }
+  });
+  replace(root, form);
+}
+
+/** @type {View} */
+export function account(root) {
+  const user = currentUser();
+  if (!user) return;
+  const form = h('form', { class: 'card-panel', 'aria-label': t('nav.account') },
+    h('p', {}, user.is_guest ? t('account.claim') : user.username),
+    h('label', {}, t('auth.username'), h('input', { name: 'username', value: user.username, pattern: '[A-Za-z0-9_]{3,32}', required: true })),
+    h('label', {}, t('auth.password'), h('input', { name: 'password', type: 'password', minlength: 8, autocomplete: 'new-password', required: user.is_guest })),
+    user.is_guest ? null : h('label', {}, t('auth.password') + ' (current)', h('input', { name: 'current_password', type: 'password', autocomplete: 'current-password' })),
+    h('button', { class: 'primary' }, t('account.save')));
+  form.addEventListener('submit', async (e) => {
+    e.preventDefault();
+    const data = new FormData(form);
+    /** @type {S['UpdateMe']} */
+    const change = { username: String(data.get('username')) };
+    if (data.get('password')) change.password = String(data.get('password'));
+    if (data.get('current_password')) change.current_password = String(data.get('current_password'));
+    try {
+      await updateMe(change);
+      say(t('account.saved'));
+    } catch (err) {
+      fail(err);
+    }
+  });
+  const push = h('button', { type: 'button', id: 'push' }, t('account.push'));
+  const pushNote = h('p', { class: 'note' });
+  pushState().then((state) => {
+    if (state === 'unavailable') { push.disabled = true; pushNote.textContent = t('account.push_unavailable'); }
+    if (state === 'on') pushNote.textContent = t('account.push_on');
+  });
+  push.addEventListener('click', async () => {
+    try {
+      const ok = await enablePush();
+      pushNote.textContent = t(ok ? 'account.push_on' : 'account.push_unavailable');
+    } catch (err) {
+      fail(err);
+    }
+  });
+  const out = h('button', { type: 'button' }, t('auth.logout'));
+  out.addEventListener('click', async () => {
+    await signOut();
+    go('');
+  });
+  replace(root, h('h1', {}, t('nav.account')), form, h('div', { class: 'card-panel' }, push, pushNote), out);
+}

@@ -1,0 +1,356 @@
+// The table: the view of one game, kept fresh by its live events, and the player's moves.
+// Every event re-reads the game view (one read in flight at a time); the view is the only
+// truth the table draws from, so an event the client does not know cannot confuse it.
+
+import { ApiError, call, newKey } from './api.js';
+import { cardBack, cardFace, cardName, isLegalPass, parse, passableNext, sortHand } from './cards.js';
+import { duration, fail, go, h, replace, say } from './dom.js';
+import { currentLang, t } from './i18n.js';
+import { follow } from './live.js';
+import { seatLabel } from './lobby.js';
+
+/** @typedef {import('../api').components['schemas']} S */
+/** @typedef {S['GameView']} GameView */
+/** @typedef {S['EventView']} EventView */
+/** @typedef {(root: HTMLElement, param: string) => (void | (() => void))} View */
+
+/** Where each seat sits around the table, counted from the caller's seat. */
+const PLACES = ['south', 'east', 'north', 'west'];
+
+/** @type {S['PhraseView'][] | null} */
+let phrases = null;
+
+/** @type {View} */
+export function table(root, id) {
+  /** @type {GameView | null} */
+  let view = null;
+  /** @type {string[]} */
+  let selected = [];
+  /** @type {string | null} */
+  let hinted = null;
+  let busy = false;
+  let reading = false;
+  let stale = false;
+  /** @type {{seat: number, text: string}[]} */
+  const chat = [];
+  /** @type {{seat: number, points: number, cards: string[]}[]} */
+  const tricks = [];
+
+  const board = h('section', { class: 'table', 'aria-label': t('app.title') });
+  const chatBox = h('section', { class: 'chat', 'aria-label': t('chat.title') });
+  replace(root, board, chatBox);
+
+  const read = async () => {
+    if (reading) {
+      stale = true;
+      return;
+    }
+    reading = true;
+    try {
+      do {
+        stale = false;
+        show(await call('GET', `/games/${id}`));
+      } while (stale);
+    } catch (e) {
+      fail(e);
+    } finally {
+      reading = false;
+    }
+  };
+
+  /** @param {GameView} next */
+  const show = (next) => {
+    if (view && next.version < view.version) return;
+    if (!view || view.round?.number !== next.round?.number || view.round?.phase !== next.round?.phase) {
+      selected = [];
+    }
+    if (view?.version !== next.version) hinted = null;
+    view = next;
+    draw();
+  };
+
+  /** @param {EventView} event */
+  const onEvent = (event) => {
+    if (event.type === 'chat_message') {
+      const d = event.data;
+      const text = d.hidden ? '…' : d.text ?? phraseText(d.phrase ?? null);
+      chat.push({ seat: d.seat, text });
+      drawChat();
+      return;
+    }
+    if (event.type === 'trick_won') {
+      tricks.push({ seat: event.data.seat, points: event.data.points, cards: event.data.cards });
+    }
+    if (event.type === 'round_dealt') tricks.length = 0;
+    read();
+  };
+
+  /** @param {S['PhraseKey'] | null} key */
+  const phraseText = (key) => {
+    const p = phrases?.find((x) => x.key === key);
+    return p ? (currentLang() === 'ar' ? p.ar : p.en) : String(key);
+  };
+
+  /** @param {number} seat */
+  const nameOf = (seat) => {
+    if (!view) return '';
+    if (seat === view.my_seat) return t('table.you');
+    return seatLabel(view.seats[seat]);
+  };
+
+  /**
+   * Sends an action; the answer is the new view.
+   * @param {S['ActionRequest']} action
+   */
+  const act = async (action) => {
+    if (busy || !view) return;
+    busy = true;
+    try {
+      show(await call('POST', `/games/${id}/actions`, {
+        body: { ...action, expected_version: view.version },
+        headers: { 'idempotency-key': newKey() },
+      }));
+    } catch (e) {
+      // Someone moved first: the fresh view tells what is legal now.
+      if (e instanceof ApiError && e.code === 'version_conflict') read();
+      else fail(e);
+    } finally {
+      busy = false;
+    }
+  };
+
+  /** @param {string} path @param {unknown} [body] */
+  const post = async (path, body = {}) => {
+    try {
+      const answer = await call('POST', `/games/${id}/${path}`, { body });
+      if (answer && 'seats' in answer && answer.id === id) show(answer);
+      return answer;
+    } catch (e) {
+      fail(e);
+      return undefined;
+    }
+  };
+
+  const countdown = h('span', { class: 'countdown', 'aria-live': 'off' });
+  const tick = () => {
+    const deadline = view?.turn?.deadline;
+    countdown.textContent = deadline ? t('table.deadline', { time: duration(Date.parse(deadline) - Date.now()) }) : '';
+  };
+  // Only the clock on screen ticks; the game itself changes through its events.
+  const clock = setInterval(tick, 1000);
+
+  const draw = () => {
+    if (!view) return;
+    const v = view;
+    const me = v.my_seat;
+    const round = v.round;
+    const legal = v.legal_actions;
+    const hand = sortHand(round?.hand ?? []);
+    const place = (/** @type {number} */ seat) => PLACES[(seat - (me ?? 0) + 4) % 4];
+
+    const seats = v.seats.map((s) => {
+      const turn = v.turn?.seats.includes(s.seat) ?? false;
+      return h('div', { class: `seat ${place(s.seat)} ${turn ? 'turn' : ''}`, 'data-seat': s.seat, 'aria-label': `${nameOf(s.seat)}${turn ? `, ${t('table.turn')}` : ''}` },
+        h('div', { class: 'name' }, nameOf(s.seat), s.team !== null && v.rules.mode === 'partnership' ? ` (${s.team === 0 ? 'A' : 'B'})` : ''),
+        h('div', { class: 'score' }, t('table.score', { total: s.total_score }), s.round_points > 0 ? ` · ${t('table.round_points', { n: s.round_points })}` : ''),
+        s.seat !== me && round ? h('div', { class: 'backs', 'aria-label': t('table.cards', { n: s.cards_in_hand }) },
+          ...Array.from({ length: Math.min(s.cards_in_hand, 13) }, () => cardBack())) : null,
+        round?.phase === 'passing' && round.passes_committed[s.seat] ? h('div', { class: 'passed-mark' }, '✓') : null);
+    });
+
+    const trickCards = (round?.trick.cards ?? []).map((c) =>
+      h('div', { class: `played ${place(c.seat)}`, role: 'img', 'aria-label': `${nameOf(c.seat)}: ${cardName(c.card)}` }, cardFace(c.card)));
+
+    const last = round?.last_trick;
+    const lastBox = last ? h('div', { class: 'last-trick', 'aria-label': t('table.last_trick', { name: nameOf(last.winner), n: last.points }) },
+      h('span', {}, t('table.last_trick', { name: nameOf(last.winner), n: last.points })),
+      h('span', { class: 'mini' }, ...last.cards.map((c) => h('span', { class: `mini-card suit-${parse(c.card).suit}` }, c.card)))) : null;
+
+    const passing = legal?.type === 'pass' ? legal : null;
+    const playable = legal?.type === 'play' ? new Set(legal.cards) : new Set();
+    const open = passing ? passableNext(selected, hand, passing) : new Set();
+    const cards = hand.map((code) => {
+      const chosen = selected.includes(code);
+      const enabled = passing ? chosen || open.has(code) : playable.has(code);
+      const btn = h('button', {
+        type: 'button',
+        class: `card ${enabled ? 'legal' : 'inert'} ${chosen ? 'chosen' : ''} ${hinted === code ? 'hinted' : ''}`,
+        'data-card': code,
+        'aria-label': cardName(code),
+        'aria-pressed': passing ? String(chosen) : null,
+        'aria-disabled': enabled ? null : 'true',
+        disabled: !enabled,
+      }, cardFace(code));
+      btn.addEventListener('click', () => {
+        if (passing) {
+          selected = chosen ? selected.filter((c) => c !== code) : [...selected, code];
+          draw();
+          focusCard(code);
+        } else if (playable.has(code)) {
+          act({ type: 'play', card: /** @type {S['CardCode']} */ (code) });
+        }
+      });
+      return btn;
+    });
+    const handRow = h('div', { class: 'hand', role: 'toolbar', 'aria-label': t('table.hand') }, ...cards);
+    handRow.addEventListener('keydown', (e) => {
+      if (e.key !== 'ArrowLeft' && e.key !== 'ArrowRight') return;
+      const buttons = [...handRow.querySelectorAll('button:not([disabled])')];
+      const at = buttons.indexOf(/** @type {Element} */ (document.activeElement));
+      const forward = (e.key === 'ArrowRight') !== (document.documentElement.dir === 'rtl');
+      const next = buttons[(at + (forward ? 1 : -1) + buttons.length) % buttons.length];
+      if (next instanceof HTMLElement) { next.focus(); e.preventDefault(); }
+    });
+
+    /** @type {(HTMLElement | null)[]} */
+    const actions = [];
+    let status = '';
+    if (v.status === 'waiting') {
+      status = t('table.waiting', { n: v.seats.filter((s) => !s.open && !s.invited).length });
+      if (me === null) actions.push(button(t('table.join'), () => post('join')));
+      else actions.push(button(t('table.leave'), async () => { await post('leave'); go('lobby'); }));
+    } else if (v.status === 'active' && round) {
+      if (passing) {
+        status = t('table.passing', { dir: t(`dir.${round.pass_direction ?? 'right'}`) });
+        const ok = isLegalPass(selected, hand, passing);
+        actions.push(button(t('table.pass'), () => act({ type: 'pass', cards: /** @type {S['CardCode'][]} */ (selected) }), { id: 'send-pass', class: 'primary', disabled: !ok }));
+      } else if (round.phase === 'passing' && me !== null) {
+        status = t('table.passed');
+      } else if (v.turn?.seat !== null && v.turn?.seat !== undefined) {
+        status = v.turn.seat === me ? t('table.your_turn') : t('table.waiting_for', { name: nameOf(v.turn.seat) });
+      }
+      if (legal) actions.push(button(t('table.hint'), hint, { id: 'hint' }));
+      if (me !== null && v.seats[me].bot) actions.push(button(t('table.reclaim'), () => post('reclaim')));
+      else if (me !== null) actions.push(button(t('table.resign'), () => { if (confirm(t('table.resign_confirm'))) post('resign'); }, { id: 'resign' }));
+    }
+    if (me === null) status = `${t('table.spectating')} ${status}`;
+
+    const result = v.status === 'finished' && v.result ? resultPanel(v, nameOf) : null;
+    if (v.status === 'finished' && me !== null) {
+      actions.push(button(t('table.rematch'), async () => {
+        const next = await post('rematch');
+        if (next) go(`game/${next.id}`);
+      }, { id: 'rematch', class: 'primary' }));
+    }
+    if (v.status === 'finished') actions.push(h('a', { href: `#/replay/${id}`, class: 'button', id: 'replay' }, t('table.replay')));
+    if (v.status === 'aborted') status = `${t('table.aborted')}${v.abort_reason ? `: ${v.abort_reason}` : ''}`;
+
+    const log = tricks.slice(-4).reverse().map((tr) =>
+      h('li', {}, t('table.took', { name: nameOf(tr.seat), n: tr.points }), ' ', tr.cards.join(' ')));
+
+    replace(board,
+      h('div', { class: 'info' },
+        h('span', {}, round ? t('table.round', { n: round.number }) : ''),
+        h('span', {}, t(`mode.${v.rules.mode}`), ' · ', t('table.target', { n: v.rules.target_score })),
+        countdown),
+      h('p', { class: 'turn-line', id: 'turn-line', role: 'status', 'aria-live': 'polite' }, status),
+      h('div', { class: 'felt' }, ...seats,
+        h('div', { class: 'trick', 'aria-label': t('table.trick') }, ...trickCards)),
+      lastBox,
+      result,
+      handRow,
+      h('div', { class: 'actions' }, ...actions),
+      log.length ? h('ul', { class: 'trick-log' }, ...log) : null);
+    tick();
+  };
+
+  /** @param {string} code */
+  const focusCard = (code) => {
+    const el = board.querySelector(`button[data-card="${code}"]`);
+    if (el instanceof HTMLElement) el.focus();
+  };
+
+  const hint = async () => {
+    try {
+      /** @type {S['HintView']} */
+      const answer = await call('GET', `/games/${id}/hint`);
+      if (answer.type === 'pass') selected = [...answer.cards];
+      else hinted = answer.card;
+      draw();
+      focusCard(answer.type === 'pass' ? answer.cards[0] : answer.card);
+    } catch (e) {
+      fail(e);
+    }
+  };
+
+  const drawChat = () => {
+    const list = h('ol', { class: 'messages' }, ...chat.slice(-30).map((m) =>
+      h('li', {}, h('b', {}, nameOf(m.seat)), ': ', m.text)));
+    const input = h('input', { name: 'text', maxlength: 200, placeholder: t('chat.placeholder'), 'aria-label': t('chat.placeholder') });
+    const form = h('form', { class: 'say' }, input, h('button', {}, t('chat.send')));
+    form.addEventListener('submit', async (e) => {
+      e.preventDefault();
+      if (!input.value.trim()) return;
+      const ok = await post('chat', { text: input.value });
+      if (ok) input.value = '';
+    });
+    const quick = h('div', { class: 'phrases' }, ...(phrases ?? []).slice(0, 6).map((p) =>
+      button(currentLang() === 'ar' ? p.ar : p.en, () => post('chat', { phrase: p.key }), { class: 'small' })));
+    const seated = view?.my_seat !== null && view?.my_seat !== undefined;
+    const live = view?.status === 'waiting' || view?.status === 'active';
+    replace(chatBox, h('h2', {}, t('chat.title')), list, seated && live ? quick : null, seated && live ? form : null);
+  };
+
+  read().then(() => drawChat());
+  if (!phrases) {
+    call('GET', '/chat/phrases').then((/** @type {S['PhrasesView']} */ p) => { phrases = p.items; drawChat(); }, () => {});
+  }
+  const live = follow(id, 0, onEvent);
+  const keys = (/** @type {KeyboardEvent} */ e) => {
+    if (e.target instanceof HTMLInputElement) return;
+    if (e.key === 'h' && view?.legal_actions) hint();
+  };
+  document.addEventListener('keydown', keys);
+  say('');
+  return () => {
+    live.stop();
+    clearInterval(clock);
+    document.removeEventListener('keydown', keys);
+  };
+}
+
+/**
+ * @param {string} label
+ * @param {() => unknown} onClick
+ * @param {Record<string, string | boolean>} [attrs]
+ */
+function button(label, onClick, attrs = {}) {
+  const b = h('button', { type: 'button', ...attrs }, label);
+  b.addEventListener('click', () => { onClick(); });
+  return b;
+}
+
+/**
+ * @param {GameView} v
+ * @param {(seat: number) => string} nameOf
+ */
+function resultPanel(v, nameOf) {
+  const result = /** @type {S['ResultView']} */ (v.result);
+  return h('section', { class: 'result', id: 'result', 'aria-label': t('table.finished') },
+    h('h2', {}, t('table.finished')),
+    h('p', {}, t('table.winner', { names: result.winners.map(nameOf).join(', ') })),
+    h('ul', { class: 'ranking' }, ...result.ranking.map((r) =>
+      h('li', { class: result.winners.includes(r.seat) ? 'winner' : '' }, t('table.rank', { rank: r.rank, name: nameOf(r.seat), total: r.total_score })))));
+}
+
+/** @type {View} */
+export function replay(root, id) {
+  replace(root, h('p', {}, '…'));
+  /** @type {Promise<[S['ReplayView'], GameView]>} */
+  const both = Promise.all([call('GET', `/games/${id}/replay`), call('GET', `/games/${id}`)]);
+  both.then(
+    ([r, v]) => {
+      const nameOf = (/** @type {number} */ seat) => (seat === v.my_seat ? t('table.you') : seatLabel(v.seats[seat]));
+      replace(root,
+        h('h1', {}, t('table.replay')),
+        h('a', { href: `#/game/${id}` }, '←'),
+        ...r.rounds.map((round) => h('section', { class: 'replay-round' },
+          h('h2', {}, t('replay.round', { n: round.round, name: nameOf(round.dealer) })),
+          h('ul', {}, ...round.hands.map((hand, seat) =>
+            h('li', {}, h('b', {}, nameOf(seat)), ': ', sortHand(hand).join(' ')))))),
+        h('ol', { class: 'replay-actions' }, ...r.actions.map((a) =>
+          h('li', {}, a.type === 'pass'
+            ? t('replay.pass', { name: nameOf(a.seat), cards: a.cards.join(' ') })
+            : t('replay.play', { name: nameOf(a.seat), card: a.card })))));
+    }, fail);
+}

@@ -1,0 +1,70 @@
+// The service worker: shows pushed notifications (the payload is the notification JSON with
+// `title`, `body` and `silent`), opens the game on a click, and keeps the app shell for
+// offline starts. The API is never cached: a game view must be fresh.
+
+const SHELL = 'leekha-shell-v1';
+const FILES = ['/', '/app/app.css', '/app/icon.svg', '/app/manifest.webmanifest',
+  '/app/js/main.js', '/app/js/api.js', '/app/js/live.js', '/app/js/cards.js', '/app/js/i18n.js',
+  '/app/js/dom.js', '/app/js/table.js', '/app/js/lobby.js', '/app/js/admin.js', '/app/js/push.js'];
+
+self.addEventListener('install', (event) => {
+  event.waitUntil(caches.open(SHELL).then((cache) => cache.addAll(FILES)).then(() => self.skipWaiting()));
+});
+
+self.addEventListener('activate', (event) => {
+  event.waitUntil(self.clients.claim());
+});
+
+// Network first (assets revalidate by ETag), the cached shell when offline.
+self.addEventListener('fetch', (event) => {
+  const url = new URL(event.request.url);
+  if (event.request.method !== 'GET' || url.origin !== self.location.origin) return;
+  if (url.pathname !== '/' && !url.pathname.startsWith('/app/')) return;
+  event.respondWith(
+    fetch(event.request)
+      .then((res) => {
+        if (res.ok) {
+          const copy = res.clone();
+          caches.open(SHELL).then((cache) => cache.put(event.request, copy));
+        }
+        return res;
+      })
+      .catch(() => caches.match(event.request).then((hit) => hit || Response.error())),
+  );
+});
+
+self.addEventListener('push', (event) => {
+  let data = {};
+  try {
+    data = event.data ? event.data.json() : {};
+  } catch {
+    data = { title: 'Leekha', body: event.data ? event.data.text() : '' };
+  }
+  const tag = data.game_id ? `${data.game_id}:${data.type || data.kind || ''}` : undefined;
+  event.waitUntil(
+    self.registration.showNotification(data.title || 'Leekha', {
+      body: data.body || '',
+      tag,
+      silent: Boolean(data.silent),
+      icon: '/app/icon.svg',
+      data: { game_id: data.game_id },
+    }),
+  );
+});
+
+self.addEventListener('notificationclick', (event) => {
+  event.notification.close();
+  const id = event.notification.data && event.notification.data.game_id;
+  const target = id ? `/#/game/${id}` : '/';
+  event.waitUntil(
+    self.clients.matchAll({ type: 'window', includeUncontrolled: true }).then((list) => {
+      for (const client of list) {
+        if ('focus' in client) {
+          client.navigate(target);
+          return client.focus();
+        }
+      }
+      return self.clients.openWindow(target);
+    }),
+  );
+});
