@@ -27,6 +27,7 @@ mod slow_body;
 pub mod social;
 pub mod streams;
 pub mod views;
+pub mod webapp;
 
 use actix_web::body::MessageBody;
 use actix_web::dev::{ServiceFactory, ServiceRequest, ServiceResponse};
@@ -129,6 +130,7 @@ pub fn build_app(
         .service(
             SwaggerUi::new("/docs/{_:.*}").config(utoipa_swagger_ui::Config::from("/openapi.json")),
         )
+        .configure(webapp::routes)
         .app_data(web::Data::new(table))
         .default_service(web::to(fallback::unmatched))
         .wrap_fn(move |req, srv| slow_body::deadline(req, srv, body_timeout))
