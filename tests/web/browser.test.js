@@ -1,0 +1,207 @@
+// The web client in a real browser (Debian's chromium through playwright-core) against the
+// real server: the pages a player and an administrator use, played to the end.
+// Run with `npm test` (the server binary: $LEEKHA_BIN, else $CARGO_TARGET_DIR or
+// ../../target, debug/leekha; or a running server at $LEEKHA_WEB_URL).
+
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { after, before, test } from 'node:test';
+import { launch, open, playToTheEnd, startServer } from './harness.js';
+
+/** @type {Awaited<ReturnType<typeof startServer>>} */
+let server;
+/** @type {import('playwright-core').Browser} */
+let browser;
+
+before(async () => {
+  server = await startServer();
+  browser = await launch();
+});
+
+after(async () => {
+  await browser?.close();
+  await server?.stop();
+});
+
+/**
+ * The game view as the page's signed-in user sees it, read through the API.
+ * @param {import('playwright-core').Page} page
+ */
+function gameView(page) {
+  return page.evaluate(async () => {
+    const id = location.hash.split('/')[2];
+    const session = JSON.parse(localStorage.getItem('leekha.session') ?? '{}');
+    const res = await fetch(`/api/v1/games/${id}`, { headers: { authorization: `Bearer ${session.access_token}` } });
+    return res.json();
+  });
+}
+
+/** @param {string[]} problems */
+function clean(problems) {
+  assert.deepEqual(problems, [], 'no console error, no page error, no request to another host');
+}
+
+test('a guest plays a whole game against three bots from the landing page, live over SSE', async () => {
+  const { page, problems, context } = await open(browser, server.url);
+  /** @type {string[]} */
+  const streams = [];
+  page.on('request', (r) => { if (r.url().includes('/events/stream?')) streams.push(r.url()); });
+  await page.selectOption('select[name=level]', 'random');
+  await page.click('#play-guest');
+  await page.waitForSelector('.hand button.card');
+  assert.match(page.url(), /#\/game\/[0-9a-f-]{36}$/);
+  await playToTheEnd(page);
+  await page.waitForSelector('#result li');
+  assert.equal(await page.locator('#result .ranking li').count(), 4);
+  assert.ok(await page.locator('#rematch').isVisible());
+  assert.ok(streams.length >= 1, 'the table followed the game over an event stream');
+  assert.ok(streams.every((u) => u.includes('ticket=st_')), 'streams are opened with a ticket');
+  const view = await gameView(page);
+  assert.equal(view.status, 'finished');
+  await page.click('#replay');
+  await page.waitForSelector('.replay-actions li');
+  clean(problems);
+  await context.close();
+});
+
+test('without EventSource the table follows the game by long-polling, to the end', async () => {
+  const { page, problems, context } = await open(browser, server.url);
+  await page.addInitScript(() => { Reflect.deleteProperty(window, 'EventSource'); });
+  await page.reload();
+  /** @type {string[]} */
+  const polls = [];
+  page.on('request', (r) => { if (/\/events\?after=\d+&wait=30/.test(r.url())) polls.push(r.url()); });
+  await page.click('#play-guest');
+  await playToTheEnd(page);
+  assert.ok(polls.length >= 1, 'the events were long-polled');
+  clean(problems);
+  await context.close();
+});
+
+test('an illegal pass cannot be selected', async () => {
+  const { page, problems, context } = await open(browser, server.url);
+  await page.click('#play-guest');
+  // Hearts and clubs have no guards: a pass may never take the last of them. Deal until the
+  // hand holds three or fewer of one of them (nearly every deal does).
+  for (let attempt = 0; attempt < 20; attempt++) {
+    await page.waitForSelector('#send-pass');
+    const view = await gameView(page);
+    const hand = /** @type {string[]} */ (view.round.hand);
+    const mayEmpty = new Set(view.legal_actions.may_empty_suit);
+    const short = ['H', 'C', 'S', 'D']
+      .map((suit) => hand.filter((c) => c.endsWith(suit)))
+      .find((cards) => cards.length > 0 && cards.length <= 3 && cards.some((c) => !mayEmpty.has(c)));
+    if (!short) {
+      await page.goto(`${server.url}/#/mine`);
+      await page.click('#quick');
+      await page.waitForSelector('.hand button.card');
+      continue;
+    }
+    // The suit's cards that may go are chosen first, the one that would empty it last.
+    const ordered = [...short.filter((c) => mayEmpty.has(c)), ...short.filter((c) => !mayEmpty.has(c))];
+    for (const card of ordered.slice(0, -1)) await page.click(`.hand button[data-card="${card}"]`);
+    const last = page.locator(`.hand button[data-card="${ordered.at(-1)}"]`);
+    assert.ok(await last.isDisabled(), `${ordered.at(-1)} would empty its suit and is inert`);
+    assert.equal(await last.getAttribute('aria-disabled'), 'true');
+    await last.click({ force: true });
+    assert.equal(await page.locator('.hand button.chosen').count(), ordered.length - 1);
+    // Whatever else is picked, the selection stays completable and ends legal.
+    while ((await page.locator('.hand button.chosen').count()) < 3) {
+      await page.locator('.hand button.card:not([disabled]):not(.chosen)').first().click();
+    }
+    assert.ok(await page.locator('#send-pass').isEnabled());
+    await page.click('#send-pass');
+    await page.waitForSelector('#send-pass', { state: 'detached' });
+    clean(problems);
+    await context.close();
+    return;
+  }
+  assert.fail('no deal in 20 had a short suit');
+});
+
+test('the Arabic page is right-to-left and speaks Arabic', async () => {
+  const { page, problems, context } = await open(browser, server.url);
+  await page.click('#lang');
+  assert.equal(await page.getAttribute('html', 'dir'), 'rtl');
+  assert.equal(await page.getAttribute('html', 'lang'), 'ar');
+  assert.equal(await page.textContent('#play-guest'), 'العب كضيف');
+  assert.equal(await page.evaluate(() => getComputedStyle(document.body).direction), 'rtl');
+  await page.click('#play-guest');
+  await page.waitForSelector('.hand button.card');
+  const label = await page.locator('.hand button.card').first().getAttribute('aria-label');
+  assert.match(String(label), /[\u0600-\u06FF]/, 'cards are named in Arabic');
+  // The choice survives a reload.
+  await page.reload();
+  assert.equal(await page.getAttribute('html', 'dir'), 'rtl');
+  clean(problems);
+  await context.close();
+});
+
+/**
+ * Signs up through the landing page's form.
+ * @param {import('playwright-core').Page} page
+ * @param {string} name
+ */
+async function signUp(page, name) {
+  const form = page.locator('form[aria-label="Sign up"]');
+  await form.locator('input[name=username]').fill(name);
+  await form.locator('input[name=password]').fill('correct horse battery');
+  await form.locator('button').click();
+  await page.waitForSelector('#quick');
+}
+
+test('four players in four browsers play one game against each other to the end', async () => {
+  const players = await Promise.all([0, 1, 2, 3].map(() => open(browser, server.url)));
+  const stamp = Date.now().toString(36);
+  await Promise.all(players.map(({ page }, i) => signUp(page, `p${i}_${stamp}`)));
+  const host = players[0].page;
+  await host.click('a[href="#/create"]');
+  await host.fill('input[name=target_score]', '1');
+  await host.selectOption('select[name=visibility]', 'public');
+  await host.click('form.create button.primary');
+  await host.waitForSelector('.table');
+  const id = host.url().split('/').at(-1);
+  for (const { page } of players.slice(1)) {
+    await page.click('a[href="#/lobby"]');
+    // The lobby lists the table; taking its seat opens it.
+    await page.locator('.games li', { hasText: `p0_${stamp}` }).getByRole('button').click();
+    await page.waitForSelector('.table');
+    assert.equal(page.url().split('/').at(-1), id);
+  }
+  await Promise.all(players.map(({ page }) => playToTheEnd(page)));
+  for (const { page, problems } of players) {
+    assert.equal(await page.locator('#result .ranking li').count(), 4);
+    clean(problems);
+  }
+  await Promise.all(players.map(({ context }) => context.close()));
+});
+
+test('an administrator bans a user from the console', async () => {
+  const stamp = Date.now().toString(36);
+  const bin = process.env.LEEKHA_BIN ?? `${process.env.CARGO_TARGET_DIR ?? new URL('../../target', import.meta.url).pathname}/debug/leekha`;
+  execFileSync(bin, ['admin', 'create', `root_${stamp}`], {
+    env: { ...process.env, DATABASE_URL: server.db, LEEKHA_ADMIN_PASSWORD: 'correct horse battery', RUST_LOG: 'warn' },
+  });
+  const victim = await open(browser, server.url);
+  await signUp(victim.page, `victim_${stamp}`);
+
+  const { page, problems, context } = await open(browser, server.url);
+  const form = page.locator('form[aria-label="Log in"]');
+  await form.locator('input[name=username]').fill(`root_${stamp}`);
+  await form.locator('input[name=password]').fill('correct horse battery');
+  await form.locator('button').click();
+  await page.click('a[href="#/admin"]');
+  await page.fill('input[type=search] >> nth=0', `victim_${stamp}`);
+  await page.locator('form:has(input[type=search]) button').first().click();
+  const row = page.locator(`#admin-users li[data-user="victim_${stamp}"]`);
+  await row.getByRole('button', { name: 'Ban' }).click();
+  await row.locator('.badge').waitFor();
+  await page.waitForSelector('#admin-audit li:has-text("ban_user")');
+
+  // The banned player's next request is refused, and the page signs them out.
+  await victim.page.click('a[href="#/lobby"]');
+  await victim.page.waitForSelector('#status:has-text("banned")');
+  clean(problems);
+  await context.close();
+  await victim.context.close();
+});
