@@ -24,3 +24,4 @@ mod social;
 mod spectators;
 mod sqlite_writer;
 mod streams;
+mod web;
