@@ -92,25 +92,29 @@ export async function open(browser, url, options = {}) {
  * @param {{deadline?: number}} [options]
  */
 export async function playToTheEnd(page, { deadline = Date.now() + 240_000 } = {}) {
+  // The table redraws whenever the game moves, so an element found a moment ago may be
+  // gone: each step has a short timeout, and a step that missed is tried afresh.
+  const quick = { timeout: 2_000 };
   while (Date.now() < deadline) {
     if (await page.locator('#result').count()) return;
-    const pass = page.locator('#send-pass');
-    if (await pass.count()) {
-      // Choose three cards, each time one the page offers: a selection built so is legal.
-      for (let i = 0; i < 3; i++) {
-        const open = page.locator('.hand button.card:not([disabled]):not(.chosen)');
-        if (!(await open.count())) break;
-        await open.first().click();
+    try {
+      if (await page.locator('#send-pass').count()) {
+        // Choose cards the page offers, one at a time: a selection built so is legal.
+        const chosen = await page.locator('.hand button.chosen').count();
+        if (chosen < 3) {
+          await page.locator('.hand button.card:not([disabled]):not(.chosen)').first().click(quick);
+        } else {
+          await page.locator('#send-pass').click(quick);
+        }
+        continue;
       }
-      if (await pass.isEnabled()) await pass.click();
-      await page.waitForTimeout(50);
-      continue;
-    }
-    const legal = page.locator('.hand button.card.legal:not([disabled])');
-    if (await legal.count()) {
-      await legal.first().click().catch(() => {});
-      await page.waitForTimeout(50);
-      continue;
+      const legal = page.locator('.hand button.card.legal:not([disabled])');
+      if (await legal.count()) {
+        await legal.first().click(quick);
+        continue;
+      }
+    } catch {
+      // redrawn under us: look again
     }
     await page.waitForTimeout(100);
   }
