@@ -17,10 +17,10 @@ fn references(from: &str, text: &str) -> Vec<String> {
             let file = piece.rsplit('/').next().is_some_and(|f| f.contains('.'));
             if piece.starts_with("/app/") && file && !piece.contains('$') {
                 out.push(piece.to_owned());
-            } else if let Some(name) = piece.strip_prefix("./") {
-                if name.ends_with(".js") {
-                    out.push(format!("{dir}/{name}"));
-                }
+            } else if let Some(name) = piece.strip_prefix("./")
+                && name.ends_with(".js")
+            {
+                out.push(format!("{dir}/{name}"));
             }
         }
     }
