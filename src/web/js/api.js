@@ -77,27 +77,49 @@ export function onSession(f) {
   listeners.add(f);
 }
 
+/**
+ * Spends the refresh token for a new pair. Tabs share one session, and a refresh token works
+ * once (a second use revokes the session): under a lock held across tabs, a tab first looks
+ * whether another one already refreshed, and takes that pair instead.
+ */
 async function refresh() {
   if (!refreshing) {
-    const token = session?.refresh_token;
-    refreshing = (async () => {
-      if (!token) throw new ApiError(401, { code: 'invalid_token' });
+    const spent = session?.refresh_token;
+    const run = async () => {
+      const stored = load();
+      if (stored && stored.refresh_token !== spent) {
+        session = stored;
+        return;
+      }
+      if (!spent) throw new ApiError(401, { code: 'invalid_token' });
       const res = await fetch(`${BASE}/auth/refresh`, {
         method: 'POST',
         headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ refresh_token: token }),
+        body: JSON.stringify({ refresh_token: spent }),
       });
       if (!res.ok) {
         save(null);
         throw new ApiError(res.status, await res.json().catch(() => ({})));
       }
       fromTokens(await res.json());
-    })().finally(() => {
+    };
+    // The lock's promise settles with the callback's (lib.dom types it one level too deep).
+    const locked = navigator.locks
+      ? /** @type {Promise<void>} */ (/** @type {unknown} */ (navigator.locks.request('leekha.refresh', run)))
+      : run();
+    refreshing = locked.finally(() => {
       refreshing = null;
     });
   }
   return refreshing;
 }
+
+// Another tab signed in, out, or refreshed: follow it.
+window.addEventListener('storage', (e) => {
+  if (e.key !== STORE) return;
+  session = load();
+  listeners.forEach((f) => f());
+});
 
 /**
  * @typedef {object} Options
