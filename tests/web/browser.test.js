@@ -137,6 +137,42 @@ test('the Arabic page is right-to-left and speaks Arabic', async () => {
   await context.close();
 });
 
+test('a guest keeps the account by choosing a name, then logs in with it', async () => {
+  const { page, problems, context } = await open(browser, server.url);
+  await page.click('#play-guest');
+  await page.waitForSelector('.hand button.card');
+  await page.click('a[href="#/account"]');
+  const name = `kept_${Date.now().toString(36)}`;
+  const form = page.locator('form[aria-label="Account"]');
+  await form.locator('input[name=username]').fill(name);
+  await form.locator('input[name=password]').fill('correct horse battery');
+  await form.locator('button').click();
+  await page.waitForSelector('#status:has-text("Saved.")');
+  await page.getByRole('button', { name: 'Log out' }).click();
+  const login = page.locator('form[aria-label="Log in"]');
+  await login.locator('input[name=username]').fill(name);
+  await login.locator('input[name=password]').fill('correct horse battery');
+  await login.locator('button').click();
+  // The guest's game is still theirs, first in the list.
+  await page.waitForSelector('.games li.game a[href^="#/game/"]');
+  clean(problems);
+  await context.close();
+});
+
+test('the app is installable: a manifest and a service worker controlling the origin', async () => {
+  const { page, problems, context } = await open(browser, server.url, { serviceWorkers: 'allow' });
+  const manifest = await page.evaluate(async () => {
+    const link = document.querySelector('link[rel=manifest]');
+    return (await fetch(link?.getAttribute('href') ?? '')).json();
+  });
+  assert.equal(manifest.start_url, '/');
+  assert.equal(manifest.display, 'standalone');
+  const scope = await page.evaluate(async () => (await navigator.serviceWorker.ready).scope);
+  assert.equal(scope, `${server.url}/`);
+  clean(problems);
+  await context.close();
+});
+
 /**
  * Signs up through the landing page's form.
  * @param {import('playwright-core').Page} page
@@ -168,12 +204,19 @@ test('four players in four browsers play one game against each other to the end'
     await page.waitForSelector('.table');
     assert.equal(page.url().split('/').at(-1), id);
   }
+  // A fifth user watches from the start: no hand, no moves, the same ending.
+  const watcher = await open(browser, server.url);
+  await signUp(watcher.page, `w_${stamp}`);
+  await watcher.page.goto(`${server.url}/#/game/${id}`);
+  await watcher.page.waitForSelector('#turn-line:has-text("You are watching")');
   await Promise.all(players.map(({ page }) => playToTheEnd(page)));
-  for (const { page, problems } of players) {
+  for (const { page, problems } of [...players, watcher]) {
+    await page.waitForSelector('#result .ranking li');
     assert.equal(await page.locator('#result .ranking li').count(), 4);
     clean(problems);
   }
-  await Promise.all(players.map(({ context }) => context.close()));
+  assert.equal(await watcher.page.locator('.hand button').count(), 0);
+  await Promise.all([...players, watcher].map(({ context }) => context.close()));
 });
 
 test('an administrator bans a user from the console', async () => {

@@ -106,7 +106,8 @@ export function lobby(root) {
       return h('li', { class: 'game' },
         h('span', { class: 'mode' }, t(`mode.${game.rules.mode}`), ' · ', t('table.target', { n: game.rules.target_score })),
         h('span', { class: 'seats' }, game.seats.map(seatLabel).join(', ')),
-        join);
+        join,
+        seated ? null : h('a', { href: `#/game/${game.id}`, class: 'button watch' }, t('lobby.watch')));
     }));
   }, fail);
 }
