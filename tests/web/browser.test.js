@@ -119,6 +119,23 @@ test('an illegal pass cannot be selected', async () => {
   assert.fail('no deal in 20 had a short suit');
 });
 
+test('a hint picks a legal pass, chat shows a phrase, and resigning lets the bots finish', async () => {
+  const { page, problems, context } = await open(browser, server.url);
+  page.on('dialog', (d) => d.accept());
+  await page.click('#play-guest');
+  await page.waitForSelector('#send-pass');
+  await page.click('#hint');
+  await page.waitForFunction(() => document.querySelectorAll('.hand button.chosen').length === 3);
+  assert.ok(await page.locator('#send-pass').isEnabled());
+  await page.getByRole('button', { name: 'Good luck!' }).click();
+  await page.waitForSelector('.chat .messages li:has-text("Good luck!")');
+  await page.click('#send-pass');
+  await page.click('#resign');
+  await page.waitForSelector('#result', { timeout: 60_000 });
+  clean(problems);
+  await context.close();
+});
+
 test('the Arabic page is right-to-left and speaks Arabic', async () => {
   const { page, problems, context } = await open(browser, server.url);
   await page.click('#lang');
