@@ -236,6 +236,32 @@ test('four players in four browsers play one game against each other to the end'
   await Promise.all([...players, watcher].map(({ context }) => context.close()));
 });
 
+test('an invitation by username shows up live in my games, and the invitee takes the seat', async () => {
+  const stamp = Date.now().toString(36);
+  const guestPlayer = await open(browser, server.url);
+  const host = await open(browser, server.url);
+  await signUp(guestPlayer.page, `inv_${stamp}`);
+  await signUp(host.page, `host_${stamp}`);
+  await host.page.click('a[href="#/create"]');
+  await host.page.selectOption('select[name=seat1]', 'invite');
+  await host.page.fill('input[name=user1]', `inv_${stamp}`);
+  await host.page.selectOption('select[name=seat2]', 'bot');
+  await host.page.selectOption('select[name=seat3]', 'bot');
+  await host.page.selectOption('select[name=timeout]', '600');
+  await host.page.click('form.create button.primary');
+  await host.page.waitForSelector('.table');
+  // No reload: the feed's stream brings the invitation to the open list.
+  const item = guestPlayer.page.locator('.games li', { hasText: `host_${stamp}` });
+  await item.locator('.badge.invited').waitFor();
+  await item.locator('a').click();
+  await guestPlayer.page.getByRole('button', { name: 'Take a seat' }).click();
+  await guestPlayer.page.waitForSelector('#send-pass');
+  clean(guestPlayer.problems);
+  clean(host.problems);
+  await guestPlayer.context.close();
+  await host.context.close();
+});
+
 test('an administrator bans a user from the console', async () => {
   const stamp = Date.now().toString(36);
   const bin = process.env.LEEKHA_BIN ?? `${process.env.CARGO_TARGET_DIR ?? new URL('../../target', import.meta.url).pathname}/debug/leekha`;

@@ -1,71 +1,83 @@
-// Following a game live: Server-Sent Events through a stream ticket (EventSource cannot
-// send the bearer token), and, where a stream cannot be had, the events long-poll. Neither
-// ever polls in a loop: each request waits on the server until something happens.
+// Following what happens live: Server-Sent Events through a stream ticket (EventSource cannot
+// send the bearer token), and, where a stream cannot be had, the long-poll of the same items.
+// Neither ever polls in a loop: each request waits on the server until something happens.
 
 import { call } from './api.js';
 
-/** @typedef {import('../api').components['schemas']['EventView']} EventView */
-/** @typedef {import('../api').components['schemas']['EventsPage']} EventsPage */
-/** @typedef {import('../api').components['schemas']['StreamTicket']} StreamTicket */
+/** @typedef {import('../api').components['schemas']} S */
+/** @typedef {S['EventView']} EventView */
+/** @typedef {S['NotificationView']} NotificationView */
 
-/** The event types a stream names in `event:` (EventSource wants a listener per name). */
-const TYPES = [
+/** The event types a game stream names in `event:` (EventSource wants a listener per name). */
+const GAME_EVENTS = [
   'game_started', 'round_dealt', 'pass_committed', 'passes_exchanged', 'card_played',
   'trick_won', 'round_scored', 'game_finished', 'seat_changed', 'turn_timed_out',
   'game_aborted', 'chat_message',
 ];
-const ENDS = new Set(['game_finished', 'game_aborted']);
+/** The notification types of the feed stream. */
+const FEED_EVENTS = [
+  'your_turn', 'invited', 'game_started', 'game_finished', 'turn_reminder',
+  'seat_taken_by_bot', 'friend_request', 'chat_message',
+];
 
 /**
- * Calls `onEvent` for each event of the game after `after`, in order, until `stop()`.
- * @param {string} gameId
- * @param {number} after
- * @param {(event: EventView) => void} onEvent
- * @returns {{stop: () => void, mode: () => 'stream' | 'long-poll' | 'stopped'}}
+ * @typedef {{stop: () => void, mode: () => 'stream' | 'long-poll' | 'stopped'}} Following
  */
-export function follow(gameId, after, onEvent) {
+
+/**
+ * Delivers each item after `after`, in order and once, until `stop()` or an ending item.
+ * @template {{seq: number, type: string}} T
+ * @param {object} source
+ * @param {string} source.stream   the stream's path under /api/v1
+ * @param {(after: number) => string} source.poll  the long-poll's path after a seq
+ * @param {(page: any) => T[]} source.items  the items of a long-poll page
+ * @param {string[]} source.types  the `event:` names the stream uses
+ * @param {(item: T) => boolean} source.ends  whether nothing follows this item
+ * @param {number} after
+ * @param {(item: T) => void} onItem
+ * @returns {Following}
+ */
+function subscribe(source, after, onItem) {
   let last = after;
   let stopped = false;
   let failures = 0;
   /** @type {'stream' | 'long-poll' | 'stopped'} */
   let mode = typeof EventSource === 'function' ? 'stream' : 'long-poll';
   /** @type {EventSource | null} */
-  let source = null;
+  let es = null;
   const abort = new AbortController();
 
-  /** @param {EventView} event */
-  const deliver = (event) => {
-    if (event.seq <= last) return;
-    last = event.seq;
+  /** @param {T} item */
+  const deliver = (item) => {
+    if (item.seq <= last) return;
+    last = item.seq;
     failures = 0;
-    onEvent(event);
-    if (ENDS.has(event.type)) stop();
+    onItem(item);
+    if (source.ends(item)) stop();
   };
 
   const stream = async () => {
-    /** @type {StreamTicket} */
+    /** @type {S['StreamTicket']} */
     const { ticket } = await call('POST', '/auth/stream-ticket', { signal: abort.signal });
     if (stopped) return;
-    const url = `/api/v1/games/${gameId}/events/stream?after=${last}&ticket=${encodeURIComponent(ticket)}`;
-    const es = new EventSource(url);
-    source = es;
+    const open = new EventSource(`/api/v1${source.stream}?after=${last}&ticket=${encodeURIComponent(ticket)}`);
+    es = open;
     /** @param {Event} e */
     const handle = (e) => deliver(JSON.parse(/** @type {MessageEvent} */ (e).data));
-    TYPES.forEach((type) => es.addEventListener(type, handle));
-    es.onerror = () => {
+    source.types.forEach((type) => open.addEventListener(type, handle));
+    open.onerror = () => {
       // A ticket works once, so EventSource's own reconnect would be refused: reconnect
-      // ourselves with a new ticket, from the last event we have.
-      es.close();
-      if (source === es) source = null;
+      // ourselves with a new ticket, from the last item we have.
+      open.close();
+      if (es === open) es = null;
       if (!stopped) retry();
     };
   };
 
   const longPoll = async () => {
     while (!stopped) {
-      /** @type {EventsPage} */
-      const page = await call('GET', `/games/${gameId}/events?after=${last}&wait=30`, { signal: abort.signal });
-      page.events.forEach(deliver);
+      const page = await call('GET', source.poll(last), { signal: abort.signal });
+      source.items(page).forEach(deliver);
     }
   };
 
@@ -87,10 +99,53 @@ export function follow(gameId, after, onEvent) {
   const stop = () => {
     stopped = true;
     mode = 'stopped';
-    source?.close();
+    es?.close();
     abort.abort();
   };
 
   run();
   return { stop, mode: () => mode };
+}
+
+/**
+ * Calls `onEvent` for each event of the game after `after`, in order, until `stop()` or the
+ * game's end.
+ * @param {string} gameId
+ * @param {number} after
+ * @param {(event: EventView) => void} onEvent
+ * @returns {Following}
+ */
+export function follow(gameId, after, onEvent) {
+  return subscribe({
+    stream: `/games/${gameId}/events/stream`,
+    poll: (seq) => `/games/${gameId}/events?after=${seq}&wait=30`,
+    items: (/** @type {S['EventsPage']} */ page) => page.events,
+    types: GAME_EVENTS,
+    ends: (/** @type {EventView} */ e) => e.type === 'game_finished' || e.type === 'game_aborted',
+  }, after, onEvent);
+}
+
+/**
+ * Calls `onNotification` for each new notification of the caller's feed, from now on.
+ * @param {(n: NotificationView) => void} onNotification
+ * @returns {Following}
+ */
+export function followFeed(onNotification) {
+  /** @type {Following | null} */
+  let inner = null;
+  let stopped = false;
+  call('GET', '/me/notifications?limit=1').then((/** @type {S['FeedPage']} */ page) => {
+    if (stopped) return;
+    inner = subscribe({
+      stream: '/me/notifications/stream',
+      poll: (seq) => `/me/notifications?after=${seq}&wait=30`,
+      items: (/** @type {S['FeedPage']} */ p) => p.notifications,
+      types: FEED_EVENTS,
+      ends: () => false,
+    }, page.last_seq, onNotification);
+  }, () => {});
+  return {
+    stop: () => { stopped = true; inner?.stop(); },
+    mode: () => inner?.mode() ?? 'stopped',
+  };
 }

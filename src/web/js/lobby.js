@@ -5,6 +5,7 @@ import { call, currentUser, guest, signIn, signOut, updateMe } from './api.js';
 import { duration, fail, go, h, replace, say } from './dom.js';
 import { t } from './i18n.js';
 import { enablePush, pushState } from './push.js';
+import { followFeed } from './live.js';
 
 /** @typedef {import('../api').components['schemas']} S */
 /** @typedef {S['BotLevel']} BotLevel */
@@ -125,7 +126,7 @@ export function myGames(root) {
     });
   });
   replace(root, h('div', { class: 'row' }, quick, level), h('h1', {}, t('nav.mine')), list);
-  call('GET', '/me/games?status=active,waiting,finished&limit=50').then((/** @type {S['MyGamesPage']} */ page) => {
+  const load = () => call('GET', '/me/games?status=active,waiting,finished&limit=50').then((/** @type {S['MyGamesPage']} */ page) => {
     if (page.items.length === 0) replace(list, h('li', { class: 'empty' }, t('mine.empty')));
     else replace(list, ...page.items.map((g) =>
       h('li', { class: `game ${g.my_turn ? 'urgent' : ''}` },
@@ -136,6 +137,16 @@ export function myGames(root) {
           h('span', { class: 'seats' }, g.seats.map(seatLabel).join(', ')),
           g.deadline ? h('span', { class: 'deadline' }, t('table.deadline', { time: duration(Date.parse(g.deadline) - Date.now()) })) : null))));
   }, fail);
+  load();
+  // Your turn, an invitation, a game that started or ended: the list re-sorts itself.
+  /** @type {ReturnType<typeof setTimeout> | undefined} */
+  let soon;
+  const feed = followFeed(() => {
+    // A move often brings several notifications at once: one reload for them all.
+    clearTimeout(soon);
+    soon = setTimeout(load, 150);
+  });
+  return () => { clearTimeout(soon); feed.stop(); };
 }
 
 /** Every rule option and its values, as the OpenAPI document enumerates them. */
