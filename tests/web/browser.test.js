@@ -60,6 +60,11 @@ test('a guest plays a whole game against three bots from the landing page, live 
   assert.equal(view.status, 'finished');
   await page.click('#replay');
   await page.waitForSelector('.replay-actions li');
+  // Back at the table, a rematch against the same bots starts at once.
+  await page.goBack();
+  await page.click('#rematch');
+  await page.waitForFunction((old) => !location.hash.endsWith(old), view.id);
+  await page.waitForSelector('#send-pass');
   clean(problems);
   await context.close();
 });
