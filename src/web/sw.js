@@ -2,23 +2,24 @@
 // `title`, `body` and `silent`), opens the game on a click, and keeps the app shell for
 // offline starts. The API is never cached: a game view must be fresh.
 
+const worker = /** @type {ServiceWorkerGlobalScope} */ (/** @type {unknown} */ (self));
 const SHELL = 'leekha-shell-v1';
 const FILES = ['/', '/app/app.css', '/app/icon.svg', '/app/manifest.webmanifest',
   '/app/js/main.js', '/app/js/api.js', '/app/js/live.js', '/app/js/cards.js', '/app/js/i18n.js',
   '/app/js/dom.js', '/app/js/table.js', '/app/js/lobby.js', '/app/js/admin.js', '/app/js/push.js'];
 
-self.addEventListener('install', (event) => {
-  event.waitUntil(caches.open(SHELL).then((cache) => cache.addAll(FILES)).then(() => self.skipWaiting()));
+worker.addEventListener('install', (event) => {
+  event.waitUntil(caches.open(SHELL).then((cache) => cache.addAll(FILES)).then(() => worker.skipWaiting()));
 });
 
-self.addEventListener('activate', (event) => {
-  event.waitUntil(self.clients.claim());
+worker.addEventListener('activate', (event) => {
+  event.waitUntil(worker.clients.claim());
 });
 
 // Network first (assets revalidate by ETag), the cached shell when offline.
-self.addEventListener('fetch', (event) => {
+worker.addEventListener('fetch', (event) => {
   const url = new URL(event.request.url);
-  if (event.request.method !== 'GET' || url.origin !== self.location.origin) return;
+  if (event.request.method !== 'GET' || url.origin !== worker.location.origin) return;
   if (url.pathname !== '/' && !url.pathname.startsWith('/app/')) return;
   event.respondWith(
     fetch(event.request)
@@ -33,16 +34,18 @@ self.addEventListener('fetch', (event) => {
   );
 });
 
-self.addEventListener('push', (event) => {
+worker.addEventListener('push', (event) => {
+  /** @type {{title?: string, body?: string, silent?: boolean, game_id?: string | null, type?: string}} */
   let data = {};
   try {
     data = event.data ? event.data.json() : {};
   } catch {
     data = { title: 'Leekha', body: event.data ? event.data.text() : '' };
   }
-  const tag = data.game_id ? `${data.game_id}:${data.type || data.kind || ''}` : undefined;
+  // One notification per game and kind on screen, as the pushes collapse on the server.
+  const tag = data.game_id ? `${data.game_id}:${data.type ?? ''}` : undefined;
   event.waitUntil(
-    self.registration.showNotification(data.title || 'Leekha', {
+    worker.registration.showNotification(data.title || 'Leekha', {
       body: data.body || '',
       tag,
       silent: Boolean(data.silent),
@@ -52,19 +55,15 @@ self.addEventListener('push', (event) => {
   );
 });
 
-self.addEventListener('notificationclick', (event) => {
+worker.addEventListener('notificationclick', (event) => {
   event.notification.close();
   const id = event.notification.data && event.notification.data.game_id;
   const target = id ? `/#/game/${id}` : '/';
   event.waitUntil(
-    self.clients.matchAll({ type: 'window', includeUncontrolled: true }).then((list) => {
-      for (const client of list) {
-        if ('focus' in client) {
-          client.navigate(target);
-          return client.focus();
-        }
-      }
-      return self.clients.openWindow(target);
+    worker.clients.matchAll({ type: 'window', includeUncontrolled: true }).then((list) => {
+      const [open] = list;
+      if (open) return open.navigate(target).then((c) => (c ?? open).focus());
+      return worker.clients.openWindow(target);
     }),
   );
 });
