@@ -65,8 +65,11 @@ export function table(root, id) {
       selected = [];
     }
     if (view?.version !== next.version) hinted = null;
+    const statusChanged = view?.status !== next.status || view?.my_seat !== next.my_seat;
     view = next;
     draw();
+    // Seating and the game's end open and close the chat's inputs.
+    if (statusChanged) drawChat();
   };
 
   /** @param {EventView} event */
@@ -294,7 +297,7 @@ export function table(root, id) {
     replace(chatBox, h('h2', {}, t('chat.title')), list, seated && live ? quick : null, seated && live ? form : null);
   };
 
-  read().then(() => drawChat());
+  read();
   if (!phrases) {
     call('GET', '/chat/phrases').then((/** @type {S['PhrasesView']} */ p) => { phrases = p.items; drawChat(); }, () => {});
   }
