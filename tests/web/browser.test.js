@@ -5,6 +5,7 @@
 
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
+import { createECDH, randomBytes } from 'node:crypto';
 import { after, before, test } from 'node:test';
 import { launch, open, playToTheEnd, startServer } from './harness.js';
 
@@ -191,6 +192,40 @@ test('the app is installable: a manifest and a service worker controlling the or
   assert.equal(manifest.display, 'standalone');
   const scope = await page.evaluate(async () => (await navigator.serviceWorker.ready).scope);
   assert.equal(scope, `${server.url}/`);
+  clean(problems);
+  await context.close();
+});
+
+test('turning notifications on subscribes with the server\'s VAPID key and registers a webpush device', async () => {
+  // Headless chromium has no push service to reach, so the browser's subscribe is replaced
+  // by one that records the key it was given and answers a well-formed subscription.
+  const ecdh = createECDH('prime256v1');
+  ecdh.generateKeys();
+  const keys = { p256dh: ecdh.getPublicKey('base64url'), auth: randomBytes(16).toString('base64url') };
+  const { page, problems, context } = await open(browser, server.url, { serviceWorkers: 'allow' });
+  await context.grantPermissions(['notifications']);
+  await page.addInitScript((k) => {
+    PushManager.prototype.subscribe = async function (options) {
+      const key = new Uint8Array(/** @type {ArrayBuffer} */ (options?.applicationServerKey));
+      localStorage.setItem('test.key', btoa(String.fromCharCode(...key)).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, ''));
+      const json = { endpoint: 'http://127.0.0.1:9/push/test', expirationTime: null, keys: k };
+      return /** @type {PushSubscription} */ (/** @type {unknown} */ ({ ...json, toJSON: () => json }));
+    };
+  }, keys);
+  await page.reload();
+  await page.click('#play-guest');
+  await page.waitForSelector('.hand button.card');
+  await page.click('a[href="#/account"]');
+  await page.click('#push');
+  await page.waitForSelector('.note:has-text("Notifications are on")');
+  const { vapid_public_key: vapid } = await (await fetch(`${server.url}/api/v1/push/config`)).json();
+  assert.equal(await page.evaluate(() => localStorage.getItem('test.key')), vapid);
+  const devices = await page.evaluate(async () => {
+    const session = JSON.parse(localStorage.getItem('leekha.session') ?? '{}');
+    return (await fetch('/api/v1/me/devices', { headers: { authorization: `Bearer ${session.access_token}` } })).json();
+  });
+  assert.equal(devices.items.length, 1);
+  assert.equal(devices.items[0].platform, 'webpush');
   clean(problems);
   await context.close();
 });
