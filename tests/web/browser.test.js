@@ -142,6 +142,27 @@ test('a hint picks a legal pass, chat shows a phrase, and resigning lets the bot
   await context.close();
 });
 
+test('the keyboard alone passes and plays: arrows through the hand, Enter to choose', async () => {
+  const { page, problems, context } = await open(browser, server.url);
+  await page.click('#play-guest');
+  await page.waitForSelector('#send-pass');
+  await page.locator('.hand button.card:not([disabled])').first().focus();
+  for (let i = 0; i < 3; i++) {
+    await page.keyboard.press('Enter');
+    await page.waitForFunction((n) => document.querySelectorAll('.hand button.chosen').length === n, i + 1);
+    await page.keyboard.press('ArrowRight');
+  }
+  await page.locator('#send-pass').focus();
+  await page.keyboard.press('Enter');
+  await page.waitForSelector('.hand button.card.legal');
+  const before = await page.locator('.hand button.card').count();
+  await page.locator('.hand button.card.legal').first().focus();
+  await page.keyboard.press('Enter');
+  await page.waitForFunction((n) => document.querySelectorAll('.hand button.card').length === n - 1, before);
+  clean(problems);
+  await context.close();
+});
+
 test('the Arabic page is right-to-left and speaks Arabic', async () => {
   const { page, problems, context } = await open(browser, server.url);
   await page.click('#lang');
