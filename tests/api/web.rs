@@ -54,6 +54,16 @@ async fn the_root_serves_the_client_page_with_a_strict_policy() {
     .await;
     assert_eq!(again.status, 304);
     assert!(again.body.is_empty());
+
+    let head = send(
+        &app,
+        TestRequest::default()
+            .method(actix_web::http::Method::HEAD)
+            .uri("/"),
+    )
+    .await;
+    assert_eq!(head.status, 200);
+    assert_eq!(head.header("etag"), Some(etag.as_str()));
 }
 
 #[actix_web::test]
