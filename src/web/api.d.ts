@@ -1698,6 +1698,12 @@ export interface components {
          */
         CreateGame: {
             /**
+             * @description Whether signed-in users without a seat may watch a public game (default true).
+             *     Without spectators, a running or finished game answers 404 to everyone but its
+             *     players; while it waits for players, anyone may still find and join it.
+             */
+            allow_spectators?: boolean | null;
+            /**
              * @description Whether the game counts for the players' ratings. Default: true when no seat is a
              *     bot; a game with a bot seat cannot be rated.
              */
@@ -2152,6 +2158,8 @@ export interface components {
         GameView: {
             /** @description Why an administrator aborted it. */
             abort_reason?: string | null;
+            /** @description Whether signed-in users without a seat may watch it (when public). */
+            allow_spectators: boolean;
             /**
              * Format: date-time
              * @description Created.
@@ -2186,6 +2194,12 @@ export interface components {
             rules: components["schemas"]["RulesView"];
             /** @description The four seats. */
             seats: components["schemas"]["SeatEntry"][];
+            /**
+             * Format: int32
+             * @description Signed-in users without a seat watching it now: each spectator's view, event list
+             *     or stream counts them for the next minute.
+             */
+            spectators: number;
             /** @description waiting | active | finished | aborted. */
             status: components["schemas"]["GameStatus"];
             turn: null | components["schemas"]["TurnView"];
