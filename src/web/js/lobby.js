@@ -198,6 +198,8 @@ export function createGame(root) {
     h('label', {}, t('create.timeout'), h('select', { name: 'timeout' },
       ...TIMEOUTS.map((s) => h('option', { value: s, selected: s === 86400 }, duration(s * 1000))))),
     h('label', { class: 'check' }, h('input', { name: 'rated', type: 'checkbox', checked: true }), t('create.rated')),
+    h('label', { class: 'check' },
+      h('input', { name: 'allow_spectators', type: 'checkbox', checked: true }), t('create.spectators')),
     h('button', { class: 'primary' }, t('create.submit')));
   form.addEventListener('submit', async (e) => {
     e.preventDefault();
@@ -223,6 +225,7 @@ export function createGame(root) {
       visibility: /** @type {S['Visibility']} */ (text('visibility')),
       turn_timeout_seconds: Number(text('timeout')),
       rated: data.get('rated') === 'on' && !hasBot,
+      allow_spectators: data.get('allow_spectators') === 'on',
     };
     try {
       /** @type {S['GameView']} */

@@ -230,6 +230,7 @@ export function table(root, id) {
       else if (me !== null) actions.push(button(t('table.resign'), () => { if (confirm(t('table.resign_confirm'))) post('resign'); }, { id: 'resign' }));
     }
     if (me === null) status = `${t('table.spectating')} ${status}`;
+    if (v.spectators > 0) status = `${status} · ${t('table.watchers', { n: v.spectators })}`;
 
     const result = v.status === 'finished' && v.result ? resultPanel(v, nameOf) : null;
     if (v.status === 'finished' && me !== null) {
