@@ -213,42 +213,42 @@ pub fn bucket(ordinal: f64) -> i32 {
     (ordinal * 4.0).floor() as i32
 }
 
-/// How many listed players of `mode` have an ordinal above `ordinal`: one less than the rank
-/// of a player with that ordinal. The buckets above count at once; only the players in the
-/// ordinal's own bucket are counted one by one.
-pub fn count_above(conn: &mut AnyConnection, mode: &str, ordinal: f64) -> QueryResult<i64> {
-    let b = bucket(ordinal);
-    let higher: Option<i64> = rating_buckets::table
-        .filter(rating_buckets::mode.eq(mode))
-        .filter(rating_buckets::bucket.gt(b))
-        .select(diesel::dsl::sum(rating_buckets::players))
-        .first(conn)?;
-    let ceiling = f64::from(b + 1) / 4.0;
-    let within: i64 = ratings::table
-        .filter(ratings::mode.eq(mode))
-        .filter(ratings::listed)
-        .filter(ratings::ordinal.gt(ordinal))
-        .filter(ratings::ordinal.lt(ceiling))
-        .count()
-        .get_result(conn)?;
-    Ok(higher.unwrap_or(0) + within)
-}
-
-/// How many listed players of `mode` with exactly `ordinal` come before `user_id` in board
-/// order.
-pub fn count_tied_before(
+/// Where the board position `(ordinal, user_id)` of `mode` stands, in one round trip: how
+/// many listed players have a higher ordinal (one less than the rank of that ordinal), and
+/// how many tied with it come before `user_id` in board order. The buckets above count at
+/// once; only the players in the ordinal's own bucket are counted one by one.
+pub fn standing_of(
     conn: &mut AnyConnection,
     mode: &str,
     ordinal: f64,
     user_id: &str,
-) -> QueryResult<i64> {
-    ratings::table
-        .filter(ratings::mode.eq(mode))
-        .filter(ratings::listed)
-        .filter(ratings::ordinal.eq(ordinal))
-        .filter(ratings::user_id.lt(user_id))
-        .count()
-        .get_result(conn)
+) -> QueryResult<(i64, i64)> {
+    use diesel::sql_types::{BigInt, Double, Integer, Text};
+    #[derive(QueryableByName)]
+    struct Standing {
+        #[diesel(sql_type = BigInt)]
+        above: i64,
+        #[diesel(sql_type = BigInt)]
+        tied: i64,
+    }
+    // Three counts as scalar subqueries of one select: one round trip.
+    let sql = match conn {
+        AnyConnection::Postgresql(_) => {
+            "SELECT CAST(COALESCE((SELECT SUM(players) FROM rating_buckets              WHERE mode = $1 AND bucket > $2), 0) AS BIGINT)              + (SELECT count(*) FROM ratings WHERE mode = $1 AND listed                 AND ordinal > $3 AND ordinal < $4) AS above,              (SELECT count(*) FROM ratings WHERE mode = $1 AND listed                 AND ordinal = $3 AND user_id < $5) AS tied"
+        }
+        AnyConnection::Sqlite(_) => {
+            "SELECT COALESCE((SELECT SUM(players) FROM rating_buckets              WHERE mode = ?1 AND bucket > ?2), 0)              + (SELECT count(*) FROM ratings WHERE mode = ?1 AND listed                 AND ordinal > ?3 AND ordinal < ?4) AS above,              (SELECT count(*) FROM ratings WHERE mode = ?1 AND listed                 AND ordinal = ?3 AND user_id < ?5) AS tied"
+        }
+    };
+    let b = bucket(ordinal);
+    let found: Standing = diesel::sql_query(sql)
+        .bind::<Text, _>(mode)
+        .bind::<Integer, _>(b)
+        .bind::<Double, _>(ordinal)
+        .bind::<Double, _>(f64::from(b + 1) / 4.0)
+        .bind::<Text, _>(user_id)
+        .get_result(conn)?;
+    Ok((found.above, found.tied))
 }
 
 /// Adds a finished game's points and rounds to a player's counters.
@@ -325,12 +325,21 @@ pub fn unlisted_among(conn: &mut AnyConnection, user_ids: &[String]) -> QueryRes
         .load(conn)
 }
 
-/// A user's username.
-pub fn username(conn: &mut AnyConnection, user_id: &str) -> QueryResult<String> {
-    users::table
-        .find(user_id)
-        .select(users::username)
+/// The board row of `user_id` in `mode` (rating and username), when they have a listed
+/// rating: one query.
+pub fn board_row(
+    conn: &mut AnyConnection,
+    mode: &str,
+    user_id: &str,
+) -> QueryResult<Option<BoardRow>> {
+    ratings::table
+        .inner_join(users::table)
+        .filter(ratings::mode.eq(mode))
+        .filter(ratings::user_id.eq(user_id))
+        .filter(ratings::listed)
+        .select((RatingRow::as_select(), users::username))
         .first(conn)
+        .optional()
 }
 
 /// Every non-empty bucket `(mode, bucket, players)`, for `leekha verify`.

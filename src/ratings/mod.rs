@@ -264,19 +264,15 @@ pub fn board(
             store::board_after(conn, key, after, limit + 1)?
         }
         PageStart::Around(user_id) => {
-            let me = store::of_users(conn, key, std::slice::from_ref(&user_id))?
-                .into_iter()
-                .find(|r| r.listed)
-                .ok_or_else(|| {
-                    Error::not_found("you have no rating on this board yet: finish a rated game")
-                        .with_code("not_rated")
-                })?;
+            let (me, name) = store::board_row(conn, key, &user_id)?.ok_or_else(|| {
+                Error::not_found("you have no rating on this board yet: finish a rated game")
+                    .with_code("not_rated")
+            })?;
             let above = (limit / 2).max(0);
             let mut rows = store::board_before(conn, key, (me.ordinal, &user_id), above)?;
             rows.reverse();
             let rest = limit + 1 - rows.len() as i64;
             let mut tail = store::board_after(conn, key, Some((me.ordinal, &user_id)), rest - 1)?;
-            let name = store::username(conn, &user_id)?;
             rows.push((me, name));
             rows.append(&mut tail);
             rows
@@ -306,8 +302,7 @@ fn ranked(
     let Some((first, _)) = rows.first() else {
         return Ok(Vec::new());
     };
-    let above = store::count_above(conn, key, first.ordinal)?;
-    let tied_before = store::count_tied_before(conn, key, first.ordinal, &first.user_id)?;
+    let (above, tied_before) = store::standing_of(conn, key, first.ordinal, &first.user_id)?;
     let mut items: Vec<BoardEntry> = Vec::with_capacity(rows.len());
     for (i, (row, username)) in rows.into_iter().enumerate() {
         let rank = match items.last() {
