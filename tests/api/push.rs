@@ -21,7 +21,9 @@ use p256::ecdsa::signature::Verifier;
 use serde_json::{Value, json};
 use sha2::Sha256;
 
-use crate::common::{self, TestDb, bearer, post_json, send};
+use actix_web::dev::{Service, ServiceResponse};
+
+use crate::common::{self, Session, TestDb, bearer, post_json, send};
 use apns_fake::ApnsFake;
 use fake::{Fake, Request};
 
@@ -123,6 +125,21 @@ fn notify(state: &AppState, user: &str, kind: Kind, game: &str) {
         leekha::db::now(),
     )
     .unwrap();
+}
+
+/// Registers a device for `user` (201); the device.
+async fn add_device<S, B>(app: &S, user: &Session, body: Value) -> Value
+where
+    S: Service<actix_http::Request, Response = ServiceResponse<B>, Error = actix_web::Error>,
+    B: actix_web::body::MessageBody,
+{
+    let r = send(
+        app,
+        bearer(post_json("/api/v1/me/devices", body), &user.access),
+    )
+    .await;
+    assert_eq!(r.status, 201, "{}", r.text);
+    r.json
 }
 
 /// Runs the pusher until nothing is due now.
@@ -873,14 +890,8 @@ async fn an_apns_push_goes_over_http2_with_a_provider_token_and_gone_devices_are
     let alice = common::register(&app, "alice").await;
     let bob = common::register(&app, "bob").await;
     for (who, token) in [(&alice, PHONE), (&bob, DEV_BUILD)] {
-        let body = json!({"platform": "apns", "token": token});
-        let r = send(
-            &app,
-            bearer(post_json("/api/v1/me/devices", body), &who.access),
-        )
-        .await;
-        assert_eq!(r.status, 201, "{}", r.text);
-        assert_eq!(r.json["platform"], "apns");
+        let device = add_device(&app, who, json!({"platform": "apns", "token": token})).await;
+        assert_eq!(device["platform"], "apns");
     }
 
     notify(&state, &alice.id, Kind::YourTurn, GAME);
@@ -982,13 +993,12 @@ async fn apns_429_waits_for_retry_after_and_an_expired_provider_token_is_renewed
     let state = common::state_for(apns_config(&db, &service));
     let app = common::app(state.clone()).await;
     let alice = common::register(&app, "alice").await;
-    let body = json!({"platform": "apns", "token": PHONE, "locale": "ar"});
-    let r = send(
+    add_device(
         &app,
-        bearer(post_json("/api/v1/me/devices", body), &alice.access),
+        &alice,
+        json!({"platform": "apns", "token": PHONE, "locale": "ar"}),
     )
     .await;
-    assert_eq!(r.status, 201, "{}", r.text);
 
     notify(&state, &alice.id, Kind::YourTurn, GAME);
     let mut pusher = Pusher::new(state.clone()).unwrap();
@@ -1046,13 +1056,12 @@ async fn quiet_hours_send_an_apns_background_push() {
     let state = common::state_for(apns_config(&db, &service));
     let app = common::app(state.clone()).await;
     let alice = common::register(&app, "alice").await;
-    let body = json!({"platform": "apns", "token": "feedface"});
-    let r = send(
+    add_device(
         &app,
-        bearer(post_json("/api/v1/me/devices", body), &alice.access),
+        &alice,
+        json!({"platform": "apns", "token": "feedface"}),
     )
     .await;
-    assert_eq!(r.status, 201, "{}", r.text);
     let uri = "/api/v1/me/notification-settings";
     let mut settings = send(&app, bearer(TestRequest::get().uri(uri), &alice.access))
         .await
@@ -1122,13 +1131,7 @@ async fn an_untrusted_apns_certificate_is_retried_and_reported_without_the_token
     let state = common::state_for(config);
     let app = common::app(state.clone()).await;
     let alice = common::register(&app, "alice").await;
-    let body = json!({"platform": "apns", "token": PHONE});
-    let r = send(
-        &app,
-        bearer(post_json("/api/v1/me/devices", body), &alice.access),
-    )
-    .await;
-    assert_eq!(r.status, 201, "{}", r.text);
+    add_device(&app, &alice, json!({"platform": "apns", "token": PHONE})).await;
     notify(&state, &alice.id, Kind::YourTurn, GAME);
     let mut pusher = Pusher::new(state.clone()).unwrap();
     assert_eq!(drain_apart(&mut pusher), 1, "retried later");
@@ -1157,13 +1160,12 @@ async fn a_burst_of_apns_pushes_shares_one_connection_in_feed_order() {
     let mut users = Vec::new();
     for name in ["pl1", "pl2", "pl3", "pl4"] {
         let user = common::register(&app, name).await;
-        let body = json!({"platform": "apns", "token": format!("{name}00ff")});
-        let r = send(
+        add_device(
             &app,
-            bearer(post_json("/api/v1/me/devices", body), &user.access),
+            &user,
+            json!({"platform": "apns", "token": format!("{name}00ff")}),
         )
         .await;
-        assert_eq!(r.status, 201, "{}", r.text);
         users.push(user);
     }
     for _ in 0..25 {
@@ -1203,13 +1205,12 @@ async fn the_push_worker_delivers_to_apns_from_its_thread() {
     let state = common::state_for(apns_config(&db, &service));
     let app = common::app(state.clone()).await;
     let alice = common::register(&app, "alice").await;
-    let body = json!({"platform": "apns", "token": "0123456789abcdef"});
-    let r = send(
+    add_device(
         &app,
-        bearer(post_json("/api/v1/me/devices", body), &alice.access),
+        &alice,
+        json!({"platform": "apns", "token": "0123456789abcdef"}),
     )
     .await;
-    assert_eq!(r.status, 201, "{}", r.text);
     // Started from async code, as the server does; the client is built on the worker's thread.
     let worker = leekha::push::Worker::spawn(state.clone()).unwrap();
     notify(&state, &alice.id, Kind::Invited, GAME);
