@@ -38,10 +38,11 @@ pub enum Command {
     /// against the baseline; prints points per round saved with a 95% confidence interval,
     /// decision times and rounds per second. Same seed, same results.
     Simulate {
-        /// The bot measured: random, heuristic or expert.
+        /// The bot measured: random, heuristic, expert, or omniscient (the measuring bot
+        /// that sees every hand; it exists only here).
         #[arg(long, default_value = "expert")]
         candidate: String,
-        /// The bot it plays against: random, heuristic or expert.
+        /// The bot it plays against: random, heuristic, expert or omniscient.
         #[arg(long, default_value = "heuristic")]
         baseline: String,
         /// Deals (rounds) to play.
@@ -119,11 +120,12 @@ pub fn run(cli: Cli) -> i32 {
             seed,
             preset,
         } => {
-            use crate::bots::BotLevel;
+            use crate::bots::tournament::Contestant;
             let (Some(candidate), Some(baseline)) =
-                (BotLevel::parse(&candidate), BotLevel::parse(&baseline))
+                (Contestant::parse(&candidate), Contestant::parse(&baseline))
             else {
-                eprintln!("error: levels are random, heuristic or expert");
+                let names: Vec<&str> = Contestant::all().map(Contestant::as_str).collect();
+                eprintln!("error: the bots are {}", names.join(", "));
                 return 2;
             };
             let options = match crate::rules::RuleOptions::preset(&preset) {

@@ -102,7 +102,7 @@ pub fn choose_expert<R: Rng + ?Sized>(
 
 /// The points that count for `me`: its own, plus its partner's in partnership.
 #[inline]
-fn team_points(rules: &RuleOptions, me: Seat, points: &[u32; 4]) -> u8 {
+pub(super) fn team_points(rules: &RuleOptions, me: Seat, points: &[u32; 4]) -> u8 {
     let mut total = points[me.index()];
     if rules.mode == Mode::Partnership {
         total += points[me.across().index()];
@@ -466,15 +466,16 @@ fn same_group(k: &Knowledge, a: Card, b: Card) -> bool {
 
 /// A sampled world being played out: all four hands, the trick and the public record.
 #[derive(Clone, Copy)]
-struct Sim {
-    hands: [CardSet; 4],
-    trick: Trick,
-    table: Table,
+pub(super) struct Sim {
+    pub hands: [CardSet; 4],
+    pub trick: Trick,
+    pub table: Table,
 }
 
 impl Sim {
+    /// Plays `card` for `seat`, taking the trick when it completes.
     #[inline]
-    fn play(&mut self, seat: Seat, card: Card, rules: &RuleOptions) {
+    pub fn play(&mut self, seat: Seat, card: Card, rules: &RuleOptions) {
         self.table.observe(seat, card, &self.trick, rules);
         self.hands[seat.index()].remove(card);
         self.trick = push(self.trick, card);
@@ -486,7 +487,7 @@ impl Sim {
     }
 
     /// Plays the round to its end with the heuristic policy for every seat.
-    fn finish(&mut self, rules: &RuleOptions, known_by: &[[CardSet; 4]; 4]) {
+    pub fn finish(&mut self, rules: &RuleOptions, known_by: &[[CardSet; 4]; 4]) {
         loop {
             let seat = self.trick.next_seat();
             let hand = self.hands[seat.index()];

@@ -17,6 +17,7 @@ use crate::rules::{Action, Card, CardSet, LegalActions, Seat, SeatView, check_pa
 mod expert;
 mod heuristic;
 mod knowledge;
+mod omniscient;
 pub mod tournament;
 
 pub use expert::{ExpertConfig, choose_expert};

@@ -23,17 +23,63 @@ use rand::SeedableRng;
 use rand::{Rng, RngExt};
 use rand_chacha::ChaCha8Rng;
 
-use crate::rules::{Action, Card, Game, Mode, RuleOptions, Seat};
+use crate::rules::{Action, Card, Game, Mode, RuleOptions, Seat, SeatView};
 
+use super::omniscient::choose_omniscient;
 use super::{BotLevel, ExpertConfig, choose, choose_expert};
+
+/// Who sits at a tournament seat: a bot level, or the omniscient measuring bot, which reads
+/// every hand and therefore exists only here (no seat of a real game can be given it).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Contestant {
+    /// A bot of this level, seeing only its seat's view.
+    Bot(BotLevel),
+    /// The expert's search with every hand revealed: the information limit.
+    Omniscient,
+}
+
+impl Contestant {
+    /// Every contestant, weakest first (omniscient last).
+    pub fn all() -> impl Iterator<Item = Contestant> {
+        BotLevel::ALL
+            .into_iter()
+            .map(Contestant::Bot)
+            .chain([Contestant::Omniscient])
+    }
+
+    /// The name on the command line and in reports.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Contestant::Bot(level) => level.as_str(),
+            Contestant::Omniscient => "omniscient",
+        }
+    }
+
+    /// Parses a name of [`Contestant::as_str`].
+    pub fn parse(raw: &str) -> Option<Contestant> {
+        Contestant::all().find(|c| c.as_str() == raw)
+    }
+}
+
+impl From<BotLevel> for Contestant {
+    fn from(level: BotLevel) -> Contestant {
+        Contestant::Bot(level)
+    }
+}
+
+impl fmt::Display for Contestant {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
 
 /// What to play.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct TournamentConfig {
     /// The bot being measured.
-    pub candidate: BotLevel,
+    pub candidate: Contestant,
     /// The bot it is measured against (and that fills the other seats).
-    pub baseline: BotLevel,
+    pub baseline: Contestant,
     /// The number of deals; each is played 5 times (reference + candidate in each seat).
     pub deals: usize,
     /// The seed of the deals and of the bots' random streams.
@@ -220,7 +266,7 @@ struct Timer {
 /// stream at every table of the deal.
 fn play_round(
     game: &Game,
-    levels: [BotLevel; 4],
+    levels: [Contestant; 4],
     timed: Option<Seat>,
     config: &TournamentConfig,
     deal: u64,
@@ -241,7 +287,7 @@ fn play_round(
             let options = view.legal_actions.cards().len();
             let rng = &mut rngs[seat.index()];
             let started = Instant::now();
-            let action = decide(levels[seat.index()], &view, &history, config, rng);
+            let action = decide(levels[seat.index()], &game, &view, &history, config, rng);
             let took = started.elapsed();
             if timed == Some(seat) {
                 timer.all.push(took);
@@ -264,16 +310,20 @@ fn play_round(
     std::array::from_fn(|i| after[Seat::ALL[i]] - before[Seat::ALL[i]])
 }
 
+/// The contestant's action. Only the omniscient bot is handed the game; every bot gets
+/// the seat's view and the history, as in a real game.
 fn decide<R: Rng + ?Sized>(
-    level: BotLevel,
-    view: &crate::rules::SeatView,
+    contestant: Contestant,
+    game: &Game,
+    view: &SeatView,
     history: &[(Seat, Card)],
     config: &TournamentConfig,
     rng: &mut R,
 ) -> Option<Action> {
-    match level {
-        BotLevel::Expert => choose_expert(view, history, &config.expert, rng),
-        level => choose(level, view, history, rng),
+    match contestant {
+        Contestant::Omniscient => choose_omniscient(game, view.seat?, history),
+        Contestant::Bot(BotLevel::Expert) => choose_expert(view, history, &config.expert, rng),
+        Contestant::Bot(level) => choose(level, view, history, rng),
     }
 }
 
@@ -329,7 +379,8 @@ impl fmt::Display for TournamentReport {
             "rules: {}",
             serde_json::to_string(&c.options).unwrap_or_default()
         )?;
-        if c.candidate == BotLevel::Expert || c.baseline == BotLevel::Expert {
+        let expert = Contestant::Bot(BotLevel::Expert);
+        if c.candidate == expert || c.baseline == expert {
             writeln!(
                 f,
                 "expert: max {} rollouts, time budget {} ms per decision",
