@@ -307,12 +307,12 @@ fn the_heuristic_sheds_a_leekha_under_a_higher_card_and_ducks() {
 proptest! {
     #![proptest_config(ProptestConfig { cases: 48, .. ProptestConfig::default() })]
 
-    /// Random option combinations, seeds and seatings of the three levels.
+    /// Random option combinations, seeds and seatings of every level.
     #[test]
     fn every_level_is_legal_in_random_games(
         seed in any::<u64>(),
         option in 0usize..96,
-        seating in prop::array::uniform4(0usize..3),
+        seating in prop::array::uniform4(0usize..BotLevel::ALL.len()),
     ) {
         let options = RuleOptions {
             target_score: TargetScore::new(1).unwrap(),

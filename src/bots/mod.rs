@@ -2,7 +2,9 @@
 //! [`SeatView`], plus the public record of the round's plays, and nothing else: it cannot
 //! read hidden cards because it is never given them.
 //!
-//! Three levels ([`BotLevel`]): `random` (a uniform legal action), `heuristic` (rule-based
+//! Four levels ([`BotLevel`]): `random` (a uniform legal action), `easy` (a beginner who
+//! passes its highest cards, does not read the others and often plays by a rule of thumb,
+//! see `easy.rs`), `heuristic` (rule-based
 //! passing and a small risk model for play, with void and Leekha inferences) and `expert`
 //! (determinized Monte Carlo over the hidden cards, rollouts with the heuristic policy).
 //! [`tournament`] measures them against each other on duplicate deals.
@@ -14,6 +16,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::rules::{Action, Card, CardSet, LegalActions, Seat, SeatView, check_pass, legal_passes};
 
+mod easy;
 mod expert;
 mod heuristic;
 mod knowledge;
@@ -41,6 +44,9 @@ pub use expert::{ExpertConfig, choose_expert};
 pub enum BotLevel {
     /// A uniformly random legal action.
     Random,
+    /// A beginner: passes its highest cards, plays the heuristic's risk model without
+    /// reading the others' voids, and often plays by a simple rule of thumb instead.
+    Easy,
     /// Rule-based: passes dangerous cards, ducks, sheds Leekhas and high cards, reads voids.
     Heuristic,
     /// Determinized Monte Carlo with heuristic rollouts ([`ExpertConfig::DEFAULT`]).
@@ -49,12 +55,18 @@ pub enum BotLevel {
 
 impl BotLevel {
     /// Every level, weakest first.
-    pub const ALL: [BotLevel; 3] = [BotLevel::Random, BotLevel::Heuristic, BotLevel::Expert];
+    pub const ALL: [BotLevel; 4] = [
+        BotLevel::Random,
+        BotLevel::Easy,
+        BotLevel::Heuristic,
+        BotLevel::Expert,
+    ];
 
     /// The stored and wire name.
     pub fn as_str(self) -> &'static str {
         match self {
             BotLevel::Random => "random",
+            BotLevel::Easy => "easy",
             BotLevel::Heuristic => "heuristic",
             BotLevel::Expert => "expert",
         }
@@ -95,6 +107,7 @@ pub fn choose<R: Rng + ?Sized>(
 ) -> Option<Action> {
     match level {
         BotLevel::Random => random_action(view, rng),
+        BotLevel::Easy => easy::choose_easy(view, history, rng),
         BotLevel::Heuristic => heuristic_action(view, history, &heuristic::WEIGHTS),
         BotLevel::Expert => choose_expert(view, history, &ExpertConfig::DEFAULT, rng),
     }

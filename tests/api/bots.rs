@@ -124,3 +124,33 @@ async fn a_hint_needs_a_seat_and_a_running_game() {
     .await
     .assert_problem(403, "not_seated");
 }
+
+#[actix_web::test]
+async fn an_easy_bot_takes_a_seat_and_plays() {
+    let db = TestDb::migrated();
+    let app = common::app(db.state()).await;
+    let me = register(&app, "beginner").await;
+    let created = send(
+        &app,
+        bearer(
+            post_json(
+                "/api/v1/games",
+                json!({"seats": [{"kind": "me"}, {"kind": "bot", "level": "easy"},
+                                 {"kind": "bot", "level": "easy"}, {"kind": "bot", "level": "easy"}]}),
+            ),
+            &me.access,
+        ),
+    )
+    .await;
+    assert_eq!(created.status, 201, "{}", created.text);
+    for seat in 1..4 {
+        assert_eq!(created.json["seats"][seat]["bot"], "easy");
+    }
+    // The bots passed as soon as the game started: only the human's pass is pending.
+    assert_eq!(
+        created.json["round"]["passes_committed"],
+        json!([false, true, true, true]),
+        "{}",
+        created.json
+    );
+}

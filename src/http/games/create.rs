@@ -70,7 +70,7 @@ pub struct SeatRequest {
     pub kind: String,
     /// For `invite`: who.
     pub username: Option<String>,
-    /// For `bot`: `random`, `heuristic` (default) or `expert`.
+    /// For `bot`: `random`, `easy`, `heuristic` (default) or `expert`.
     pub level: Option<BotLevel>,
 }
 
