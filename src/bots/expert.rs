@@ -44,13 +44,14 @@ pub struct ExpertConfig {
 }
 
 impl ExpertConfig {
-    /// The configuration used by [`choose`](super::choose) (hints, bot seats). With it the
-    /// expert saved 1.52 points per round against the heuristic over 1,000 duplicate deals,
-    /// deciding in 4.5 ms at the median and 30 ms at the 99th percentile (release build,
-    /// one core): more rollouts hardly helped (2,400: within noise of 1,000).
+    /// The configuration used by [`choose`](super::choose) (hints, bot seats). The cap of
+    /// 2,000 rollouts binds first (p99 under 30 ms on one core, see the README); the 45 ms
+    /// budget only guards a slow or loaded machine, and keeps the 99th percentile of a
+    /// decision under 50 ms. On 150 duplicate deals (seed 7) 2,000 rollouts with an
+    /// inference pool of 12 saved +1.88 points/round against +1.65 for 1,000 and 6.
     pub const DEFAULT: ExpertConfig = ExpertConfig {
-        max_iterations: 1000,
-        time_budget: Duration::from_millis(30),
+        max_iterations: 2000,
+        time_budget: Duration::from_millis(45),
     };
 }
 
@@ -73,6 +74,7 @@ pub fn choose_expert<R: Rng + ?Sized>(
 ) -> Option<Action> {
     let seat = view.seat?;
     let start = Instant::now();
+
     let weights = &heuristic::WEIGHTS;
     match view.legal_actions {
         LegalActions::Pass { cards, .. } => {
@@ -189,8 +191,9 @@ fn search<R: Rng + ?Sized>(
     })
 }
 
-/// How many passes the pass search considers: the least dangerous by the heuristic.
-const PASS_CANDIDATES: usize = 6;
+/// How many passes the pass search considers: the least dangerous by the heuristic. On 150
+/// duplicate deals (seed 7), 12 saved +1.79 points/round against +1.65 for 6.
+const PASS_CANDIDATES: usize = 12;
 
 /// The best pass by rollouts among the heuristic's favourite few, or `None` if the view
 /// does not allow a search (then the heuristic decides).
@@ -373,9 +376,11 @@ fn drop_losers(
 /// How many consistent worlds are drawn for each world played out; the one that best
 /// explains the others' plays is kept (see [`surprises`]). Measured against the
 /// heuristic: 1 (no inference) +1.30 points/round, 6 +1.79 on the same 300 deals, at about
-/// twice the work. Against people, who do not play like the heuristic, it only narrows the
+/// twice the work; 12 (with 2,000 rollouts) a little more again. A Metropolis walk over
+/// card swaps between the other hands, accepting by `exp(-β·Δsurprise)`, did not beat the
+/// best-of-pool choice (+1.63 against +1.65 on 150 deals) and was dropped. Against people, who do not play like the heuristic, it only narrows the
 /// sample to worlds where their plays look sensible.
-const INFERENCE_POOL: usize = 6;
+const INFERENCE_POOL: usize = 12;
 
 /// How many of the other seats' plays this round the heuristic would not have made with
 /// the hands of `world` (played cards put back): the world's "surprise", counted up to
