@@ -3,14 +3,14 @@
 
 use std::time::Duration;
 
-use leekha::bots::tournament::{TournamentConfig, run};
+use leekha::bots::tournament::{Contestant, TournamentConfig, run};
 use leekha::bots::{BotLevel, ExpertConfig};
 use leekha::rules::RuleOptions;
 
 fn config(candidate: BotLevel, baseline: BotLevel, deals: usize, seed: u64) -> TournamentConfig {
     TournamentConfig {
-        candidate,
-        baseline,
+        candidate: candidate.into(),
+        baseline: baseline.into(),
         deals,
         seed,
         options: RuleOptions::default(),
@@ -38,6 +38,47 @@ fn smoke_heuristic_beats_random_by_its_confidence_interval() {
     // Duplicate deals: the reference tables deal out all 36 points of each round.
     assert!((r.baseline_points - 9.0).abs() < 1e-9);
     assert_eq!(report.timing.rounds, 60 * 5);
+}
+
+#[test]
+fn smoke_easy_sits_between_random_and_heuristic() {
+    let easy = run(&config(BotLevel::Easy, BotLevel::Random, 60, 2026)).results;
+    assert!(
+        easy.ci_low > 0.0,
+        "easy beats random: {:+.2}",
+        easy.mean_saved
+    );
+    let heuristic = run(&config(BotLevel::Heuristic, BotLevel::Easy, 200, 2026)).results;
+    assert!(
+        heuristic.ci_low > 0.0,
+        "heuristic beats easy: {:+.2} (CI {:+.2} .. {:+.2})",
+        heuristic.mean_saved,
+        heuristic.ci_low,
+        heuristic.ci_high
+    );
+}
+
+#[test]
+fn the_omniscient_bot_bounds_the_expert() {
+    let mut c = config(BotLevel::Heuristic, BotLevel::Heuristic, 30, 2027);
+    c.candidate = Contestant::Omniscient;
+    let report = run(&c);
+    assert!(report.to_string().contains("candidate omniscient"));
+    assert!(
+        report.results.ci_low > 3.0,
+        "seeing every hand is worth a lot: {:+.2}",
+        report.results.mean_saved
+    );
+    assert_eq!(
+        Contestant::parse("omniscient"),
+        Some(Contestant::Omniscient)
+    );
+    // No seat of a real game can be given it: it is no bot level.
+    assert_eq!(BotLevel::parse("omniscient"), None);
+    assert_eq!(
+        Contestant::parse("expert"),
+        Some(Contestant::Bot(BotLevel::Expert))
+    );
 }
 
 #[test]
@@ -75,7 +116,7 @@ fn same_seed_same_report_except_timing() {
 fn a_bot_against_itself_saves_nothing() {
     // A seat's bot draws from the same stream at every table of a deal, so a level in its
     // own seat replays the reference table exactly: the duplicate design cancels all luck.
-    for level in [BotLevel::Random, BotLevel::Heuristic] {
+    for level in [BotLevel::Random, BotLevel::Easy, BotLevel::Heuristic] {
         let report = run(&config(level, level, 10, 5));
         assert!(report.results.per_deal.iter().all(|&x| x == 0.0), "{level}");
     }
