@@ -1606,7 +1606,7 @@ export interface components {
          * @description How strong a bot plays.
          * @enum {string}
          */
-        BotLevel: "random" | "heuristic" | "expert";
+        BotLevel: "random" | "easy" | "heuristic" | "expert";
         /**
          * @description Why a bot acts for a seat.
          * @enum {string}

@@ -11,7 +11,7 @@ import { followFeed } from './live.js';
 /** @typedef {S['BotLevel']} BotLevel */
 /** @typedef {(root: HTMLElement, param: string) => (void | (() => void))} View */
 
-const LEVELS = /** @type {const} */ (['random', 'heuristic', 'expert']);
+const LEVELS = /** @type {const} */ (['random', 'easy', 'heuristic', 'expert']);
 
 /**
  * Starts a game against three bots of one level, with the caller at seat 0.
