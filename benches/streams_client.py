@@ -17,24 +17,45 @@ import itertools
 import json
 import sys
 import time
-import urllib.request
+import http.client
+import threading
 import uuid
+
+
+_local = threading.local()
+
+
+def _connection(base, fresh=False):
+    """This thread's keep-alive connection to `base`, so that a timed request never waits
+    for a TCP handshake (or a SYN retransmission when the listen backlog is full)."""
+    conns = _local.__dict__.setdefault("conns", {})
+    if fresh or base not in conns:
+        if base in conns:
+            conns[base].close()
+        host, port = host_port(base)
+        conns[base] = http.client.HTTPConnection(host, port, timeout=30)
+    return conns[base]
 
 
 def call(base, method, path, token=None, body=None):
     data = None if body is None else json.dumps(body).encode()
-    req = urllib.request.Request(base + path, data=data, method=method)
+    headers = {}
     if data is not None:
-        req.add_header("Content-Type", "application/json")
+        headers["Content-Type"] = "application/json"
     if token:
-        req.add_header("Authorization", "Bearer " + token)
-    try:
-        with urllib.request.urlopen(req, timeout=30) as r:
+        headers["Authorization"] = "Bearer " + token
+    for attempt in range(2):
+        conn = _connection(base, fresh=attempt > 0)
+        try:
+            conn.request(method, path, body=data, headers=headers)
+            r = conn.getresponse()
             raw = r.read()
-            return r.status, (json.loads(raw) if raw else None)
-    except urllib.error.HTTPError as e:
-        raw = e.read()
-        return e.code, (json.loads(raw) if raw else None)
+        except (http.client.HTTPException, ConnectionError, OSError):
+            # The server closed an idle keep-alive connection: one retry on a new one.
+            if attempt:
+                raise
+            continue
+        return r.status, (json.loads(raw) if raw else None)
 
 
 def register(base, prefix):
