@@ -245,6 +245,12 @@ export function table(root, id) {
     const log = tricks.slice(-4).reverse().map((tr) =>
       h('li', {}, t('table.took', { name: nameOf(tr.seat), n: tr.points }), ' ', tr.cards.join(' ')));
 
+    // A redraw (another seat acted, a stream event) must not take the keyboard's place away:
+    // the focused card or button keeps the focus in the new board.
+    const had = document.activeElement;
+    const kept = had instanceof HTMLElement && board.contains(had)
+      ? (had.dataset.card ? `button[data-card="${had.dataset.card}"]` : had.id ? `#${had.id}` : null)
+      : null;
     replace(board,
       h('div', { class: 'info' },
         h('span', {}, round ? t('table.round', { n: round.number }) : ''),
@@ -258,6 +264,10 @@ export function table(root, id) {
       handRow,
       h('div', { class: 'actions' }, ...actions),
       log.length ? h('ul', { class: 'trick-log' }, ...log) : null);
+    if (kept) {
+      const again = board.querySelector(kept);
+      if (again instanceof HTMLElement && !again.hasAttribute('disabled')) again.focus();
+    }
     tick();
   };
 
