@@ -82,6 +82,22 @@ pub fn all(conn: &mut AnyConnection) -> QueryResult<Vec<RatingRow>> {
         .load(conn)
 }
 
+/// Takes the board lock of a mode (`solo` | `partnership`) for the rest of the transaction:
+/// whoever writes ratings of the mode takes it first. A rating change moves a player between
+/// `rating_buckets` rows (its trigger decrements one and increments another), so two games
+/// finishing at once would otherwise lock bucket rows in opposite orders and deadlock. Games
+/// finishing in one mode commit one after the other anyway: they all count in the same few
+/// buckets. A no-op on SQLite, whose writers are serialized.
+pub fn lock_board(conn: &mut AnyConnection, mode: &str) -> QueryResult<()> {
+    let AnyConnection::Postgresql(pg) = conn else {
+        return Ok(());
+    };
+    diesel::sql_query("SELECT pg_advisory_xact_lock(hashtext('leekha.ratings.' || $1))")
+        .bind::<diesel::sql_types::Text, _>(mode)
+        .execute(pg)
+        .map(drop)
+}
+
 /// Writes a rating: updates the user's row for the mode, or inserts it. Callers hold the
 /// user's lock, so the row cannot appear in between.
 pub fn save(conn: &mut AnyConnection, row: &RatingRow) -> QueryResult<()> {

@@ -133,7 +133,9 @@ pub fn rate(
 /// Rates a rated game that just finished, in the finishing transaction (under the game's
 /// lock): every player's rating row and a history row per player. The players' accounts are
 /// locked first, in id order, so that two games finishing at once with a player in common
-/// neither lose an update nor deadlock.
+/// neither lose an update nor deadlock; then the mode's board ([`store::lock_board`]), so that
+/// two games finishing at once without a player in common do not deadlock on the board's
+/// counts.
 ///
 /// # Errors
 /// Database errors.
@@ -147,6 +149,7 @@ pub fn game_finished(
 ) -> Result<(), Error> {
     lock_players(conn, players)?;
     let key = mode_key(mode);
+    store::lock_board(conn, key)?;
     let ids: Vec<String> = players.iter().map(|(_, u)| u.clone()).collect();
     let stored: HashMap<String, RatingRow> = store::of_users(conn, key, &ids)?
         .into_iter()
@@ -362,6 +365,10 @@ pub fn reset(
             Some(m) => vec![m],
             None => MODES.to_vec(),
         };
+        // In the order of MODES, as every writer of ratings takes them (see lock_board).
+        for m in &modes {
+            store::lock_board(conn, mode_key(*m))?;
+        }
         let fresh = Rating::initial();
         let mut details = serde_json::Map::new();
         for m in &modes {

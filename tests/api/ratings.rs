@@ -606,3 +606,68 @@ async fn a_rematch_invites_the_others_and_keeps_the_bots() {
     assert_eq!(third.status, 200, "{}", third.text);
     assert_eq!(third.json["id"], view["id"]);
 }
+
+/// Plays a one-round game up to its last card; returns who plays it and the action.
+async fn play_to_last_card<S, B>(app: &S, game: &str, players: &[Session]) -> (usize, Value)
+where
+    S: Service<actix_http::Request, Response = ServiceResponse<B>, Error = actix_web::Error>,
+    B: actix_web::body::MessageBody,
+{
+    for _ in 0..2_000 {
+        for (i, p) in players.iter().enumerate() {
+            let view = get(app, &format!("/api/v1/games/{game}"), &p.access).await;
+            let Some(action) = legal_action(&view.json) else {
+                continue;
+            };
+            let round = &view.json["round"];
+            if round["tricks_played"] == 12
+                && round["trick"]["cards"].as_array().unwrap().len() == 3
+            {
+                return (i, action);
+            }
+            let done = post(
+                app,
+                &format!("/api/v1/games/{game}/actions"),
+                action,
+                &p.access,
+            )
+            .await;
+            assert_eq!(done.status, 200, "{}", done.text);
+        }
+    }
+    panic!("the game did not reach its last card");
+}
+
+#[actix_web::test]
+async fn rated_games_finishing_at_the_same_instant_all_commit() {
+    // Each finish moves its four new players into different board buckets, in seat order:
+    // finishes that run at once used to lock the bucket counts in opposite orders and
+    // deadlock on PostgreSQL (500 after a second's wait).
+    let db = TestDb::migrated();
+    let state = db.state();
+    let app = common::app(state.clone()).await;
+    let mut last = Vec::new();
+    for g in 0..8 {
+        let players = four(&app, &format!("fin{g}_")).await;
+        let id = game_of(&app, &players, one_round("solo")).await;
+        let (seat, action) = play_to_last_card(&app, &id, &players).await;
+        last.push((id, players[seat].access.clone(), action));
+    }
+    let uris: Vec<String> = last
+        .iter()
+        .map(|(id, _, _)| format!("/api/v1/games/{id}/actions"))
+        .collect();
+    let finishes = last
+        .iter()
+        .zip(&uris)
+        .map(|((_, access, action), uri)| post(&app, uri, action.clone(), access));
+    for reply in join_all(finishes).await {
+        assert_eq!(reply.status, 200, "{}", reply.text);
+        assert_eq!(reply.json["status"], "finished", "{}", reply.text);
+    }
+    let mut conn = state.db.conn().unwrap();
+    let ratings = leekha::db::ratings::all(&mut conn).unwrap();
+    assert_eq!(ratings.len(), 32);
+    drop(conn);
+    verify(&state);
+}
