@@ -546,6 +546,79 @@ pub fn find_with_seats(
     }))
 }
 
+/// What [`probe`] reads: the little of a game that can change without its version.
+#[derive(Debug, Clone)]
+pub struct Probe {
+    /// The version: a copy at this version is current in everything else.
+    pub version: i64,
+    /// Its spectators now ([`super::watchers`]).
+    pub spectators: i64,
+    /// The caller's account, when one was asked for and exists.
+    pub caller: Option<CallerState>,
+}
+
+static PROBE_PG: Sql = Sql::new(concat!(
+    "SELECT games.version, ",
+    super::watchers::count_pg!(),
+    " AS spectators, ",
+    caller_pg!(),
+    " AS caller FROM games WHERE games.id = $2"
+));
+
+#[derive(QueryableByName)]
+struct ProbeRow {
+    #[diesel(sql_type = diesel::sql_types::BigInt)]
+    version: i64,
+    #[diesel(sql_type = diesel::sql_types::BigInt)]
+    spectators: i64,
+    #[diesel(sql_type = diesel::sql_types::Nullable<diesel::sql_types::Text>)]
+    caller: Option<String>,
+}
+
+/// A game's version and spectator count, and the account of `caller` if given, in one query
+/// that reads neither the state nor the seats: what a view served from a copy of the game
+/// still needs from the database. `None` when there is no such game.
+pub fn probe(
+    conn: &mut AnyConnection,
+    id: &str,
+    caller: Option<&str>,
+) -> QueryResult<Option<Probe>> {
+    use diesel::dsl::sql;
+    use diesel::sql_types::{Nullable, Text};
+    let found: Option<(i64, i64, Option<String>)> = match conn {
+        AnyConnection::Postgresql(pg) => {
+            Prepared::new(&PROBE_PG, vec![Bind::OptText(caller), Bind::Text(id)])
+                .load::<ProbeRow>(pg)?
+                .pop()
+                .map(|p| (p.version, p.spectators, p.caller))
+        }
+        AnyConnection::Sqlite(_) => games::table
+            .find(id)
+            .select((
+                games::version,
+                super::watchers::count_column(conn),
+                sql::<Nullable<Text>>(CALLER_SQLITE)
+                    .bind::<Nullable<Text>, _>(caller)
+                    .sql(")"),
+            ))
+            .first(conn)
+            .optional()?,
+    };
+    found
+        .map(|(version, spectators, caller)| {
+            let caller = caller
+                .map(|text| serde_json::from_str(&text))
+                .transpose()
+                .map_err(|e| diesel::result::Error::DeserializationError(Box::new(e)))?;
+            Ok(Probe {
+                version,
+                spectators,
+                caller,
+            })
+        })
+        .transpose()
+}
+
 /// Inserts a new game and its seats.
 pub fn insert(conn: &mut AnyConnection, game: &GameRow, seats: &[SeatRow]) -> QueryResult<()> {
     diesel::insert_into(games::table)

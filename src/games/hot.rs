@@ -1,28 +1,31 @@
-//! The games this instance wrote last, so that the next action on one of them can skip
-//! reading it.
+//! The games this instance wrote or read last, so that the next action on one of them can
+//! skip reading it, and the next view can skip all but a version probe.
 //!
 //! This is a cache, never a source of truth: an action judged against a cached table is
 //! written only if the game's version and reminder in the database are still the cached ones
 //! and the acting account is still in good standing (see [`crate::db::games::AccountGuard`]);
 //! otherwise, and whenever the cached table does not lead to a clean success, the action runs
-//! again from the database. Other instances' writes therefore cost this instance a cache miss,
-//! nothing more. Entries expire after a few seconds, which bounds how stale the one thing no
-//! version covers can be: the usernames shown in a response.
+//! again from the database. A view is served from a cached table only when the database,
+//! asked in the same request, has the game at the cached version ([`super::view`]). Other
+//! instances' writes therefore cost this instance a cache miss, nothing more. A table is
+//! given out for a few seconds after it was read from the database, however often it was
+//! written back since: that bounds how stale the one thing no version covers can be, the
+//! usernames shown.
 
 use std::num::NonZeroUsize;
-use std::sync::Mutex;
-use std::time::{Duration, Instant};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use super::Table;
 
-/// A bounded, short-lived map from game id to the table as this instance last wrote it.
+/// A bounded map from game id to the latest table this instance wrote or read.
 pub struct HotTables {
-    entries: Mutex<lru::LruCache<String, (Instant, Table)>>,
+    entries: Mutex<lru::LruCache<String, Arc<Table>>>,
     ttl: Duration,
 }
 
 impl HotTables {
-    /// At most `capacity` games (at least one), each kept for `ttl`.
+    /// At most `capacity` games (at least one), each given out until `ttl` after its read.
     #[must_use]
     pub fn new(capacity: usize, ttl: Duration) -> Self {
         let capacity = NonZeroUsize::new(capacity).unwrap_or(NonZeroUsize::MIN);
@@ -32,17 +35,36 @@ impl HotTables {
         }
     }
 
-    /// Takes the game out of the cache if it is there and fresh: one request at a time works
+    /// Takes the game out of the cache if it is there and fresh: one action at a time works
     /// on a cached table, and the one that commits puts the new table back.
     pub fn take(&self, id: &str) -> Option<Table> {
-        let (at, table) = self.lock().pop(id)?;
-        (at.elapsed() < self.ttl).then_some(table)
+        let table = self.lock().pop(id)?;
+        self.fresh(&table)
+            .then(|| Arc::try_unwrap(table).unwrap_or_else(|shared| (*shared).clone()))
     }
 
-    /// Keeps the table as just written.
+    /// The game as cached, if it is there and fresh, left in the cache (for a view).
+    pub fn peek(&self, id: &str) -> Option<Arc<Table>> {
+        let mut entries = self.lock();
+        let table = entries.get(id)?;
+        if self.fresh(table) {
+            return Some(Arc::clone(table));
+        }
+        entries.pop(id);
+        None
+    }
+
+    /// Keeps the table as just written or read, unless a later version of the game is held
+    /// already (a read that overtook a write, or another instance's write seen first).
     pub fn put(&self, table: Table) {
-        let id = table.row.id.clone();
-        self.lock().put(id, (Instant::now(), table));
+        let mut entries = self.lock();
+        if entries
+            .peek(&table.row.id)
+            .is_some_and(|held| held.row.version > table.row.version)
+        {
+            return;
+        }
+        entries.put(table.row.id.clone(), Arc::new(table));
     }
 
     /// Games held now.
@@ -57,7 +79,11 @@ impl HotTables {
         self.len() == 0
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, lru::LruCache<String, (Instant, Table)>> {
+    fn fresh(&self, table: &Table) -> bool {
+        table.loaded_at.elapsed() < self.ttl
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, lru::LruCache<String, Arc<Table>>> {
         // A panic while holding the lock cannot leave the map inconsistent for our use.
         self.entries
             .lock()
@@ -75,7 +101,7 @@ impl std::fmt::Debug for HotTables {
 }
 
 impl Default for HotTables {
-    /// 4,096 games for 5 s each: a few MiB at most.
+    /// 4,096 games, each for 5 s after its read: a few MiB at most.
     fn default() -> Self {
         Self::new(4096, Duration::from_secs(5))
     }
@@ -98,6 +124,7 @@ mod tests {
             notified_users: Vec::new(),
             parsed: None,
             spectators: 0,
+            loaded_at: std::time::Instant::now(),
         }
     }
 
@@ -126,5 +153,27 @@ mod tests {
         assert_eq!(hot.len(), 2);
         assert!(hot.take("a").is_none());
         assert!(hot.take("b").is_some() && hot.take("c").is_some());
+    }
+
+    #[test]
+    fn a_peeked_table_stays_and_an_older_version_does_not_replace_a_newer() {
+        let hot = HotTables::new(8, Duration::from_secs(60));
+        hot.put(table("a", 5));
+        assert_eq!(hot.peek("a").map(|t| t.row.version), Some(5));
+        hot.put(table("a", 4));
+        assert_eq!(hot.peek("a").map(|t| t.row.version), Some(5));
+        hot.put(table("a", 6));
+        assert_eq!(hot.take("a").map(|t| t.row.version), Some(6));
+        assert!(hot.peek("a").is_none());
+    }
+
+    #[test]
+    fn freshness_counts_from_the_read_not_the_last_write() {
+        let hot = HotTables::new(8, Duration::from_millis(50));
+        let mut old = table("a", 1);
+        old.loaded_at = std::time::Instant::now() - Duration::from_millis(60);
+        hot.put(old);
+        assert!(hot.peek("a").is_none());
+        assert!(hot.is_empty());
     }
 }

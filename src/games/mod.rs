@@ -21,6 +21,7 @@ mod seats;
 mod table;
 mod timeouts;
 pub mod verify;
+mod view;
 
 pub use crate::db::types::{BotReason, GameStatus, Visibility};
 pub use act::{Act, Acted, act};
@@ -34,6 +35,7 @@ pub use rematch::{Rematch, rematch};
 pub use seats::{join, leave, reclaim, resign, seat_to_bot};
 pub use table::{Table, decode_plays, encode_plays, encode_to_act};
 pub use timeouts::{Woken, due, wake};
+pub use view::view;
 
 use crate::db::AnyConnection;
 use crate::error::Error;

@@ -24,10 +24,15 @@ pub struct Table {
     pub webhook_users: Vec<String>,
     /// Users whose notification feed the last commit wrote to (for waking long-polls).
     pub notified_users: Vec<String>,
-    /// `row.state` already parsed, when this table was just written (see [`HotTables`]).
+    /// `row.state` already parsed, when this table was just written or is kept in
+    /// [`HotTables`](super::HotTables).
     pub(super) parsed: Option<Game>,
     /// Signed-in users watching without a seat, when the game was loaded.
     pub spectators: u32,
+    /// When the names and seats were read from the database: a copy kept by
+    /// [`HotTables`](super::HotTables) is given out for a few seconds from then, however often it is
+    /// written back, which bounds how stale the names in it (no version covers them) can be.
+    pub(super) loaded_at: std::time::Instant,
 }
 
 impl Table {
@@ -98,6 +103,7 @@ impl Table {
             notified_users: Vec::new(),
             parsed: None,
             spectators: u32::try_from(found.spectators).unwrap_or(u32::MAX),
+            loaded_at: std::time::Instant::now(),
         }
     }
 

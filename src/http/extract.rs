@@ -12,7 +12,6 @@ use crate::auth::Role;
 use crate::auth::tokens::TokenError;
 use crate::db::users::UserRow;
 use crate::error::Error;
-use crate::games::Table;
 use crate::http::problem::ApiError;
 
 /// The caller, authenticated by a bearer access token and re-checked against the database on
@@ -70,19 +69,6 @@ impl Caller {
         Ok(AuthUser { user, role })
     }
 
-    /// Loads a game for the caller, checking the account in the same query
-    /// ([`Table::load_for`]).
-    ///
-    /// # Errors
-    /// As [`Table::load_for`].
-    pub fn load_game(
-        &self,
-        conn: &mut crate::db::AnyConnection,
-        id: &str,
-        for_update: bool,
-    ) -> Result<Table, Error> {
-        Table::load_for(conn, id, for_update, &self.user_id)
-    }
 }
 
 impl FromRequest for Caller {

@@ -1493,6 +1493,65 @@ async fn two_instances_taking_turns_on_one_game_apply_every_action_once() {
     check_against_rules(&apps[1], &id, &players[0], &finished).await;
 }
 
+/// A view is served from the instance's copy of the game only when the database has the game
+/// at that version: after an action through either instance, a view through either shows it
+/// at once, with the spectator count of the moment; a ban stops the next view served from a
+/// copy as it stops the next action.
+#[actix_web::test]
+async fn views_through_either_instance_show_every_action_at_once() {
+    use diesel::prelude::*;
+    use leekha::db::schema::users;
+    let db = TestDb::migrated();
+    let state = db.state();
+    let apps = [
+        common::app(state.clone()).await,
+        common::app(db.state()).await,
+    ];
+    let players = four_players(&apps[0]).await;
+    let id = start_game(&apps[0], &players, json!({"allow_spectators": true})).await;
+    let mut rng = rand::rngs::StdRng::seed_from_u64(23);
+    for step in 0..40 {
+        let view = view_of(&apps[step % 2], &id, &players[0]).await;
+        let seat = view["turn"]["seats"][0].as_u64().unwrap() as usize;
+        let mine = view_of(&apps[rng.random_range(0..2)], &id, &players[seat]).await;
+        let action = random_action(&mine, &mut rng).unwrap();
+        let reply = send(
+            &apps[rng.random_range(0..2)],
+            act_req(&id, &players[seat], action.clone()),
+        )
+        .await;
+        assert_eq!(reply.status, 200, "{}", reply.text);
+        for app in &apps {
+            let after = view_of(app, &id, &players[seat]).await;
+            assert_eq!(after["version"], reply.json["version"], "step {step}");
+            assert_eq!(after["round"], reply.json["round"], "step {step}");
+            assert_eq!(after["turn"], reply.json["turn"], "step {step}");
+        }
+    }
+    // Both instances hold the game now. A spectator arrives: the count is current in a view
+    // served from either copy.
+    let watcher = common::register(&apps[1], "watcher").await;
+    view_of(&apps[1], &id, &watcher).await;
+    for app in &apps {
+        assert_eq!(view_of(app, &id, &players[0]).await["spectators"], 1);
+    }
+    diesel::update(users::table.find(&players[2].id))
+        .set(users::banned_at.eq(Some(chrono::Utc::now().naive_utc())))
+        .execute(&mut *state.db.conn().unwrap())
+        .unwrap();
+    for app in &apps {
+        let reply = send(
+            app,
+            bearer(
+                TestRequest::get().uri(&format!("/api/v1/games/{id}")),
+                &players[2].access,
+            ),
+        )
+        .await;
+        reply.assert_problem(403, "banned");
+    }
+}
+
 /// A ban takes effect on the next action even when the instance acts on the game from its
 /// own copy (the write checks the account).
 #[actix_web::test]

@@ -37,9 +37,10 @@ pub async fn get_game(
 ) -> Result<HttpResponse, ApiError> {
     let id = path.into_inner().to_string();
     let user_id = caller.user_id.clone();
+    let hot = state.hot.clone();
     let table = state
         .db
-        .run(move |conn| caller.load_game(conn, &id, false))
+        .run(move |conn| crate::games::view(conn, &hot, &id, &caller.user_id))
         .await?;
     let viewer = viewer_of(&table, &user_id)?;
     spectate(&state, &table.row.id, viewer, &user_id).await;
