@@ -3,7 +3,7 @@
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 cargo build --release --quiet --bin leekha --bin leekha-loadtest
-LEEKHA=./target/release/leekha
+LEEKHA=${LEEKHA_BIN:-./target/release/leekha}
 LOADTEST=./target/release/leekha-loadtest
 SERVER_PIDS=()
 

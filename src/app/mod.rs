@@ -102,13 +102,16 @@ impl AppState {
         self.metrics.actions_applied(done.applied);
     }
 
-    /// Wakes the long-polls and streams of this instance that wait on the game or on the
-    /// feeds of the notified users. Other instances hear of it from their listener: the
-    /// writer's transaction sent the same topics with `pg_notify` (`db::wake`).
+    /// Wakes the long-polls and streams that wait on the game or on the feeds of the
+    /// notified users: this instance's at once, the others' through their listeners, in the
+    /// next batch this instance's listener sends ([`listen::ListenStatus::send`]). Called
+    /// after every commit that changed a game.
     pub fn announce(&self, game_id: &str, notified_users: &[String]) {
-        for topic in crate::db::wake::game_topics(game_id, notified_users) {
-            self.notifier.notify(&topic);
+        let topics = crate::db::wake::game_topics(game_id, notified_users);
+        for topic in &topics {
+            self.notifier.notify(topic);
         }
+        self.listen.send(topics.iter().map(String::as_str));
     }
 
     /// Wakes the long-polls and streams of this instance that wait on the feeds of these

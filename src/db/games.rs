@@ -670,8 +670,9 @@ pub struct AccountGuard<'a> {
 
 /// The game row, the new actions and events and one user's notifications in a single
 /// statement (data-modifying CTEs), so that an action costs one round trip for its writes
-/// instead of four or more; it also wakes the game's and the user's waiters on every
-/// instance (`w`, see [`super::wake`]). The user's feed counter is incremented atomically, as
+/// instead of four or more. It sends no wake-up: the caller announces the change after the
+/// commit (`AppState::announce`), batched with others, since a notifying transaction commits
+/// under PostgreSQL's one notification lock. The user's feed counter is incremented atomically, as
 /// [`crate::notifications::write`] does, so feeds stay contiguous. Placeholders in order,
 /// each once (see [`Prepared`]).
 static COMMIT_PG: Sql = Sql::new(
@@ -705,9 +706,8 @@ static COMMIT_PG: Sql = Sql::new(
     CAST($37 AS text) AS hash, CAST($38 AS text) AS body), \
   i AS (INSERT INTO idempotency_keys (user_id, key, request_hash, status, body, created_at) \
     SELECT q.user_id, q.key, q.hash, 200, q.body, g.updated_at FROM g, q \
-    WHERE q.key IS NOT NULL), \
-  w AS (SELECT pg_notify('leekha_wake', t) FROM g, unnest($39::text[]) AS t) \
-  SELECT count(*) AS updated FROM g, (SELECT count(*) FROM w) AS woken",
+    WHERE q.key IS NOT NULL) \
+  SELECT count(*) AS updated FROM g",
 );
 
 #[derive(QueryableByName)]
@@ -725,9 +725,6 @@ pub fn commit_pg(pg: &mut diesel::PgConnection, c: &PgCommit<'_>) -> QueryResult
         Some((user, notes)) => (Some(*user), notes.as_slice()),
         None => (None, &[][..]),
     };
-    // Delivered by PostgreSQL when the statement's transaction commits (see `db::wake`).
-    let users: Vec<String> = user.map(str::to_owned).into_iter().collect();
-    let wake = super::wake::game_topics(&row.id, &users);
     let query = Prepared::new(
         &COMMIT_PG,
         vec![
@@ -769,7 +766,6 @@ pub fn commit_pg(pg: &mut diesel::PgConnection, c: &PgCommit<'_>) -> QueryResult
             Bind::OptText(c.idempotency.map(|i| i.1)),
             Bind::OptText(c.idempotency.map(|i| i.2)),
             Bind::OptText(c.idempotency.map(|i| i.3)),
-            Bind::TextArray(wake.iter().map(String::as_str).collect()),
         ],
     );
     let updated: Vec<Updated> = query.load(pg)?;

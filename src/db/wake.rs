@@ -1,7 +1,10 @@
-//! Cross-instance wake-ups on PostgreSQL: a writer calls [`notify`] inside its transaction,
-//! so PostgreSQL delivers the wake-up to every instance's listener (`app::listen`) only when
-//! the transaction commits, and never for one that rolled back. On SQLite (one process) it
-//! does nothing: the writer wakes its own instance after the commit.
+//! Cross-instance wake-ups on PostgreSQL. Changes to games are announced after their commit,
+//! batched by the instance's listener (`app::listen::ListenStatus::send`): PostgreSQL commits
+//! notifying transactions one at a time, so the busiest writes must not notify themselves.
+//! Rarer writers (accounts, sessions, chat, feeds) call [`notify`] inside their transaction,
+//! so PostgreSQL delivers the wake-up to every instance's listener only when the transaction
+//! commits, and never for one that rolled back. On SQLite (one process) both do nothing
+//! beyond waking the writer's own instance after the commit.
 //!
 //! Topics are short strings: a game id, `user:<id>` (a feed), `account:<id>` (a ban, a
 //! logout or a deletion that ends the user's streams).

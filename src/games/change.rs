@@ -519,12 +519,9 @@ impl Change {
         self.table.notified_users = match fast {
             Some(recipient) => recipient.into_iter().collect(),
             None => {
-                let notified =
-                    notifications::write(conn, std::mem::take(&mut self.notifications), now)?;
-                // Wakes other instances' waiters when this transaction commits (the one
-                // statement of the fast path does it itself).
-                db::wake::notify(conn, &db::wake::game_topics(&self.table.row.id, &notified))?;
-                notified
+                // The game's waiters on other instances are woken after the commit, by
+                // whoever commits the change (`AppState::published`), as on the fast path.
+                notifications::write(conn, std::mem::take(&mut self.notifications), now)?
             }
         };
         Ok(self.table)

@@ -68,7 +68,6 @@ impl Caller {
         let (user, role) = crate::auth::check_account(conn, &self.user_id)?;
         Ok(AuthUser { user, role })
     }
-
 }
 
 impl FromRequest for Caller {
