@@ -30,7 +30,12 @@ pub fn view(
         crate::auth::judge(probe.caller)?;
         if probe.version == cached.row.version {
             let mut table = (*cached).clone();
-            table.spectators = u32::try_from(probe.spectators).unwrap_or(u32::MAX);
+            let spectators = u32::try_from(probe.spectators).unwrap_or(u32::MAX);
+            if table.spectators != spectators {
+                // The next action's answer, rendered from the copy, shows the new count too.
+                table.spectators = spectators;
+                hot.put(table.clone());
+            }
             return Ok(table);
         }
     }
