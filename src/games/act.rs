@@ -6,7 +6,8 @@
 //! statement without the game's lock ([`Change::commit_unlocked`]): first against the copy
 //! this instance wrote last ([`HotTables`], no read at all), then against a fresh read; when
 //! that does not fit or the game changed meanwhile, the action runs again under the lock, and
-//! that run decides. SQLite always takes the lock (its writers are serialized anyway).
+//! that run decides. SQLite always takes the lock (its writers are serialized anyway), and
+//! under it reads the game only when this instance's copy is not at the stored version.
 
 use diesel::Connection;
 
@@ -125,7 +126,18 @@ pub fn act(
         });
     }
     crate::db::write_transaction(conn, |conn| {
-        let table = Table::load_for(conn, game_id, true, user_id)?;
+        let table = match hot.take(game_id) {
+            // Under SQLite's write lock nothing else changes the game: the copy this instance
+            // wrote or read last is current when the version in the database is its version.
+            Some(copy) => match store::probe(conn, game_id, Some(user_id))? {
+                Some(probe) if probe.version == copy.row.version => {
+                    crate::auth::judge(probe.caller)?;
+                    copy
+                }
+                _ => Table::load_for(conn, game_id, true, user_id)?,
+            },
+            None => Table::load_for(conn, game_id, true, user_id)?,
+        };
         judge(&act?, table, conn, Mode::Locked, hot, render)?
             .ok_or_else(|| Error::internal("an action under the lock did not commit"))
     })
