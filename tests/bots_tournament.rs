@@ -121,3 +121,19 @@ fn a_bot_against_itself_saves_nothing() {
         assert!(report.results.per_deal.iter().all(|&x| x == 0.0), "{level}");
     }
 }
+
+#[test]
+fn smoke_expert_beats_heuristic_by_its_confidence_interval() {
+    let mut c = config(BotLevel::Expert, BotLevel::Heuristic, 24, 2028);
+    c.expert.max_iterations = 400;
+    let report = run(&c);
+    println!("{report}");
+    let r = &report.results;
+    assert!(
+        r.ci_low > 0.0,
+        "expert should beat heuristic: {:+.2} (CI {:+.2} .. {:+.2})",
+        r.mean_saved,
+        r.ci_low,
+        r.ci_high
+    );
+}
