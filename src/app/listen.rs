@@ -84,7 +84,7 @@ impl ListenStatus {
         self.connects.load(Ordering::Acquire)
     }
 
-    /// How many notifications arrived.
+    /// How many notifications arrived from other connections (its own are skipped).
     pub fn received(&self) -> u64 {
         self.received.load(Ordering::Acquire)
     }
@@ -141,14 +141,14 @@ async fn session(
     status: &ListenStatus,
 ) -> Result<(), String> {
     let (client, mut connection) = config.connect(NoTls).await.map_err(|e| e.to_string())?;
-    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<String>();
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<(i32, String)>();
     // The connection is driven by its own task: it carries the replies of `client` and
     // hands over notifications.
     let driver = tokio::spawn(async move {
         loop {
             match std::future::poll_fn(|cx| connection.poll_message(cx)).await {
                 Some(Ok(AsyncMessage::Notification(n))) => {
-                    if tx.send(n.payload().to_owned()).is_err() {
+                    if tx.send((n.process_id(), n.payload().to_owned())).is_err() {
                         return Ok(());
                     }
                 }
@@ -167,6 +167,13 @@ async fn session(
         let send = client
             .prepare("SELECT pg_notify($1, t) FROM unnest($2::text[]) AS t")
             .await?;
+        // What this connection sends comes back to it too; this instance already woke its
+        // own waiters when it queued those topics, and a second wake-up would make each of
+        // them re-read for nothing.
+        let own_pid: i32 = client
+            .query_one("SELECT pg_backend_pid()", &[])
+            .await?
+            .get(0);
         status.connects.fetch_add(1, Ordering::AcqRel);
         tracing::info!("listening for wake-ups");
         // Catch-up: whatever was sent while no connection listened is re-read by everyone.
@@ -192,7 +199,8 @@ async fn session(
                 () = tokio::time::sleep(PING_EVERY) => Err(()),
             };
             match next {
-                Ok(Some(topic)) => {
+                Ok(Some((pid, _))) if pid == own_pid => {}
+                Ok(Some((_, topic))) => {
                     status.received.fetch_add(1, Ordering::AcqRel);
                     let Some(n) = notifier.upgrade() else {
                         return Ok(true);
