@@ -37,3 +37,17 @@ stop_servers() {
   done
   SERVER_PIDS=()
 }
+
+# Samples the first server's RSS every half second while process $1 (the load) runs, then
+# sets PEAK (KiB, over the last 8 s: the load itself) and PEAK_ALL (KiB, the whole run).
+# The registrations before the load hash passwords with argon2 (19 MiB each, freed at once),
+# which says nothing about what the games cost; PEAK leaves them out.
+sample_peak_rss() {
+  local samples=()
+  while kill -0 "$1" 2>/dev/null; do
+    samples+=("$(ps -o rss= -p "${SERVER_PIDS[0]}" | tr -d ' ')")
+    sleep 0.5
+  done
+  PEAK=$(printf '%s\n' "${samples[@]: -16}" | sort -n | tail -n1)
+  PEAK_ALL=$(printf '%s\n' "${samples[@]}" | sort -n | tail -n1)
+}

@@ -38,15 +38,6 @@ start_server "$PORT" "$WORK/leekha.db" "$WORK/server.log"
 "$LOADTEST" --url "http://127.0.0.1:$PORT" --clients "$CLIENTS" --duration 10 --views fetch \
   --idle-games 1000 > /dev/null &
 LOAD=$!
-# Sampled every half second; the peak is taken over the last 8 s, the load itself: the
-# registrations before it hash passwords with argon2 (19 MiB each, freed at once), which says
-# nothing about what the games cost.
-SAMPLES=()
-while kill -0 $LOAD 2>/dev/null; do
-  SAMPLES+=("$(ps -o rss= -p "${SERVER_PIDS[0]}" | tr -d ' ')")
-  sleep 0.5
-done
-PEAK=$(printf '%s\n' "${SAMPLES[@]: -16}" | sort -n | tail -n1)
-PEAK_ALL=$(printf '%s\n' "${SAMPLES[@]}" | sort -n | tail -n1)
+sample_peak_rss $LOAD
 ACTIVE=$(python3 -c "import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute(\"SELECT count(*) FROM games WHERE status = 'active'\").fetchone()[0])" "$WORK/leekha.db")
 echo "active games: $ACTIVE; server peak RSS under the load: $((PEAK / 1024)) MiB (with the registrations before it: $((PEAK_ALL / 1024)) MiB)"
