@@ -421,7 +421,6 @@ fn parse_seats(game_id: &str, raw: Option<String>) -> QueryResult<Vec<LoadedSeat
         .collect())
 }
 
-/// The game row and its seats (`seats_pg!`), kept prepared (see [`Prepared`]).
 /// The caller's account state, read with the game ([`find_with_seats`]).
 #[derive(Debug, Clone, serde::Deserialize)]
 pub struct CallerState {
@@ -533,16 +532,11 @@ pub fn find_with_seats(
     let Some((row, seats, spectators, caller)) = found else {
         return Ok(None);
     };
-    let seats = parse_seats(&row.id, seats)?;
-    let caller = caller
-        .map(|text| serde_json::from_str(&text))
-        .transpose()
-        .map_err(|e| diesel::result::Error::DeserializationError(Box::new(e)))?;
     Ok(Some(Found {
+        seats: parse_seats(&row.id, seats)?,
+        caller: parse_caller(caller)?,
         row,
         spectators,
-        seats,
-        caller,
     }))
 }
 
@@ -606,17 +600,21 @@ pub fn probe(
     };
     found
         .map(|(version, spectators, caller)| {
-            let caller = caller
-                .map(|text| serde_json::from_str(&text))
-                .transpose()
-                .map_err(|e| diesel::result::Error::DeserializationError(Box::new(e)))?;
             Ok(Probe {
                 version,
                 spectators,
-                caller,
+                caller: parse_caller(caller)?,
             })
         })
         .transpose()
+}
+
+/// The caller's account as `caller_pg!` or [`CALLER_SQLITE`] renders it (JSON).
+fn parse_caller(caller: Option<String>) -> QueryResult<Option<CallerState>> {
+    caller
+        .map(|text| serde_json::from_str(&text))
+        .transpose()
+        .map_err(|e| diesel::result::Error::DeserializationError(Box::new(e)))
 }
 
 /// Inserts a new game and its seats.
