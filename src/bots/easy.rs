@@ -30,24 +30,13 @@ pub(crate) fn choose_easy<R: Rng + ?Sized>(
 ) -> Option<Action> {
     let seat = view.seat?;
     match view.legal_actions {
-        LegalActions::Pass { cards, .. } => {
-            let pass = highest_pass(view, cards).or_else(|| {
-                heuristic::choose_pass(view.hand, cards, &view.rules, &heuristic::WEIGHTS)
-            })?;
-            Some(Action::Pass {
-                seat,
-                cards: pass.iter().collect(),
-            })
-        }
+        LegalActions::Pass { cards, .. } => highest_pass(view, cards)
+            .or_else(|| heuristic::choose_pass(view.hand, cards, &view.rules, &heuristic::WEIGHTS))
+            .map(|p| super::pass(seat, p)),
         LegalActions::Play { cards } => {
             let fallback = cards.lowest()?;
-            if cards.len() == 1 {
-                return Some(Action::Play {
-                    seat,
-                    card: fallback,
-                });
-            }
-            let Some(k) = Knowledge::new(view, history) else {
+            let knowledge = (cards.len() > 1).then(|| Knowledge::new(view, history));
+            let Some(Some(k)) = knowledge else {
                 return Some(Action::Play {
                     seat,
                     card: fallback,

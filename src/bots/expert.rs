@@ -24,7 +24,8 @@ use std::time::{Duration, Instant};
 use rand::{Rng, RngExt};
 
 use crate::rules::{
-    Action, Card, CardSet, LegalActions, Mode, RuleOptions, Seat, SeatView, Trick, legal_plays,
+    Action, Card, CardSet, Direction, LegalActions, Mode, RuleOptions, Seat, SeatView, Trick,
+    legal_plays,
 };
 
 use super::heuristic::{self, Ctx};
@@ -79,10 +80,7 @@ pub fn choose_expert<R: Rng + ?Sized>(
     match view.legal_actions {
         LegalActions::Pass { cards, .. } => {
             match pass_search(view, seat, cards, config, start, rng) {
-                Some(pass) => Some(Action::Pass {
-                    seat,
-                    cards: pass.iter().collect(),
-                }),
+                Some(pass) => Some(super::pass(seat, pass)),
                 None => super::heuristic_action(view, history, weights),
             }
         }
@@ -251,24 +249,7 @@ fn pass_search<R: Rng + ?Sized>(
         |(hands, passes), i| {
             let mut passes = *passes;
             passes[me.index()] = candidates[i];
-            let mut dealt = *hands;
-            for seat in Seat::ALL {
-                let giver = direction.giver(seat);
-                dealt[seat.index()] =
-                    (hands[seat.index()] - passes[seat.index()]) | passes[giver.index()];
-            }
-            // Each seat knows where its own pass went.
-            let mut known_by = [[CardSet::EMPTY; 4]; 4];
-            for seat in Seat::ALL {
-                known_by[seat.index()][direction.receiver(seat).index()] = passes[seat.index()];
-            }
-            let mut sim = Sim {
-                hands: dealt,
-                trick: Trick::new(leader),
-                table: Table::default(),
-            };
-            sim.finish(&rules, &known_by);
-            team_points(&rules, me, &sim.table.points)
+            passed_round_points(&rules, me, hands, &passes, direction, leader)
         },
     )?;
     Some(candidates[best])
@@ -465,6 +446,32 @@ fn candidates(k: &Knowledge, legal: CardSet) -> Vec<Card> {
 /// lies between them.
 fn same_group(k: &Knowledge, a: Card, b: Card) -> bool {
     interchangeable(a, b, k.unseen())
+}
+
+/// The points that count for `me` when the round is played out with the heuristic policy
+/// after these passes are exchanged in `direction` (each seat knowing where its own went).
+pub(super) fn passed_round_points(
+    rules: &RuleOptions,
+    me: Seat,
+    hands: &[CardSet; 4],
+    passes: &[CardSet; 4],
+    direction: Direction,
+    leader: Seat,
+) -> u8 {
+    let mut dealt = *hands;
+    let mut known_by = [[CardSet::EMPTY; 4]; 4];
+    for seat in Seat::ALL {
+        let giver = direction.giver(seat);
+        dealt[seat.index()] = (hands[seat.index()] - passes[seat.index()]) | passes[giver.index()];
+        known_by[seat.index()][direction.receiver(seat).index()] = passes[seat.index()];
+    }
+    let mut sim = Sim {
+        hands: dealt,
+        trick: Trick::new(leader),
+        table: Table::default(),
+    };
+    sim.finish(rules, &known_by);
+    team_points(rules, me, &sim.table.points)
 }
 
 // ----- rollouts ----------------------------------------------------------------------------

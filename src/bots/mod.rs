@@ -117,10 +117,7 @@ pub fn choose<R: Rng + ?Sized>(
 fn random_action<R: Rng + ?Sized>(view: &SeatView, rng: &mut R) -> Option<Action> {
     let seat = view.seat?;
     match view.legal_actions {
-        LegalActions::Pass { cards, .. } => random_pass(view, cards, rng).map(|p| Action::Pass {
-            seat,
-            cards: p.iter().collect(),
-        }),
+        LegalActions::Pass { cards, .. } => random_pass(view, cards, rng).map(|p| pass(seat, p)),
         LegalActions::Play { cards } => pick(cards, rng).map(|card| Action::Play { seat, card }),
         LegalActions::None => None,
     }
@@ -137,10 +134,7 @@ pub(crate) fn heuristic_action(
         LegalActions::Pass { cards, .. } => {
             heuristic::choose_pass(view.hand, cards, &view.rules, weights)
                 .or_else(|| first_legal_pass(view))
-                .map(|p| Action::Pass {
-                    seat,
-                    cards: p.iter().collect(),
-                })
+                .map(|p| pass(seat, p))
         }
         LegalActions::Play { cards } => {
             let fallback = cards.lowest()?;
@@ -168,6 +162,14 @@ pub(crate) fn heuristic_action(
             Some(Action::Play { seat, card })
         }
         LegalActions::None => None,
+    }
+}
+
+/// The action that passes `cards` for `seat`.
+pub(crate) fn pass(seat: Seat, cards: CardSet) -> Action {
+    Action::Pass {
+        seat,
+        cards: cards.iter().collect(),
     }
 }
 

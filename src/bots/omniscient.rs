@@ -8,11 +8,11 @@
 //! not committed, predicted heuristic) passes. What the expert saves against the heuristic,
 //! divided by what this bot saves, is the share of the bound the expert reaches.
 
-use crate::rules::{Action, Card, CardSet, Game, LegalActions, Phase, Seat, Trick, legal_passes};
+use crate::rules::{Action, Card, CardSet, Game, LegalActions, Phase, Seat, legal_passes};
 
 use super::expert::{Sim, team_points};
 use super::heuristic;
-use super::knowledge::{Knowledge, Table};
+use super::knowledge::Knowledge;
 
 /// The omniscient bot's action for `seat` in `game` (`None` if the seat has nothing to do).
 /// `history` is the round's plays, as for every bot.
@@ -24,15 +24,9 @@ pub(crate) fn choose_omniscient(
     let view = game.view(seat);
     let view = &view;
     match view.legal_actions {
-        LegalActions::Pass { cards, .. } => {
-            let pass = best_pass(game, seat).or_else(|| {
-                heuristic::choose_pass(view.hand, cards, &view.rules, &heuristic::WEIGHTS)
-            })?;
-            Some(Action::Pass {
-                seat,
-                cards: pass.iter().collect(),
-            })
-        }
+        LegalActions::Pass { cards, .. } => best_pass(game, seat)
+            .or_else(|| heuristic::choose_pass(view.hand, cards, &view.rules, &heuristic::WEIGHTS))
+            .map(|p| super::pass(seat, p)),
         LegalActions::Play { cards } => {
             if cards.len() == 1 {
                 return cards.lowest().map(|card| Action::Play { seat, card });
@@ -101,20 +95,6 @@ fn best_pass(game: &Game, me: Seat) -> Option<CardSet> {
     legal_passes(hands[me.index()], &rules).min_by_key(|&pass| {
         let mut passes = passes;
         passes[me.index()] = pass;
-        let mut dealt = hands;
-        let mut known_by = [[CardSet::EMPTY; 4]; 4];
-        for seat in Seat::ALL {
-            let giver = direction.giver(seat);
-            dealt[seat.index()] =
-                (hands[seat.index()] - passes[seat.index()]) | passes[giver.index()];
-            known_by[seat.index()][direction.receiver(seat).index()] = passes[seat.index()];
-        }
-        let mut sim = Sim {
-            hands: dealt,
-            trick: Trick::new(leader),
-            table: Table::default(),
-        };
-        sim.finish(&rules, &known_by);
-        team_points(&rules, me, &sim.table.points)
+        super::expert::passed_round_points(&rules, me, &hands, &passes, direction, leader)
     })
 }
