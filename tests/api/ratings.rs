@@ -15,15 +15,37 @@ where
     S: Service<actix_http::Request, Response = ServiceResponse<B>, Error = actix_web::Error>,
     B: actix_web::body::MessageBody,
 {
+    match play_until(app, game, players, |_| false).await {
+        Ok(end) => end,
+        Err(_) => unreachable!("nothing stops the play"),
+    }
+}
+
+/// Plays the game, each of `players` in turn acting when it can, until it finishes (its
+/// final view), or until `stop` says of a player's view that its next action is to be held
+/// back (that player's index and the action).
+async fn play_until<S, B>(
+    app: &S,
+    game: &str,
+    players: &[Session],
+    stop: impl Fn(&Value) -> bool,
+) -> Result<Value, (usize, Value)>
+where
+    S: Service<actix_http::Request, Response = ServiceResponse<B>, Error = actix_web::Error>,
+    B: actix_web::body::MessageBody,
+{
     for _ in 0..2_000 {
         let mut acted = false;
-        for p in players {
+        for (i, p) in players.iter().enumerate() {
             let view = get(app, &format!("/api/v1/games/{game}"), &p.access).await;
             assert_eq!(view.status, 200, "{}", view.text);
             if view.json["status"] == "finished" {
-                return view.json;
+                return Ok(view.json);
             }
             if let Some(action) = legal_action(&view.json) {
+                if stop(&view.json) {
+                    return Err((i, action));
+                }
                 let done = post(
                     app,
                     &format!("/api/v1/games/{game}/actions"),
@@ -613,29 +635,14 @@ where
     S: Service<actix_http::Request, Response = ServiceResponse<B>, Error = actix_web::Error>,
     B: actix_web::body::MessageBody,
 {
-    for _ in 0..2_000 {
-        for (i, p) in players.iter().enumerate() {
-            let view = get(app, &format!("/api/v1/games/{game}"), &p.access).await;
-            let Some(action) = legal_action(&view.json) else {
-                continue;
-            };
-            let round = &view.json["round"];
-            if round["tricks_played"] == 12
-                && round["trick"]["cards"].as_array().unwrap().len() == 3
-            {
-                return (i, action);
-            }
-            let done = post(
-                app,
-                &format!("/api/v1/games/{game}/actions"),
-                action,
-                &p.access,
-            )
-            .await;
-            assert_eq!(done.status, 200, "{}", done.text);
-        }
+    let last_card = |view: &Value| {
+        let round = &view["round"];
+        round["tricks_played"] == 12 && round["trick"]["cards"].as_array().unwrap().len() == 3
+    };
+    match play_until(app, game, players, last_card).await {
+        Err(held_back) => held_back,
+        Ok(_) => panic!("the game ended before its last card"),
     }
-    panic!("the game did not reach its last card");
 }
 
 #[actix_web::test]
