@@ -17,6 +17,7 @@ use serde::{Deserialize, Serialize};
 use crate::rules::{Action, Card, CardSet, LegalActions, Seat, SeatView, check_pass, legal_passes};
 
 mod easy;
+mod evidence;
 mod expert;
 mod heuristic;
 mod knowledge;
