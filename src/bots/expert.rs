@@ -139,13 +139,7 @@ fn search<R: Rng + ?Sized>(
     let sampler = Sampler::new(k)?;
     let mut known_by = [[CardSet::EMPTY; 4]; 4];
     known_by[k.me.index()] = k.known;
-    // What the others know of their own passes is hidden, except for the seat that passed
-    // to us: it knows we hold what it gave us.
-    let mut their_known = [[CardSet::EMPTY; 4]; 4];
-    if let Some((giver, received)) = k.giver {
-        their_known[giver.index()][k.me.index()] = received;
-    }
-    let evidence = Evidence::new(k, their_known);
+    let evidence = Evidence::new(k, others_knowledge(k));
     let preferred = candidates
         .iter()
         .position(|&c| same_group(k, c, heuristic_card));
@@ -196,6 +190,17 @@ fn search<R: Rng + ?Sized>(
     } else {
         candidates[best]
     })
+}
+
+/// What the other seats know of the hands, as far as `k`'s seat can tell: what each knows
+/// of its own pass is hidden, except for the seat that passed to us, which knows we hold
+/// what it gave us.
+fn others_knowledge(k: &Knowledge) -> [[CardSet; 4]; 4] {
+    let mut known = [[CardSet::EMPTY; 4]; 4];
+    if let Some((giver, received)) = k.giver {
+        known[giver.index()][k.me.index()] = received;
+    }
+    known
 }
 
 /// How many passes the pass search considers: the least dangerous by the heuristic. On 150
@@ -724,6 +729,27 @@ mod tests {
         );
     }
 
+    /// Asserts that `hands` is a deal `me` could believe in: its own hand, every other
+    /// hand of the right size, voids, inferences and our pass respected, no card twice.
+    fn assert_agrees(game: &Game, me: Seat, k: &Knowledge, hands: &[CardSet; 4]) {
+        let mut all = CardSet::EMPTY;
+        for seat in Seat::ALL {
+            let hand = hands[seat.index()];
+            assert!(all.is_disjoint(hand));
+            all |= hand;
+            assert_eq!(hand.len(), game.hand(seat).len());
+            assert!(hand.is_disjoint(k.table.lacks[seat.index()]));
+            assert!(k.known[seat.index()].is_subset(hand));
+            for suit in Suit::ALL {
+                if k.table.is_void(seat, suit) {
+                    assert!(hand.of_suit(suit).is_empty());
+                }
+            }
+        }
+        assert_eq!(hands[me.index()], game.hand(me));
+        assert_eq!(all, k.hand | k.unseen());
+    }
+
     #[test]
     fn sampled_worlds_agree_with_everything_the_seat_knows() {
         let mut rng = ChaCha8Rng::seed_from_u64(5);
@@ -733,22 +759,7 @@ mod tests {
             for _ in 0..4 {
                 let hands = sampler.sample(&mut rng).expect("sampling never fails");
                 worlds += 1;
-                let mut all = CardSet::EMPTY;
-                for seat in Seat::ALL {
-                    let hand = hands[seat.index()];
-                    assert!(all.is_disjoint(hand));
-                    all |= hand;
-                    assert_eq!(hand.len(), game.hand(seat).len());
-                    assert!(hand.is_disjoint(k.table.lacks[seat.index()]));
-                    assert!(k.known[seat.index()].is_subset(hand));
-                    for suit in Suit::ALL {
-                        if k.table.is_void(seat, suit) {
-                            assert!(hand.of_suit(suit).is_empty());
-                        }
-                    }
-                }
-                assert_eq!(hands[me.index()], game.hand(me));
-                assert_eq!(all, k.hand | k.unseen());
+                assert_agrees(game, me, k, &hands);
             }
         });
         assert!(worlds > 1000);
@@ -776,11 +787,7 @@ mod tests {
         let mut rng = ChaCha8Rng::seed_from_u64(21);
         let (mut truth_fits, mut uniform_fits, mut refined_fits, mut positions) = (0, 0, 0, 0);
         for_each_position(|game, me, k| {
-            let mut their_known = [[CardSet::EMPTY; 4]; 4];
-            if let Some((giver, received)) = k.giver {
-                their_known[giver.index()][k.me.index()] = received;
-            }
-            let evidence = Evidence::new(k, their_known);
+            let evidence = Evidence::new(k, others_knowledge(k));
             if evidence.is_empty() {
                 return;
             }
@@ -795,22 +802,7 @@ mod tests {
             assert!(after <= before, "refining never adds surprise");
             assert_eq!(after, evidence.surprise(&world, u32::MAX));
             refined_fits += u32::from(after == 0);
-            let mut all = CardSet::EMPTY;
-            for seat in Seat::ALL {
-                let hand = world[seat.index()];
-                assert!(all.is_disjoint(hand));
-                all |= hand;
-                assert_eq!(hand.len(), game.hand(seat).len());
-                assert!(hand.is_disjoint(k.table.lacks[seat.index()]));
-                assert!(k.known[seat.index()].is_subset(hand));
-                for suit in Suit::ALL {
-                    if k.table.is_void(seat, suit) {
-                        assert!(hand.of_suit(suit).is_empty());
-                    }
-                }
-            }
-            assert_eq!(world[me.index()], game.hand(me));
-            assert_eq!(all, k.hand | k.unseen());
+            assert_agrees(game, me, k, &world);
         });
         // The heuristic explains its own plays (its pass aside); a uniform deal rarely
         // does, a refined one mostly.
