@@ -12,7 +12,7 @@
 //! not make the pair's surprise worse. Half the swaps are aimed: a seat's first
 //! unexplained play names the card the heuristic would have played instead, and moving that
 //! card away is the likeliest way to explain it. On real heuristic play the true deal has no
-//! surprise in 93 % of positions, a uniformly drawn one almost always several.
+//! surprise in about 95 % of positions, a uniformly drawn one in about a fifth.
 
 use rand::{Rng, RngExt};
 
@@ -110,6 +110,9 @@ impl Evidence {
 
     /// How many of the others' plays the heuristic would not have made in `world`,
     /// counted up to `limit` (a caller comparing worlds only needs to know it is worse).
+    /// A play that was the seat's only legal card says nothing, and a card interchangeable
+    /// with the predicted one (same suit and points, no hidden card between them) counts
+    /// as predicted.
     pub fn surprise(&self, world: &[CardSet; 4], limit: u32) -> u32 {
         let mut total = 0;
         for s in self.others {

@@ -798,7 +798,7 @@ mod tests {
             let mut world = sampler.sample(&mut rng).unwrap();
             let before = evidence.surprise(&world, u32::MAX);
             uniform_fits += u32::from(before == 0);
-            let after = evidence.refine(&mut world, 30, &mut rng);
+            let after = evidence.refine(&mut world, REFINE_SWAPS, &mut rng);
             assert!(after <= before, "refining never adds surprise");
             assert_eq!(after, evidence.surprise(&world, u32::MAX));
             refined_fits += u32::from(after == 0);
