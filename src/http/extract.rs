@@ -29,6 +29,20 @@ impl AuthUser {
     pub fn id(&self) -> &str {
         &self.user.id
     }
+
+    /// Runs `use_case(conn, caller_id)` on the blocking pool: the one shape of a handler's
+    /// database round for the caller.
+    ///
+    /// # Errors
+    /// What the use case returns, and pool errors.
+    pub async fn run<T, F>(&self, state: &AppState, use_case: F) -> Result<T, Error>
+    where
+        F: FnOnce(&mut crate::db::AnyConnection, &str) -> Result<T, Error> + Send + 'static,
+        T: Send + 'static,
+    {
+        let id = self.id().to_owned();
+        state.db.run(move |conn| use_case(conn, &id)).await
+    }
 }
 
 impl FromRequest for AuthUser {

@@ -23,6 +23,7 @@ pub mod problem_page;
 pub mod push;
 pub mod rate_limit;
 pub mod ratings;
+pub mod reply;
 mod slow_body;
 pub mod social;
 pub mod streams;

@@ -80,7 +80,10 @@ impl utoipa::Modify for BearerAuth {
 /// Never in practice: utoipa's types always serialize.
 pub fn finish(api: utoipa::openapi::OpenApi) -> Value {
     let mut doc = serde_json::to_value(api).expect("the document serializes");
-    for_each_operation(&mut doc, |path, op| {
+    for_each_operation(&mut doc, |method, path, op| {
+        if method != "head" {
+            errors_are_problems(op);
+        }
         common_responses(path, op);
         public_unless_secured(op);
         optional_parameters_are_not_null(op);
@@ -103,14 +106,14 @@ pub fn finish(api: utoipa::openapi::OpenApi) -> Value {
 
 const METHODS: [&str; 6] = ["get", "put", "post", "delete", "patch", "head"];
 
-fn for_each_operation(doc: &mut Value, mut f: impl FnMut(&str, &mut Map<String, Value>)) {
+fn for_each_operation(doc: &mut Value, mut f: impl FnMut(&str, &str, &mut Map<String, Value>)) {
     let Some(paths) = doc.get_mut("paths").and_then(Value::as_object_mut) else {
         return;
     };
     for (path, item) in paths.iter_mut() {
         for method in METHODS {
             if let Some(Value::Object(op)) = item.get_mut(method) {
-                f(path, op);
+                f(method, path, op);
             }
         }
     }
@@ -215,6 +218,20 @@ fn common_responses(path: &str, op: &mut Map<String, Value>) {
             "405",
             "The path does not take this method (`method_not_allowed`); `Allow` lists those it takes",
         );
+    }
+}
+
+/// An error response is `application/problem+json` with a [`Problem`](crate::http::problem::Problem)
+/// body, so handlers name only its status and what it means (a `HEAD` answer has no body).
+fn errors_are_problems(op: &mut Map<String, Value>) {
+    for (status, response) in responses(op).iter_mut() {
+        if (status.starts_with('4') || status.starts_with('5'))
+            && let Some(response) = response.as_object_mut()
+        {
+            response.entry("content").or_insert_with(
+                || json!({PROBLEM_JSON: {"schema": {"$ref": "#/components/schemas/Problem"}}}),
+            );
+        }
     }
 }
 
@@ -480,7 +497,7 @@ fn examples(doc: &mut Value) {
             }
         }
     };
-    for_each_operation(doc, |_, op| {
+    for_each_operation(doc, |_, _, op| {
         let mut op = op.iter_mut();
         let (mut request, mut responses) = (None, None);
         for (key, value) in &mut op {

@@ -1,14 +1,12 @@
 //! Friends and blocks: `/me/friends` and `/me/blocks`.
 
-use actix_web::http::header;
-use actix_web::{HttpResponse, delete, get, put, web};
+use actix_web::{delete, get, put, web};
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
-use crate::app::AppState;
 use crate::http::extract::AuthUser;
-use crate::http::problem::{ApiError, Problem};
+use crate::http::reply::{Reply, State, made_or_held, no_content, ok};
 use crate::http::views::game::PlayerRef;
 use crate::social::{self, Person, Relation};
 
@@ -20,38 +18,6 @@ pub fn routes(cfg: &mut utoipa_actix_web::service_config::ServiceConfig) {
         .service(list_blocks)
         .service(put_block)
         .service(delete_block);
-}
-
-/// Runs `use_case(conn, caller, username)` for the user the path names.
-async fn with_other<T, F>(
-    state: &AppState,
-    user: &AuthUser,
-    path: web::Path<String>,
-    use_case: F,
-) -> Result<T, ApiError>
-where
-    F: FnOnce(&mut crate::db::AnyConnection, &str, &str) -> Result<T, crate::error::Error>
-        + Send
-        + 'static,
-    T: Send + 'static,
-{
-    let me = user.id().to_owned();
-    let username = path.into_inner();
-    Ok(state
-        .db
-        .run(move |conn| use_case(conn, &me, &username))
-        .await?)
-}
-
-/// 201 with `Location: list` when the request made something, else 200.
-fn made_or_held(created: bool, list: &'static str, view: impl Serialize) -> HttpResponse {
-    if created {
-        HttpResponse::Created()
-            .insert_header((header::LOCATION, list))
-            .json(view)
-    } else {
-        HttpResponse::Ok().json(view)
-    }
 }
 
 /// Another user in the caller's lists.
@@ -118,27 +84,17 @@ pub struct BlocksView {
 /// Friends (both asked), requests to the caller (`incoming`) and the caller's own
 /// (`outgoing`), each sorted by username. A user has at most 500 friends and requests
 /// together, so the lists are not paginated.
-#[utoipa::path(
-    operation_id = "list_friends",
-    tag = "social",
-    security(("bearer" = [])),
-    responses(
-        (status = 200, description = "Friends and pending requests", body = FriendsView),
-    )
-)]
+#[utoipa::path(operation_id = "list_friends", tag = "social", security(("bearer" = [])),
+    responses((status = 200, description = "Friends and pending requests", body = FriendsView)))]
 #[get("/me/friends")]
-pub async fn list_friends(
-    state: web::Data<AppState>,
-    user: AuthUser,
-) -> Result<HttpResponse, ApiError> {
-    let me = user.id().to_owned();
-    let friends = state.db.run(move |conn| social::friends(conn, &me)).await?;
+pub async fn list_friends(state: State, user: AuthUser) -> Reply {
+    let friends = user.run(&state, social::friends).await?;
     let list = |people: &[Person]| people.iter().map(RelatedUser::from).collect();
-    Ok(HttpResponse::Ok().json(FriendsView {
+    ok(FriendsView {
         friends: list(&friends.friends),
         incoming: list(&friends.incoming),
         outgoing: list(&friends.outgoing),
-    }))
+    })
 }
 
 /// Ask a user to be friends, or accept their request.
@@ -148,27 +104,21 @@ pub async fn list_friends(
 /// (`state: requested`). A new request notifies the other user (`friend_request`, with
 /// `friends` in its data). Asking again changes nothing (200). Refused when either user
 /// blocks the other.
-#[utoipa::path(
-    operation_id = "put_friend",
-    tag = "social",
-    security(("bearer" = [])),
+#[utoipa::path(operation_id = "put_friend", tag = "social", security(("bearer" = [])),
     params(("username" = String, Path, description = "The other user's username")),
     responses(
         (status = 201, description = "Asked, or friends now; `Location` is the caller's list of friends", body = FriendView),
         (status = 200, description = "Already asked, or friends already", body = FriendView),
-        (status = 400, description = "The caller's own name", body = Problem, content_type = "application/problem+json"),
-        (status = 403, description = "One of the two blocks the other (`blocked`)", body = Problem, content_type = "application/problem+json"),
-        (status = 404, description = "No such user", body = Problem, content_type = "application/problem+json"),
-        (status = 409, description = "At most 500 friends and requests (`too_many_friends`)", body = Problem, content_type = "application/problem+json"),
-    )
-)]
+        (status = 400, description = "The caller's own name"),
+        (status = 403, description = "One of the two blocks the other (`blocked`)"),
+        (status = 404, description = "No such user"),
+        (status = 409, description = "At most 500 friends and requests (`too_many_friends`)")))]
 #[put("/me/friends/{username}")]
-pub async fn put_friend(
-    state: web::Data<AppState>,
-    user: AuthUser,
-    path: web::Path<String>,
-) -> Result<HttpResponse, ApiError> {
-    let changed = with_other(&state, &user, path, social::request_friend).await?;
+pub async fn put_friend(state: State, user: AuthUser, path: web::Path<String>) -> Reply {
+    let other = path.into_inner();
+    let changed = user
+        .run(&state, move |c, me| social::request_friend(c, me, &other))
+        .await?;
     state.announce_users(&changed.notified);
     let view = FriendView {
         user: RelatedUser::from(&changed.other).user,
@@ -177,55 +127,38 @@ pub async fn put_friend(
             Relation::Friends => FriendState::Friends,
         },
     };
-    Ok(made_or_held(changed.created, "/api/v1/me/friends", view))
+    made_or_held(changed.created, "/api/v1/me/friends", view)
 }
 
 /// End a friendship, withdraw a request or decline one.
 ///
 /// Whatever holds between the caller and `username` (a friendship, a request either way)
 /// ends; nothing to end is no error.
-#[utoipa::path(
-    operation_id = "delete_friend",
-    tag = "social",
-    security(("bearer" = [])),
+#[utoipa::path(operation_id = "delete_friend", tag = "social", security(("bearer" = [])),
     params(("username" = String, Path, description = "The other user's username")),
     responses(
         (status = 204, description = "Nothing holds between the two any more"),
-        (status = 400, description = "The caller's own name", body = Problem, content_type = "application/problem+json"),
-        (status = 404, description = "No such user", body = Problem, content_type = "application/problem+json"),
-    )
-)]
+        (status = 400, description = "The caller's own name"),
+        (status = 404, description = "No such user")))]
 #[delete("/me/friends/{username}")]
-pub async fn delete_friend(
-    state: web::Data<AppState>,
-    user: AuthUser,
-    path: web::Path<String>,
-) -> Result<HttpResponse, ApiError> {
-    with_other(&state, &user, path, social::remove_friend).await?;
-    Ok(HttpResponse::NoContent().finish())
+pub async fn delete_friend(state: State, user: AuthUser, path: web::Path<String>) -> Reply {
+    let other = path.into_inner();
+    user.run(&state, move |c, me| social::remove_friend(c, me, &other))
+        .await?;
+    no_content()
 }
 
 /// The users the caller blocks.
 ///
 /// Sorted by username; at most 1,000, so not paginated.
-#[utoipa::path(
-    operation_id = "list_blocks",
-    tag = "social",
-    security(("bearer" = [])),
-    responses(
-        (status = 200, description = "The blocked users", body = BlocksView),
-    )
-)]
+#[utoipa::path(operation_id = "list_blocks", tag = "social", security(("bearer" = [])),
+    responses((status = 200, description = "The blocked users", body = BlocksView)))]
 #[get("/me/blocks")]
-pub async fn list_blocks(
-    state: web::Data<AppState>,
-    user: AuthUser,
-) -> Result<HttpResponse, ApiError> {
-    let me = user.id().to_owned();
-    let blocked = state.db.run(move |conn| social::blocks(conn, &me)).await?;
-    Ok(HttpResponse::Ok().json(BlocksView {
+pub async fn list_blocks(state: State, user: AuthUser) -> Reply {
+    let blocked = user.run(&state, social::blocks).await?;
+    ok(BlocksView {
         items: blocked.iter().map(RelatedUser::from).collect(),
-    }))
+    })
 }
 
 /// Block a user.
@@ -233,50 +166,37 @@ pub async fn list_blocks(
 /// The blocked user can no longer join a game where the caller sits, invite the caller or
 /// ask the caller to be friends (403 `blocked`); any friendship or request between the two
 /// ends. Games already under way go on. Blocking again changes nothing (200).
-#[utoipa::path(
-    operation_id = "put_block",
-    tag = "social",
-    security(("bearer" = [])),
+#[utoipa::path(operation_id = "put_block", tag = "social", security(("bearer" = [])),
     params(("username" = String, Path, description = "The user to block")),
     responses(
         (status = 201, description = "Blocked; `Location` is the caller's list of blocks", body = RelatedUser),
         (status = 200, description = "Blocked already", body = RelatedUser),
-        (status = 400, description = "The caller's own name", body = Problem, content_type = "application/problem+json"),
-        (status = 404, description = "No such user", body = Problem, content_type = "application/problem+json"),
-        (status = 409, description = "At most 1,000 blocked users (`too_many_blocks`)", body = Problem, content_type = "application/problem+json"),
-    )
-)]
+        (status = 400, description = "The caller's own name"),
+        (status = 404, description = "No such user"),
+        (status = 409, description = "At most 1,000 blocked users (`too_many_blocks`)")))]
 #[put("/me/blocks/{username}")]
-pub async fn put_block(
-    state: web::Data<AppState>,
-    user: AuthUser,
-    path: web::Path<String>,
-) -> Result<HttpResponse, ApiError> {
-    let changed = with_other(&state, &user, path, social::block).await?;
+pub async fn put_block(state: State, user: AuthUser, path: web::Path<String>) -> Reply {
+    let other = path.into_inner();
+    let changed = user
+        .run(&state, move |c, me| social::block(c, me, &other))
+        .await?;
     let view = RelatedUser::from(&changed.other);
-    Ok(made_or_held(changed.created, "/api/v1/me/blocks", view))
+    made_or_held(changed.created, "/api/v1/me/blocks", view)
 }
 
 /// Unblock a user.
 ///
 /// Lifts the caller's block; nothing to lift is no error. Friendships it ended stay ended.
-#[utoipa::path(
-    operation_id = "delete_block",
-    tag = "social",
-    security(("bearer" = [])),
+#[utoipa::path(operation_id = "delete_block", tag = "social", security(("bearer" = [])),
     params(("username" = String, Path, description = "The user to unblock")),
     responses(
         (status = 204, description = "Not blocked (any more)"),
-        (status = 400, description = "The caller's own name", body = Problem, content_type = "application/problem+json"),
-        (status = 404, description = "No such user", body = Problem, content_type = "application/problem+json"),
-    )
-)]
+        (status = 400, description = "The caller's own name"),
+        (status = 404, description = "No such user")))]
 #[delete("/me/blocks/{username}")]
-pub async fn delete_block(
-    state: web::Data<AppState>,
-    user: AuthUser,
-    path: web::Path<String>,
-) -> Result<HttpResponse, ApiError> {
-    with_other(&state, &user, path, social::unblock).await?;
-    Ok(HttpResponse::NoContent().finish())
+pub async fn delete_block(state: State, user: AuthUser, path: web::Path<String>) -> Reply {
+    let other = path.into_inner();
+    user.run(&state, move |c, me| social::unblock(c, me, &other))
+        .await?;
+    no_content()
 }
