@@ -5,7 +5,7 @@ import { call, currentUser } from './api.js';
 import { fail, h, replace, say } from './dom.js';
 import { t } from './i18n.js';
 
-/** @typedef {import('../api').components['schemas']} S */
+/** @typedef {import('leekha-api').components['schemas']} S */
 /** @typedef {(root: HTMLElement, param: string) => (void | (() => void))} View */
 
 /**

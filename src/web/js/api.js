@@ -1,8 +1,9 @@
-// The public API, same-origin, typed by api.d.ts (generated from openapi/openapi.json).
+// The public API, same-origin, typed by openapi/api.d.ts (generated from openapi/openapi.json,
+// imported as `leekha-api`).
 // Tokens live in localStorage; an access token is refreshed shortly before it expires, or
 // once after a 401, with one refresh in flight at a time (a refresh token works once).
 
-/** @typedef {import('../api').components['schemas']} S */
+/** @typedef {import('leekha-api').components['schemas']} S */
 /** @typedef {S['TokenResponse']} TokenResponse */
 /** @typedef {S['UserView']} UserView */
 /** @typedef {S['GameView']} GameView */

@@ -3,8 +3,8 @@
 
 import { t } from './i18n.js';
 
-/** @typedef {import('../api').components['schemas']['CardCode']} CardCode */
-/** @typedef {import('../api').components['schemas']['LegalActionsViewPass']} LegalPass */
+/** @typedef {import('leekha-api').components['schemas']['CardCode']} CardCode */
+/** @typedef {import('leekha-api').components['schemas']['LegalActionsViewPass']} LegalPass */
 
 /** Suits in hand order: colours alternate so neighbouring suits are told apart. */
 export const SUITS = /** @type {const} */ (['S', 'H', 'C', 'D']);

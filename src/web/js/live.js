@@ -4,7 +4,7 @@
 
 import { call } from './api.js';
 
-/** @typedef {import('../api').components['schemas']} S */
+/** @typedef {import('leekha-api').components['schemas']} S */
 /** @typedef {S['EventView']} EventView */
 /** @typedef {S['NotificationView']} NotificationView */
 

@@ -7,7 +7,7 @@ import { t } from './i18n.js';
 import { enablePush, pushState } from './push.js';
 import { followFeed } from './live.js';
 
-/** @typedef {import('../api').components['schemas']} S */
+/** @typedef {import('leekha-api').components['schemas']} S */
 /** @typedef {S['BotLevel']} BotLevel */
 /** @typedef {(root: HTMLElement, param: string) => (void | (() => void))} View */
 

@@ -5,7 +5,7 @@
 import { call } from './api.js';
 import { currentLang } from './i18n.js';
 
-/** @typedef {import('../api').components['schemas']} S */
+/** @typedef {import('leekha-api').components['schemas']} S */
 
 /** Registers /sw.js (it controls the whole origin); quietly does nothing where unsupported. */
 export function registerWorker() {

@@ -9,7 +9,7 @@ import { currentLang, t } from './i18n.js';
 import { follow } from './live.js';
 import { seatLabel } from './lobby.js';
 
-/** @typedef {import('../api').components['schemas']} S */
+/** @typedef {import('leekha-api').components['schemas']} S */
 /** @typedef {S['GameView']} GameView */
 /** @typedef {S['EventView']} EventView */
 /** @typedef {(root: HTMLElement, param: string) => (void | (() => void))} View */
