@@ -100,38 +100,38 @@ impl fmt::Display for Suit {
     }
 }
 
-/// A rank, from [`Rank::Two`] (lowest) to [`Rank::Ace`] (highest). The discriminant is the
-/// offset inside the suit's block of a [`CardSet`](super::CardSet), so a higher bit is a
-/// higher card of the same suit.
+/// A rank, from [`Rank::Two`] (lowest) to [`Rank::Ace`] (highest). The discriminant (counted
+/// up from 0 in declaration order) is the offset inside the suit's block of a
+/// [`CardSet`](super::CardSet), so a higher bit is a higher card of the same suit.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Rank {
     /// 2
     Two = 0,
     /// 3
-    Three = 1,
+    Three,
     /// 4
-    Four = 2,
+    Four,
     /// 5
-    Five = 3,
+    Five,
     /// 6
-    Six = 4,
+    Six,
     /// 7
-    Seven = 5,
+    Seven,
     /// 8
-    Eight = 6,
+    Eight,
     /// 9
-    Nine = 7,
+    Nine,
     /// 10 (code `10`; `T` is accepted on input)
-    Ten = 8,
+    Ten,
     /// Jack, `J`
-    Jack = 9,
+    Jack,
     /// Queen, `Q`
-    Queen = 10,
+    Queen,
     /// King, `K`
-    King = 11,
+    King,
     /// Ace, `A` (the highest)
-    Ace = 12,
+    Ace,
 }
 
 impl Rank {

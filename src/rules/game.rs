@@ -98,8 +98,10 @@ impl LegalActions {
 ///     let _ = game.apply(&Action::Pass { seat, cards });
 /// }
 /// ```
+// `remote = "Self"` makes the derives inherent functions, so that the trait impls below can
+// check a stored game before it becomes one.
 #[derive(Clone, PartialEq, Eq, Debug, Serialize, Deserialize)]
-#[serde(try_from = "GameData")]
+#[serde(remote = "Self", deny_unknown_fields)]
 pub struct Game {
     options: RuleOptions,
     seed: Seed,
@@ -121,43 +123,17 @@ pub struct Game {
     result: Option<GameResult>,
 }
 
-/// The stored form of a [`Game`], checked by `TryFrom` before it becomes one.
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct GameData {
-    options: RuleOptions,
-    seed: Seed,
-    round: u32,
-    dealer: Seat,
-    phase: Phase,
-    totals: BySeat<u32>,
-    hands: BySeat<CardSet>,
-    passes: BySeat<Option<CardSet>>,
-    won: BySeat<CardSet>,
-    trick: Trick,
-    last_trick: Option<Trick>,
-    result: Option<GameResult>,
+impl Serialize for Game {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        Game::serialize(self, serializer)
+    }
 }
 
-impl TryFrom<GameData> for Game {
-    type Error = PositionError;
-
-    fn try_from(data: GameData) -> Result<Game, PositionError> {
-        let game = Game {
-            options: data.options,
-            seed: data.seed,
-            round: data.round,
-            dealer: data.dealer,
-            phase: data.phase,
-            totals: data.totals,
-            hands: data.hands,
-            passes: data.passes,
-            won: data.won,
-            trick: data.trick,
-            last_trick: data.last_trick,
-            result: data.result,
-        };
-        game.validate()?;
+/// A stored game is checked ([`Game::validate`]) before it becomes one.
+impl<'de> Deserialize<'de> for Game {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Game, D::Error> {
+        let game = Game::deserialize(deserializer)?;
+        game.validate().map_err(serde::de::Error::custom)?;
         Ok(game)
     }
 }

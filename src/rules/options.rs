@@ -374,39 +374,29 @@ impl OptionsError {
 /// assert!(rules.is_partnership());
 /// assert!(serde_json::from_str::<RuleOverrides>(r#"{"talbes": "on"}"#).is_err());
 /// ```
-#[derive(Clone, Debug, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Default, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct RuleOverrides {
     /// Start from this preset instead of the base.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub preset: Option<Preset>,
     /// See [`RuleOptions::mode`].
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub mode: Option<Mode>,
     /// See [`RuleOptions::target_score`]; a plain integer here so that an out-of-range
     /// value gets the precise [`OptionsError::TargetScoreOutOfRange`].
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub target_score: Option<i64>,
     /// See [`RuleOptions::pass_direction`].
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub pass_direction: Option<PassDirection>,
     /// See [`RuleOptions::pass_restriction`].
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub pass_restriction: Option<PassRestriction>,
     /// See [`RuleOptions::forced_leekha`].
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub forced_leekha: Option<ForcedLeekha>,
     /// See [`RuleOptions::talbees`].
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub talbees: Option<Talbees>,
     /// See [`RuleOptions::dealer_rotation`].
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub dealer_rotation: Option<DealerRotation>,
     /// See [`RuleOptions::solo_tie`].
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub solo_tie: Option<SoloTie>,
     /// See [`RuleOptions::team_loss`].
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub team_loss: Option<TeamLoss>,
 }
 
