@@ -124,20 +124,13 @@ impl Signer {
 /// One notification for one device.
 #[derive(Debug)]
 pub struct Message<'a> {
-    /// The device token.
-    pub token: &'a str,
-    /// Alert title, unless silent.
-    pub title: &'a str,
-    /// Alert body, unless silent.
-    pub body: &'a str,
-    /// Fields for the app beside `aps` (`kind`, `seq`, `game_id`, the notification's data).
-    pub data: &'a serde_json::Map<String, serde_json::Value>,
+    /// What it says, to which device; `data` goes beside `aps`, and a silent push is sent
+    /// with `content-available` at priority 5.
+    pub alert: super::Alert<'a>,
     /// A newer push with this id replaces an older one (at most [`MAX_COLLAPSE_ID`] bytes).
     pub collapse_id: &'a str,
     /// Groups the alerts of one game in the notification centre.
     pub thread_id: Option<&'a str>,
-    /// A background push (`content-available`, priority 5): no alert, no sound.
-    pub silent: bool,
     /// Unix seconds after which APNs stops trying to deliver.
     pub expiration: i64,
 }
@@ -145,20 +138,21 @@ pub struct Message<'a> {
 impl Message<'_> {
     /// The JSON body: `aps` and the data fields.
     pub fn payload(&self) -> serde_json::Value {
+        let alert = &self.alert;
         let mut aps = serde_json::Map::new();
-        if self.silent {
+        if alert.silent {
             aps.insert("content-available".into(), 1.into());
         } else {
             aps.insert(
                 "alert".into(),
-                serde_json::json!({"title": self.title, "body": self.body}),
+                serde_json::json!({"title": alert.title, "body": alert.body}),
             );
             aps.insert("sound".into(), "default".into());
         }
         if let Some(thread) = self.thread_id {
             aps.insert("thread-id".into(), thread.into());
         }
-        let mut payload = self.data.clone();
+        let mut payload = alert.data.clone();
         payload.insert("aps".into(), aps.into());
         payload.into()
     }
@@ -284,7 +278,7 @@ impl Apns {
         let mut url = self.url.clone();
         url.path_segments_mut()
             .map_err(|()| "LEEKHA_APNS_URL cannot take a path")?
-            .extend(["3", "device", m.token]);
+            .extend(["3", "device", m.alert.token]);
         let body = m.payload().to_string();
         let mut retried = false;
         loop {
@@ -322,10 +316,14 @@ impl Apns {
             .header("apns-topic", topic)
             .header(
                 "apns-push-type",
-                if m.silent { "background" } else { "alert" },
+                if m.alert.silent {
+                    "background"
+                } else {
+                    "alert"
+                },
             )
             // 5 for background pushes, as Apple requires; 10 (at once) otherwise.
-            .header("apns-priority", if m.silent { "5" } else { "10" })
+            .header("apns-priority", if m.alert.silent { "5" } else { "10" })
             .header("apns-collapse-id", m.collapse_id)
             .header("apns-expiration", m.expiration.to_string())
             .header("content-type", "application/json")
@@ -408,6 +406,7 @@ fn tls(extra: Vec<CertificateDer<'static>>) -> Result<rustls::ClientConfig, rust
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::push::Alert;
 
     const KEY: &str = include_str!("../../tests/api/push/apns_test_key.p8");
     const PUBLIC: &str = include_str!("../../tests/api/push/apns_test_key.pub.pem");
@@ -467,13 +466,15 @@ mod tests {
         let mut data = serde_json::Map::new();
         data.insert("kind".into(), "your_turn".into());
         let mut m = Message {
-            token: "t",
-            title: "Your turn",
-            body: "Play a card.",
-            data: &data,
+            alert: Alert {
+                token: "t",
+                title: "Your turn",
+                body: "Play a card.",
+                data: &data,
+                silent: false,
+            },
             collapse_id: "your_turn:g",
             thread_id: Some("g"),
-            silent: false,
             expiration: 0,
         };
         assert_eq!(
@@ -482,7 +483,7 @@ mod tests {
                 "alert": {"title": "Your turn", "body": "Play a card."},
                 "sound": "default", "thread-id": "g"}})
         );
-        m.silent = true;
+        m.alert.silent = true;
         assert_eq!(
             m.payload(),
             serde_json::json!({"kind": "your_turn", "aps": {"content-available": 1, "thread-id": "g"}})

@@ -16,7 +16,7 @@ use sha2::{Digest, Sha256};
 use super::apns::{self, Apns};
 use super::fcm::{self, Fcm};
 use super::webpush::{self, Vapid};
-use super::{Platform, messages};
+use super::{Alert, Platform, messages};
 use crate::db::push::{self as store, DeviceRow, PushEnd, PushRow};
 use crate::db::{self, AnyConnection};
 use crate::error::Error;
@@ -388,12 +388,14 @@ impl Pusher {
                 fcm.send(
                     &self.plain,
                     &fcm::Message {
-                        token: &device.token,
-                        title: &title,
-                        body: &body,
-                        data: &data,
+                        alert: Alert {
+                            token: &device.token,
+                            title: &title,
+                            body: &body,
+                            data: &data,
+                            silent: push.silent,
+                        },
                         collapse_key: &collapse,
-                        silent: push.silent,
                     },
                 )
             }
@@ -412,13 +414,15 @@ impl Pusher {
                 .and_utc()
                 .timestamp();
                 apns.send(&apns::Message {
-                    token: &device.token,
-                    title: &title,
-                    body: &body,
-                    data: &data(),
+                    alert: Alert {
+                        token: &device.token,
+                        title: &title,
+                        body: &body,
+                        data: &data(),
+                        silent: push.silent,
+                    },
                     collapse_id: &collapse_id,
                     thread_id: push.game_id.as_deref(),
-                    silent: push.silent,
                     expiration,
                 })
             }

@@ -54,21 +54,13 @@ impl Credentials {
     }
 }
 
-/// What a message says.
+/// One FCM message.
 #[derive(Debug)]
 pub struct Message<'a> {
-    /// The device token.
-    pub token: &'a str,
-    /// Title, shown unless silent.
-    pub title: &'a str,
-    /// Body, shown unless silent.
-    pub body: &'a str,
-    /// String data for the app.
-    pub data: &'a serde_json::Map<String, serde_json::Value>,
+    /// What it says, to which device.
+    pub alert: super::Alert<'a>,
     /// A newer message with this key replaces an older one.
     pub collapse_key: &'a str,
-    /// Delivered as data only (no alert, normal priority).
-    pub silent: bool,
 }
 
 /// An FCM sender with its cached access token.
@@ -164,13 +156,14 @@ impl Fcm {
     ///
     /// # Errors
     /// No access token, or the request did not get an answer.
-    pub fn send(&mut self, agent: &ureq::Agent, m: &Message<'_>) -> Result<Answer, String> {
+    pub fn send(&mut self, agent: &ureq::Agent, msg: &Message<'_>) -> Result<Answer, String> {
         let bearer = self.access_token(agent)?;
+        let m = &msg.alert;
         let mut message = serde_json::json!({
             "token": m.token,
             "data": m.data,
             "android": {
-                "collapse_key": m.collapse_key,
+                "collapse_key": msg.collapse_key,
                 "priority": if m.silent { "normal" } else { "high" },
             },
         });

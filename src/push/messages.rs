@@ -23,52 +23,47 @@ pub fn render(
     data: &Value,
     locale: Option<&str>,
 ) -> (String, String) {
-    let game = game_name(game_id);
     let phase = data.get("phase").and_then(Value::as_str);
-    if arabic(locale) {
-        let title = match kind {
-            "your_turn" => format!("دورك في اللعبة {game}"),
-            "turn_reminder" => format!("تذكير: دورك في اللعبة {game}"),
-            "game_started" => format!("بدأت اللعبة {game}"),
-            "game_finished" => format!("انتهت اللعبة {game}"),
-            "invited" => format!("دعوة إلى اللعبة {game}"),
-            "seat_taken_by_bot" => format!("أخذ روبوت مقعدك في اللعبة {game}"),
-            "chat_message" => format!("رسالة في اللعبة {game}"),
-            "friend_request" => "طلب صداقة جديد".to_owned(),
-            _ => format!("ليخة: {game}"),
-        };
-        let body = match (kind, phase) {
-            ("your_turn" | "turn_reminder", Some("passing")) => "اختر ثلاث أوراق لتمريرها.",
-            ("your_turn" | "turn_reminder", _) => "العب ورقة.",
-            ("game_started", _) => "وُزّعت الأوراق.",
-            ("game_finished", _) => "شاهد النتيجة.",
-            ("invited", _) => "انضم إلى الطاولة.",
-            ("seat_taken_by_bot", _) => "يلعب روبوت بدلاً منك؛ يمكنك العودة إلى مقعدك.",
-            _ => "افتح ليخة.",
-        };
-        return (title, body.to_owned());
-    }
+    // English and Arabic side by side, so that a new kind gets both; `{game}` is the game.
     let title = match kind {
-        "your_turn" => format!("Your turn in game {game}"),
-        "turn_reminder" => format!("Reminder: your turn in game {game}"),
-        "game_started" => format!("Game {game} started"),
-        "game_finished" => format!("Game {game} finished"),
-        "invited" => format!("You are invited to game {game}"),
-        "seat_taken_by_bot" => format!("A bot took your seat in game {game}"),
-        "chat_message" => format!("New message in game {game}"),
-        "friend_request" => "New friend request".to_owned(),
-        _ => format!("Leekha: {game}"),
+        "your_turn" => ("Your turn in game {game}", "دورك في اللعبة {game}"),
+        "turn_reminder" => (
+            "Reminder: your turn in game {game}",
+            "تذكير: دورك في اللعبة {game}",
+        ),
+        "game_started" => ("Game {game} started", "بدأت اللعبة {game}"),
+        "game_finished" => ("Game {game} finished", "انتهت اللعبة {game}"),
+        "invited" => ("You are invited to game {game}", "دعوة إلى اللعبة {game}"),
+        "seat_taken_by_bot" => (
+            "A bot took your seat in game {game}",
+            "أخذ روبوت مقعدك في اللعبة {game}",
+        ),
+        "chat_message" => ("New message in game {game}", "رسالة في اللعبة {game}"),
+        "friend_request" => ("New friend request", "طلب صداقة جديد"),
+        _ => ("Leekha: {game}", "ليخة: {game}"),
     };
     let body = match (kind, phase) {
-        ("your_turn" | "turn_reminder", Some("passing")) => "Choose three cards to pass.",
-        ("your_turn" | "turn_reminder", _) => "Play a card.",
-        ("game_started", _) => "The cards are dealt.",
-        ("game_finished", _) => "See the result.",
-        ("invited", _) => "Join the table.",
-        ("seat_taken_by_bot", _) => "A bot plays for you; you can take your seat back.",
-        _ => "Open Leekha.",
+        ("your_turn" | "turn_reminder", Some("passing")) => {
+            ("Choose three cards to pass.", "اختر ثلاث أوراق لتمريرها.")
+        }
+        ("your_turn" | "turn_reminder", _) => ("Play a card.", "العب ورقة."),
+        ("game_started", _) => ("The cards are dealt.", "وُزّعت الأوراق."),
+        ("game_finished", _) => ("See the result.", "شاهد النتيجة."),
+        ("invited", _) => ("Join the table.", "انضم إلى الطاولة."),
+        ("seat_taken_by_bot", _) => (
+            "A bot plays for you; you can take your seat back.",
+            "يلعب روبوت بدلاً منك؛ يمكنك العودة إلى مقعدك.",
+        ),
+        _ => ("Open Leekha.", "افتح ليخة."),
     };
-    (title, body.to_owned())
+    let in_arabic = arabic(locale);
+    let pick = |(english, arabic): (&'static str, &'static str)| {
+        if in_arabic { arabic } else { english }
+    };
+    (
+        pick(title).replace("{game}", &game_name(game_id)),
+        pick(body).to_owned(),
+    )
 }
 
 #[cfg(test)]

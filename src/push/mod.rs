@@ -21,6 +21,22 @@ use crate::db::push::{self as store, DeviceRow, NewPush};
 use crate::error::Error;
 
 pub use deliver::{Pusher, Worker};
+
+/// What a push to one mobile device says, whichever provider carries it; each provider's
+/// message adds its own delivery fields.
+#[derive(Debug)]
+pub struct Alert<'a> {
+    /// The device token.
+    pub token: &'a str,
+    /// Title, shown unless silent.
+    pub title: &'a str,
+    /// Body, shown unless silent.
+    pub body: &'a str,
+    /// Fields for the app (`kind`, `seq`, `game_id`, the notification's data).
+    pub data: &'a serde_json::Map<String, serde_json::Value>,
+    /// A background push: no alert, no sound, lower priority.
+    pub silent: bool,
+}
 pub use settings::NotificationSettings;
 
 /// At most this many devices per user; registering one more drops the oldest.
