@@ -130,6 +130,22 @@ impl Error {
         e
     }
 
+    /// `validation_failed` unless `text` has `min..=max` characters (not bytes): the one
+    /// wording of every length rule.
+    ///
+    /// # Errors
+    /// As described.
+    pub fn check_length(what: &str, text: &str, min: usize, max: usize) -> Result<(), Self> {
+        let n = text.chars().count();
+        if (min..=max).contains(&n) {
+            Ok(())
+        } else {
+            Err(Self::validation(format!(
+                "{what} must be {min}–{max} characters, got {n}"
+            )))
+        }
+    }
+
     /// The same error, to be retried after `secs` (at least 1): `Retry-After`.
     pub fn with_retry_after(mut self, secs: u32) -> Self {
         self.retry_after = Some(secs.max(1));

@@ -56,12 +56,7 @@ impl Username {
     /// # Errors
     /// 400 `validation_failed` saying which rule is broken.
     pub fn parse(raw: &str) -> Result<Self, Error> {
-        let n = raw.chars().count();
-        if !(3..=32).contains(&n) {
-            return Err(Error::validation(format!(
-                "username must be 3–32 characters, got {n}"
-            )));
-        }
+        Error::check_length("username", raw, 3, 32)?;
         if let Some(c) = raw
             .chars()
             .find(|c| !(c.is_ascii_alphanumeric() || *c == '_'))
@@ -94,12 +89,7 @@ impl Password {
     /// # Errors
     /// 400 `validation_failed`.
     pub fn parse(raw: &str) -> Result<Self, Error> {
-        let n = raw.chars().count();
-        if !(8..=128).contains(&n) {
-            return Err(Error::validation(format!(
-                "password must be 8–128 characters, got {n}"
-            )));
-        }
+        Error::check_length("password", raw, 8, 128)?;
         Ok(Self(Secret::new(raw)))
     }
 
