@@ -92,17 +92,30 @@ impl Cursor {
 
 /// One page of a keyset list fetched with `limit + 1` rows: the rows and the next cursor.
 pub fn keyset_page<R>(
-    mut rows: Vec<R>,
+    rows: Vec<R>,
     limit: i64,
     key: impl Fn(&R) -> (NaiveDateTime, &str),
 ) -> (Vec<R>, Option<String>) {
-    let more = rows.len() as i64 > limit;
-    rows.truncate(limit as usize);
+    let (rows, more) = first(rows, limit);
     let next = more.then(|| rows.last()).flatten().map(|r| {
         let (at, id) = key(r);
         Cursor::Keyset(at, id.to_owned()).encode()
     });
     (rows, next)
+}
+
+/// One page of an offset list fetched from `offset` with `limit + 1` rows: the rows and the
+/// next cursor.
+pub fn offset_page<R>(rows: Vec<R>, offset: i64, limit: i64) -> (Vec<R>, Option<String>) {
+    let (rows, more) = first(rows, limit);
+    (rows, more.then(|| Cursor::Offset(offset + limit).encode()))
+}
+
+/// The first `limit` of `rows`, and whether there were more.
+fn first<R>(mut rows: Vec<R>, limit: i64) -> (Vec<R>, bool) {
+    let more = rows.len() as i64 > limit;
+    rows.truncate(limit as usize);
+    (rows, more)
 }
 
 #[cfg(test)]
