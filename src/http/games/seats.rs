@@ -47,10 +47,14 @@ pub async fn join(
     answer(&state, &done, false)
 }
 
-/// A handler for a seat use case that needs only the game and the caller: its doc, name,
-/// path, service function and the responses it documents beyond the common ones.
-macro_rules! seat_change {
-    ($(#[$doc:meta])* $name:ident as $operation:literal, $path:literal, $use_case:path, [$($response:tt)*]) => {
+/// The handlers of the seat use cases that need only the game and the caller, one entry
+/// each: its doc, name, operation id, path, service function and the responses it
+/// documents beyond the common ones.
+macro_rules! seat_changes {
+    ($(
+        $(#[$doc:meta])*
+        $name:ident as $operation:literal at $path:literal by $use_case:path, [$($response:tt)*];
+    )*) => {$(
         $(#[$doc])*
         #[utoipa::path(operation_id = $operation, tag = "games", security(("bearer" = [])),
             params(("id" = uuid::Uuid, Path, description = "Game id")),
@@ -59,50 +63,37 @@ macro_rules! seat_change {
         pub async fn $name(state: State, user: AuthUser, path: web::Path<uuid::Uuid>) -> Reply {
             answer(&state, &for_caller(&state, &user, path, $use_case).await?, false)
         }
-    };
+    )*};
 }
 
-seat_change!(
+seat_changes! {
     /// Leave a game before it starts.
     ///
     /// Frees the caller's seat, or declines the caller's invitation. A waiting game that no
     /// human holds or is invited to any more is aborted. Once the game runs, resign instead.
-    leave as "leave_game",
-    "/games/{id}/leave",
-    games::leave,
-    [
+    leave as "leave_game" at "/games/{id}/leave" by games::leave, [
         (status = 200, description = "Left; the game as it is now", body = GameView),
         (status = 403, description = "Not seated or invited (`not_seated`), or banned"),
         (status = 409, description = "The game has started (`game_not_waiting`): resign instead"),
-    ]
-);
+    ];
 
-seat_change!(
     /// Resign: a bot plays the caller's seat.
     ///
     /// A `heuristic` bot takes the seat for the rest of the game and acts at once
     /// when the seat must act. The caller keeps the seat's record (and its result).
-    resign as "resign",
-    "/games/{id}/resign",
-    games::resign,
-    [
+    resign as "resign" at "/games/{id}/resign" by games::resign, [
         (status = 200, description = "A bot plays the seat now", body = GameView),
         (status = 403, description = "Not seated (`not_seated`), or banned"),
         (status = 409, description = "`game_not_active`, or the seat is already a bot's"),
-    ]
-);
+    ];
 
-seat_change!(
     /// Take the caller's seat back from a bot.
     ///
     /// After two timeouts in a row a bot takes the seat; its player may reclaim it at any
     /// time while the game runs (a seat given up by resigning cannot be reclaimed).
-    reclaim as "reclaim_seat",
-    "/games/{id}/reclaim",
-    games::reclaim,
-    [
+    reclaim as "reclaim_seat" at "/games/{id}/reclaim" by games::reclaim, [
         (status = 200, description = "The caller plays the seat again", body = GameView),
         (status = 403, description = "Not seated (`not_seated`), or banned"),
         (status = 409, description = "`game_not_active`, or no bot took the seat for timeouts (`nothing_to_reclaim`)"),
-    ]
-);
+    ];
+}
