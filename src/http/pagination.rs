@@ -34,11 +34,10 @@ pub enum Cursor {
 impl Cursor {
     /// The opaque form clients pass back.
     pub fn encode(&self) -> String {
-        let raw = match self {
+        opaque(&match self {
             Cursor::Keyset(at, id) => format!("{}|{id}", at.format(TIME_FORMAT)),
             Cursor::Offset(n) => format!("o:{n}"),
-        };
-        base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(raw)
+        })
     }
 
     /// Parses a cursor this server made.
@@ -47,11 +46,7 @@ impl Cursor {
     /// `validation_failed` for anything else.
     pub fn decode(cursor: &str) -> Result<Self, Error> {
         let invalid = || Error::validation("cursor is not valid");
-        let raw = base64::engine::general_purpose::URL_SAFE_NO_PAD
-            .decode(cursor)
-            .ok()
-            .and_then(|b| String::from_utf8(b).ok())
-            .ok_or_else(invalid)?;
+        let raw = from_opaque(cursor).ok_or_else(invalid)?;
         if let Some(n) = raw.strip_prefix("o:") {
             return n
                 .parse::<i64>()
@@ -88,6 +83,20 @@ impl Cursor {
             Some(Cursor::Keyset(..)) => Err(Error::validation("cursor is not valid")),
         }
     }
+}
+
+/// The opaque form of a cursor's text, as clients see it: base64url, so that they treat it
+/// as a token to pass back rather than something to build.
+pub fn opaque(text: &str) -> String {
+    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(text)
+}
+
+/// The text of an opaque cursor ([`opaque`]); `None` when it is not one.
+pub fn from_opaque(cursor: &str) -> Option<String> {
+    let bytes = base64::engine::general_purpose::URL_SAFE_NO_PAD
+        .decode(cursor)
+        .ok()?;
+    String::from_utf8(bytes).ok()
 }
 
 /// One page of a keyset list fetched with `limit + 1` rows: the rows and the next cursor.
