@@ -127,6 +127,23 @@ fn first<R>(mut rows: Vec<R>, limit: i64) -> (Vec<R>, bool) {
     (rows, more)
 }
 
+/// Declares the page type of a list: its `items`, in the list's order (the item doc says
+/// which), and `next_cursor`, the same in every page.
+macro_rules! page {
+    ($(#[$doc:meta])* $name:ident { $(#[$items_doc:meta])* items: Vec<$item:ty> $(,)? }) => {
+        $(#[$doc])*
+        #[derive(Debug, serde::Serialize, serde::Deserialize, utoipa::ToSchema)]
+        pub struct $name {
+            $(#[$items_doc])*
+            pub items: Vec<$item>,
+            /// Pass as `cursor` for the next page; null on the last page.
+            #[schema(required = true)]
+            pub next_cursor: Option<String>,
+        }
+    };
+}
+pub(crate) use page;
+
 #[cfg(test)]
 mod tests {
     use super::*;
