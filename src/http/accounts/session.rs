@@ -12,7 +12,7 @@ use crate::auth::{Password, Username};
 use crate::db::AnyConnection;
 use crate::error::Error;
 use crate::http::rate_limit;
-use crate::http::reply::{Reply, State, made_or_held, no_content};
+use crate::http::reply::{Reply, State, created, no_content, ok};
 
 use super::{UserView, check_rate};
 
@@ -94,7 +94,12 @@ where
 {
     let issuer = Issuer::new(state.keys.clone(), state.config.refresh_ttl_days);
     let session = state.db.run(move |conn| open(conn, &issuer)).await?;
-    made_or_held(new_account, ME, TokenResponse::from(session))
+    let tokens = TokenResponse::from(session);
+    if new_account {
+        Ok(created(ME, tokens))
+    } else {
+        ok(tokens)
+    }
 }
 
 /// Create an account and log in.
