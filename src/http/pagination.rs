@@ -34,11 +34,10 @@ pub enum Cursor {
 impl Cursor {
     /// The opaque form clients pass back.
     pub fn encode(&self) -> String {
-        let raw = match self {
+        opaque(&match self {
             Cursor::Keyset(at, id) => format!("{}|{id}", at.format(TIME_FORMAT)),
             Cursor::Offset(n) => format!("o:{n}"),
-        };
-        base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(raw)
+        })
     }
 
     /// Parses a cursor this server made.
@@ -47,11 +46,7 @@ impl Cursor {
     /// `validation_failed` for anything else.
     pub fn decode(cursor: &str) -> Result<Self, Error> {
         let invalid = || Error::validation("cursor is not valid");
-        let raw = base64::engine::general_purpose::URL_SAFE_NO_PAD
-            .decode(cursor)
-            .ok()
-            .and_then(|b| String::from_utf8(b).ok())
-            .ok_or_else(invalid)?;
+        let raw = from_opaque(cursor).ok_or_else(invalid)?;
         if let Some(n) = raw.strip_prefix("o:") {
             return n
                 .parse::<i64>()
@@ -90,20 +85,64 @@ impl Cursor {
     }
 }
 
+/// The opaque form of a cursor's text, as clients see it: base64url, so that they treat it
+/// as a token to pass back rather than something to build.
+pub fn opaque(text: &str) -> String {
+    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(text)
+}
+
+/// The text of an opaque cursor ([`opaque`]); `None` when it is not one.
+pub fn from_opaque(cursor: &str) -> Option<String> {
+    let bytes = base64::engine::general_purpose::URL_SAFE_NO_PAD
+        .decode(cursor)
+        .ok()?;
+    String::from_utf8(bytes).ok()
+}
+
 /// One page of a keyset list fetched with `limit + 1` rows: the rows and the next cursor.
 pub fn keyset_page<R>(
-    mut rows: Vec<R>,
+    rows: Vec<R>,
     limit: i64,
     key: impl Fn(&R) -> (NaiveDateTime, &str),
 ) -> (Vec<R>, Option<String>) {
-    let more = rows.len() as i64 > limit;
-    rows.truncate(limit as usize);
+    let (rows, more) = first(rows, limit);
     let next = more.then(|| rows.last()).flatten().map(|r| {
         let (at, id) = key(r);
         Cursor::Keyset(at, id.to_owned()).encode()
     });
     (rows, next)
 }
+
+/// One page of an offset list fetched from `offset` with `limit + 1` rows: the rows and the
+/// next cursor.
+pub fn offset_page<R>(rows: Vec<R>, offset: i64, limit: i64) -> (Vec<R>, Option<String>) {
+    let (rows, more) = first(rows, limit);
+    (rows, more.then(|| Cursor::Offset(offset + limit).encode()))
+}
+
+/// The first `limit` of `rows`, and whether there were more.
+fn first<R>(mut rows: Vec<R>, limit: i64) -> (Vec<R>, bool) {
+    let more = rows.len() as i64 > limit;
+    rows.truncate(limit as usize);
+    (rows, more)
+}
+
+/// Declares the page type of a list: its `items`, in the list's order (the item doc says
+/// which), and `next_cursor`, the same in every page.
+macro_rules! page {
+    ($(#[$doc:meta])* $name:ident { $(#[$items_doc:meta])* items: Vec<$item:ty> $(,)? }) => {
+        $(#[$doc])*
+        #[derive(Debug, serde::Serialize, serde::Deserialize, utoipa::ToSchema)]
+        pub struct $name {
+            $(#[$items_doc])*
+            pub items: Vec<$item>,
+            /// Pass as `cursor` for the next page; null on the last page.
+            #[schema(required = true)]
+            pub next_cursor: Option<String>,
+        }
+    };
+}
+pub(crate) use page;
 
 #[cfg(test)]
 mod tests {

@@ -1,14 +1,13 @@
 //! The caller's profile: read, change, delete.
 
-use actix_web::{HttpRequest, HttpResponse, delete, get, patch, web};
+use actix_web::{HttpRequest, delete, get, patch, web};
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
 use crate::accounts::{self, ProfileChange};
-use crate::app::AppState;
 use crate::auth::{Password, Username};
 use crate::http::extract::AuthUser;
-use crate::http::problem::{ApiError, Problem};
+use crate::http::reply::{Reply, State, no_content, ok};
 
 use super::{UserView, check_rate};
 
@@ -52,19 +51,14 @@ pub struct UpdatedMe {
 ///
 /// The account's id, username, role, creation time and game statistics. Every request
 /// re-checks the account, so a ban or a deletion takes effect at once.
-#[utoipa::path(
-    operation_id = "get_me",
-    tag = "accounts",
-    security(("bearer" = [])),
+#[utoipa::path(operation_id = "get_me", tag = "accounts", security(("bearer" = [])),
     responses(
         (status = 200, description = "The caller", body = UserView),
-        (status = 401, description = "Missing, invalid or expired token", body = Problem, content_type = "application/problem+json"),
-        (status = 403, description = "Banned", body = Problem, content_type = "application/problem+json"),
-    )
-)]
+        (status = 401, description = "Missing, invalid or expired token"),
+        (status = 403, description = "Banned")))]
 #[get("/me")]
-pub async fn me(user: AuthUser) -> HttpResponse {
-    HttpResponse::Ok().json(UserView::from(&user.user))
+pub async fn me(user: AuthUser) -> Reply {
+    ok(UserView::from(&user.user))
 }
 
 /// Rename, or change the password.
@@ -76,27 +70,22 @@ pub async fn me(user: AuthUser) -> HttpResponse {
 /// and whether the caller's survives (`session_kept`). Renaming frees the old username.
 /// Checks of `current_password` are rate limited like logins, per account and per client
 /// address (429 with `Retry-After` above the limit).
-#[utoipa::path(
-    operation_id = "update_me",
-    tag = "accounts",
-    security(("bearer" = [])),
+#[utoipa::path(operation_id = "update_me", tag = "accounts", security(("bearer" = [])),
     request_body = UpdateMe,
     responses(
         (status = 200, description = "The updated profile and the sessions a password change ended", body = UpdatedMe),
-        (status = 400, description = "Invalid input", body = Problem, content_type = "application/problem+json"),
-        (status = 401, description = "Missing or invalid token", body = Problem, content_type = "application/problem+json"),
-        (status = 403, description = "Wrong current password (`invalid_credentials`) or banned", body = Problem, content_type = "application/problem+json"),
-        (status = 409, description = "Username taken", body = Problem, content_type = "application/problem+json"),
-        (status = 429, description = "Too many `current_password` checks (`rate_limited`)", body = Problem, content_type = "application/problem+json"),
-    )
-)]
+        (status = 400, description = "Invalid input"),
+        (status = 401, description = "Missing or invalid token"),
+        (status = 403, description = "Wrong current password (`invalid_credentials`) or banned"),
+        (status = 409, description = "Username taken"),
+        (status = 429, description = "Too many `current_password` checks (`rate_limited`)")))]
 #[patch("/me")]
 pub async fn update_me(
-    state: web::Data<AppState>,
+    state: State,
     req: HttpRequest,
     user: AuthUser,
     body: web::Json<UpdateMe>,
-) -> Result<HttpResponse, ApiError> {
+) -> Reply {
     let UpdateMe {
         username,
         password,
@@ -118,37 +107,25 @@ pub async fn update_me(
         .db
         .run(move |conn| accounts::update_me(conn, &user.user, change))
         .await?;
-    Ok(HttpResponse::Ok().json(UpdatedMe {
+    ok(UpdatedMe {
         user: UserView::from(&updated.user),
         sessions_revoked: u32::try_from(updated.sessions_revoked).unwrap_or(u32::MAX),
         session_kept: updated.session_kept,
-    }))
+    })
 }
 
 /// Delete the caller's account.
 ///
 /// Deletes the caller's account: its sessions end, its username is freed, its past games
 /// keep their record.
-#[utoipa::path(
-    operation_id = "delete_me",
-    tag = "accounts",
-    security(("bearer" = [])),
+#[utoipa::path(operation_id = "delete_me", tag = "accounts", security(("bearer" = [])),
     responses(
         (status = 204, description = "Deleted"),
-        (status = 401, description = "Missing or invalid token", body = Problem, content_type = "application/problem+json"),
-        (status = 403, description = "Banned", body = Problem, content_type = "application/problem+json"),
-    )
-)]
+        (status = 401, description = "Missing or invalid token"),
+        (status = 403, description = "Banned")))]
 #[delete("/me")]
-pub async fn delete_me(
-    state: web::Data<AppState>,
-    user: AuthUser,
-) -> Result<HttpResponse, ApiError> {
-    let id = user.id().to_owned();
-    state
-        .db
-        .run(move |conn| accounts::delete_me(conn, user.id()))
-        .await?;
-    state.end_streams_of(&id);
-    Ok(HttpResponse::NoContent().finish())
+pub async fn delete_me(state: State, user: AuthUser) -> Reply {
+    user.run(&state, accounts::delete_me).await?;
+    state.end_streams_of(user.id());
+    no_content()
 }

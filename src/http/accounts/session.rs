@@ -1,7 +1,8 @@
 //! Sessions: register, login, guest, refresh, logout.
 
-use actix_web::http::{StatusCode, header};
-use actix_web::{HttpRequest, HttpResponse, post, web};
+use std::future::Future;
+
+use actix_web::{HttpRequest, post, web};
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
@@ -9,9 +10,9 @@ use crate::accounts::{self, Issuer, NewAccount, Session};
 use crate::app::AppState;
 use crate::auth::{Password, Username};
 use crate::db::AnyConnection;
-use crate::error::{Error, RateLimit};
-use crate::http::problem::{ApiError, Problem};
+use crate::error::Error;
 use crate::http::rate_limit;
+use crate::http::reply::{Reply, State, created, no_content, ok};
 
 use super::{UserView, check_rate};
 
@@ -62,13 +63,17 @@ impl From<Session> for TokenResponse {
     }
 }
 
-/// The answer of a rate-limited operation, success or error, with its `RateLimit-*`
-/// headers.
-fn reported(
-    limit: RateLimit,
-    answer: Result<HttpResponse, ApiError>,
-) -> Result<HttpResponse, ApiError> {
-    match answer {
+/// Runs `answer` under the rate limit of `action` (see [`check_rate`]): refused with 429
+/// past the quota, and the answer, success or error, carries the `RateLimit-*` headers.
+async fn rate_limited(
+    state: &AppState,
+    req: &HttpRequest,
+    action: &str,
+    account: Option<&str>,
+    answer: impl Future<Output = Reply>,
+) -> Reply {
+    let limit = check_rate(state, req, action, account)?;
+    match answer.await {
         Ok(mut res) => {
             rate_limit::insert(res.headers_mut(), limit);
             Ok(res)
@@ -81,22 +86,20 @@ fn reported(
 const ME: &str = "/api/v1/me";
 
 /// Runs a use case that opens a session on the blocking pool, with this server's keys, and
-/// answers its token pair with `status` (a 201 names the new account in `Location`).
-async fn answer_session<F>(
-    state: &AppState,
-    status: StatusCode,
-    open: F,
-) -> Result<HttpResponse, ApiError>
+/// answers its token pair: 201 naming the account in `Location` when the use case made it,
+/// else 200.
+async fn open_session<F>(state: &AppState, new_account: bool, open: F) -> Reply
 where
     F: FnOnce(&mut AnyConnection, &Issuer) -> Result<Session, Error> + Send + 'static,
 {
     let issuer = Issuer::new(state.keys.clone(), state.config.refresh_ttl_days);
     let session = state.db.run(move |conn| open(conn, &issuer)).await?;
-    let mut res = HttpResponse::build(status);
-    if status == StatusCode::CREATED {
-        res.insert_header((header::LOCATION, ME));
+    let tokens = TokenResponse::from(session);
+    if new_account {
+        Ok(created(ME, tokens))
+    } else {
+        ok(tokens)
     }
-    Ok(res.json(TokenResponse::from(session)))
 }
 
 /// Create an account and log in.
@@ -104,86 +107,62 @@ where
 /// Usernames are 3–32 letters, digits, `_` or `-`, unique ignoring case; passwords 8–128
 /// characters. Answers the same token pair as a login. Rate limited per client address and
 /// per username (`RateLimit-*` headers; 429 with `Retry-After` above the limit).
-#[utoipa::path(
-    operation_id = "register",
-    tag = "accounts",
+#[utoipa::path(operation_id = "register", tag = "accounts",
     request_body = Credentials,
     responses(
         (status = 201, description = "Registered and logged in", body = TokenResponse),
-        (status = 400, description = "Malformed or invalid input", body = Problem, content_type = "application/problem+json"),
-        (status = 409, description = "Username taken (`username_taken`)", body = Problem, content_type = "application/problem+json"),
-        (status = 429, description = "Rate limited", body = Problem, content_type = "application/problem+json"),
-    )
-)]
+        (status = 400, description = "Malformed or invalid input"),
+        (status = 409, description = "Username taken (`username_taken`)"),
+        (status = 429, description = "Rate limited")))]
 #[post("/auth/register")]
-pub async fn register(
-    state: web::Data<AppState>,
-    req: HttpRequest,
-    body: web::Json<Credentials>,
-) -> Result<HttpResponse, ApiError> {
-    let limit = check_rate(&state, &req, "register", Some(&body.username))?;
+pub async fn register(state: State, req: HttpRequest, body: web::Json<Credentials>) -> Reply {
     let answer = async {
         let account = NewAccount {
             username: Username::parse(&body.username)?,
             password: Password::parse(&body.password)?,
         };
-        answer_session(&state, StatusCode::CREATED, move |conn, issuer| {
+        open_session(&state, true, move |conn, issuer| {
             accounts::register(conn, issuer, account)
         })
         .await
     };
-    reported(limit, answer.await)
+    rate_limited(&state, &req, "register", Some(&body.username), answer).await
 }
 
 /// Log in with username and password.
 ///
 /// Logs in with username and password. An unknown user and a wrong password get the same
 /// answer, in the same time.
-#[utoipa::path(
-    operation_id = "login",
-    tag = "accounts",
+#[utoipa::path(operation_id = "login", tag = "accounts",
     request_body = Credentials,
     responses(
         (status = 200, description = "Logged in", body = TokenResponse),
-        (status = 400, description = "Malformed input", body = Problem, content_type = "application/problem+json"),
-        (status = 401, description = "Wrong username or password (`invalid_credentials`)", body = Problem, content_type = "application/problem+json"),
-        (status = 403, description = "The account is banned (`banned`)", body = Problem, content_type = "application/problem+json"),
-        (status = 429, description = "Rate limited", body = Problem, content_type = "application/problem+json"),
-    )
-)]
+        (status = 400, description = "Malformed input"),
+        (status = 401, description = "Wrong username or password (`invalid_credentials`)"),
+        (status = 403, description = "The account is banned (`banned`)"),
+        (status = 429, description = "Rate limited")))]
 #[post("/auth/login")]
-pub async fn login(
-    state: web::Data<AppState>,
-    req: HttpRequest,
-    body: web::Json<Credentials>,
-) -> Result<HttpResponse, ApiError> {
-    let limit = check_rate(&state, &req, "login", Some(&body.username))?;
+pub async fn login(state: State, req: HttpRequest, body: web::Json<Credentials>) -> Reply {
     let Credentials { username, password } = body.into_inner();
-    let answer = answer_session(&state, StatusCode::OK, move |conn, issuer| {
+    let account = username.clone();
+    let answer = open_session(&state, false, move |conn, issuer| {
         accounts::login(conn, issuer, &username, &password)
     });
-    reported(limit, answer.await)
+    rate_limited(&state, &req, "login", Some(&account), answer).await
 }
 
 /// Play as a guest.
 ///
 /// Creates a guest account with a random username and logs it in. Set a password with
 /// `PATCH /api/v1/me` to keep it.
-#[utoipa::path(
-    operation_id = "create_guest",
-    tag = "accounts",
+#[utoipa::path(operation_id = "create_guest", tag = "accounts",
     responses(
         (status = 201, description = "A guest account and its tokens", body = TokenResponse),
-        (status = 429, description = "Rate limited", body = Problem, content_type = "application/problem+json"),
-    )
-)]
+        (status = 429, description = "Rate limited")))]
 #[post("/auth/guest")]
-pub async fn guest(state: web::Data<AppState>, req: HttpRequest) -> Result<HttpResponse, ApiError> {
-    let limit = check_rate(&state, &req, "guest", None)?;
-    reported(
-        limit,
-        answer_session(&state, StatusCode::CREATED, accounts::guest).await,
-    )
+pub async fn guest(state: State, req: HttpRequest) -> Reply {
+    let answer = open_session(&state, true, accounts::guest);
+    rate_limited(&state, &req, "guest", None, answer).await
 }
 
 /// Exchange a refresh token for a new pair.
@@ -191,50 +170,34 @@ pub async fn guest(state: web::Data<AppState>, req: HttpRequest) -> Result<HttpR
 /// Spends a refresh token for a new pair (rotation). Presenting a token that was already
 /// spent revokes every token descended from the same login. Refresh before the access token
 /// expires (`expires_in` seconds), and keep the new refresh token: the old one is spent.
-#[utoipa::path(
-    operation_id = "refresh_tokens",
-    tag = "accounts",
+#[utoipa::path(operation_id = "refresh_tokens", tag = "accounts",
     request_body = RefreshRequest,
     responses(
         (status = 200, description = "A new token pair; the presented refresh token is spent", body = TokenResponse),
-        (status = 400, description = "Malformed input", body = Problem, content_type = "application/problem+json"),
-        (status = 401, description = "Unknown, expired, spent or revoked (`invalid_token`)", body = Problem, content_type = "application/problem+json"),
-        (status = 403, description = "The account is banned (`banned`)", body = Problem, content_type = "application/problem+json"),
-        (status = 429, description = "Rate limited", body = Problem, content_type = "application/problem+json"),
-    )
-)]
+        (status = 400, description = "Malformed input"),
+        (status = 401, description = "Unknown, expired, spent or revoked (`invalid_token`)"),
+        (status = 403, description = "The account is banned (`banned`)"),
+        (status = 429, description = "Rate limited")))]
 #[post("/auth/refresh")]
-pub async fn refresh(
-    state: web::Data<AppState>,
-    req: HttpRequest,
-    body: web::Json<RefreshRequest>,
-) -> Result<HttpResponse, ApiError> {
-    let limit = check_rate(&state, &req, "refresh", None)?;
+pub async fn refresh(state: State, req: HttpRequest, body: web::Json<RefreshRequest>) -> Reply {
     let RefreshRequest { refresh_token } = body.into_inner();
-    let answer = answer_session(&state, StatusCode::OK, move |conn, issuer| {
+    let answer = open_session(&state, false, move |conn, issuer| {
         accounts::refresh(conn, issuer, &refresh_token)
     });
-    reported(limit, answer.await)
+    rate_limited(&state, &req, "refresh", None, answer).await
 }
 
 /// Log out a session.
 ///
 /// Ends the session of this refresh token (its whole family). Answers 204 whether or not
 /// the token was known, so it can be retried safely.
-#[utoipa::path(
-    operation_id = "logout",
-    tag = "accounts",
+#[utoipa::path(operation_id = "logout", tag = "accounts",
     request_body = RefreshRequest,
     responses(
         (status = 204, description = "Logged out"),
-        (status = 400, description = "Malformed input", body = Problem, content_type = "application/problem+json"),
-    )
-)]
+        (status = 400, description = "Malformed input")))]
 #[post("/auth/logout")]
-pub async fn logout(
-    state: web::Data<AppState>,
-    body: web::Json<RefreshRequest>,
-) -> Result<HttpResponse, ApiError> {
+pub async fn logout(state: State, body: web::Json<RefreshRequest>) -> Reply {
     let RefreshRequest { refresh_token } = body.into_inner();
     let session = state
         .db
@@ -243,5 +206,5 @@ pub async fn logout(
     if let Some(session) = session {
         state.end_streams_of_session(&session);
     }
-    Ok(HttpResponse::NoContent().finish())
+    no_content()
 }

@@ -6,13 +6,12 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use utoipa::ToSchema;
 
-use crate::app::AppState;
 use crate::error::Error;
 use crate::games::act::{Idempotency, Wanted};
 use crate::games::{self, Act, Acted};
 use crate::http::extract::Caller;
 use crate::http::preconditions::{etag, if_match};
-use crate::http::problem::{ApiError, Problem};
+use crate::http::reply::{Reply, State};
 use crate::http::views::game::{CardCode, GameView, render};
 use crate::rules::Card;
 
@@ -148,34 +147,27 @@ impl ActionRequest {
 /// Passes or plays for the caller's seat. The action is judged against the latest state:
 /// the four passes of a round may arrive at the same instant and all succeed, while two
 /// copies of one play apply once. Bots whose turn follows act in the same transaction.
-#[utoipa::path(
-    operation_id = "submit_action",
-    tag = "games",
-    security(("bearer" = [])),
+#[utoipa::path(operation_id = "submit_action", tag = "games", security(("bearer" = [])),
     params(
         ("id" = uuid::Uuid, Path, description = "Game id"),
         ("If-Match" = Option<String>, Header, description = "Expected version, e.g. \"12\" (or use expected_version)"),
-        ("Idempotency-Key" = Option<String>, Header, description = "A retry with the same key returns the first response and changes nothing (kept 48 h); 1–255 visible ASCII characters"),
-    ),
+        ("Idempotency-Key" = Option<String>, Header, description = "A retry with the same key returns the first response and changes nothing (kept 48 h); 1–255 visible ASCII characters")),
     request_body = ActionRequest,
     responses(
         (status = 200, description = "Applied; the new game view", body = GameView, headers(
-            ("Idempotent-Replayed" = String, description = "`true` when this is the stored answer to an earlier request with the same `Idempotency-Key`; absent otherwise"),
-        )),
-        (status = 400, description = "Malformed action or card code (`invalid_card`)", body = Problem, content_type = "application/problem+json"),
-        (status = 403, description = "The caller has no seat (`not_seated`), or banned", body = Problem, content_type = "application/problem+json"),
-        (status = 409, description = "`version_conflict`, `game_not_active`, `seat_controlled_by_bot`", body = Problem, content_type = "application/problem+json"),
-        (status = 422, description = "Illegal: `not_your_turn`, `wrong_phase`, `card_not_in_hand`, `must_follow_suit`, `must_play_leekha`, `talbees`, `pass_restriction`, `wrong_card_count`, `duplicate_card`, `already_committed`, `game_over`, `idempotency_key_reused`", body = Problem, content_type = "application/problem+json"),
-    )
-)]
+            ("Idempotent-Replayed" = String, description = "`true` when this is the stored answer to an earlier request with the same `Idempotency-Key`; absent otherwise"))),
+        (status = 400, description = "Malformed action or card code (`invalid_card`)"),
+        (status = 403, description = "The caller has no seat (`not_seated`), or banned"),
+        (status = 409, description = "`version_conflict`, `game_not_active`, `seat_controlled_by_bot`"),
+        (status = 422, description = "Illegal: `not_your_turn`, `wrong_phase`, `card_not_in_hand`, `must_follow_suit`, `must_play_leekha`, `talbees`, `pass_restriction`, `wrong_card_count`, `duplicate_card`, `already_committed`, `game_over`, `idempotency_key_reused`")))]
 #[post("/games/{id}/actions")]
 pub async fn act(
-    state: web::Data<AppState>,
+    state: State,
     caller: Caller,
     path: web::Path<uuid::Uuid>,
     req: HttpRequest,
     body: web::Json<serde_json::Value>,
-) -> Result<HttpResponse, ApiError> {
+) -> Reply {
     let id = path.into_inner().to_string();
     // Judged by the service after the account check, so a banned caller hears 403 whatever
     // it sent.

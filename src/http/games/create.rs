@@ -1,19 +1,18 @@
 //! `POST /games`.
 
-use actix_web::http::header;
-use actix_web::{HttpResponse, post, web};
+use actix_web::post;
 use serde::Deserialize;
 use utoipa::ToSchema;
 
-use crate::app::AppState;
 use crate::bots::BotLevel;
 use crate::error::Error;
 use crate::games::{self, NewGame, SeatPlan};
 use crate::http::extract::{AuthUser, OptionalJson};
-use crate::http::preconditions::etag;
-use crate::http::problem::{ApiError, Problem};
-use crate::http::views::game::{GameView, game_view};
+use crate::http::reply::{Reply, State};
+use crate::http::views::game::GameView;
 use crate::rules::{self, RuleOverrides};
+
+use super::answer;
 
 /// Rule options when creating a game: a preset and/or single options (rule book §8). Each
 /// option is read by the rules' own type, so an unknown value is refused with the values it
@@ -186,33 +185,21 @@ impl CreateGame {
 ///
 /// Creates a game. It starts (the cards are dealt) as soon as all four seats are taken — at
 /// once if the other three are bots.
-#[utoipa::path(
-    operation_id = "create_game",
-    tag = "games",
-    security(("bearer" = [])),
+#[utoipa::path(operation_id = "create_game", tag = "games", security(("bearer" = [])),
     request_body(content = Option<CreateGame>, description = "Optional; an empty body gives the defaults: the creator at seat 0, three open seats, `classic` rules, public"),
     responses(
         (status = 201, description = "Created", body = GameView),
-        (status = 400, description = "Invalid rules, seats, visibility or timeout", body = Problem, content_type = "application/problem+json"),
-        (status = 409, description = "Too many waiting games (`too_many_games`), or too many running ones (`too_many_active_games`)", body = Problem, content_type = "application/problem+json"),
-    )
-)]
+        (status = 400, description = "Invalid rules, seats, visibility or timeout"),
+        (status = 409, description = "Too many waiting games (`too_many_games`), or too many running ones (`too_many_active_games`)")))]
 #[post("/games")]
 pub async fn create_game(
-    state: web::Data<AppState>,
+    state: State,
     user: AuthUser,
     OptionalJson(body): OptionalJson<CreateGame>,
-) -> Result<HttpResponse, ApiError> {
+) -> Reply {
     let command = body.command(state.config.max_active_games_per_user)?;
-    let creator = user.id().to_owned();
-    let done = state
-        .db
-        .run(move |conn| games::create(conn, &creator, command))
+    let done = user
+        .run(&state, move |conn, me| games::create(conn, me, command))
         .await?;
-    state.published(&done);
-    let view = game_view(&done.table, done.seat)?;
-    Ok(HttpResponse::Created()
-        .insert_header((header::LOCATION, format!("/api/v1/games/{}", view.id)))
-        .insert_header((header::ETAG, etag(view.version)))
-        .json(view))
+    answer(&state, &done, true)
 }

@@ -1,14 +1,13 @@
 //! `GET /games/{id}/events`.
 
-use actix_web::{HttpResponse, get, web};
+use actix_web::{get, web};
 use serde::Deserialize;
 use utoipa::IntoParams;
 
-use crate::app::AppState;
 use crate::db::games as store;
 use crate::games::Table;
 use crate::http::extract::AuthUser;
-use crate::http::problem::ApiError;
+use crate::http::reply::{Reply, State, ok};
 use crate::http::views::events::{EventView, EventsPage};
 use crate::http::{long_poll, pagination};
 
@@ -34,22 +33,16 @@ pub struct EventsQuery {
 /// The events after `after` that the caller may see. With `wait`, the call waits (up to 30
 /// s) until at least one exists; it also wakes for actions that arrive through other server
 /// instances. `GET /games/{id}/events/stream` delivers the same events as a stream.
-#[utoipa::path(
-    operation_id = "list_events",
-    tag = "games",
-    security(("bearer" = [])),
+#[utoipa::path(operation_id = "list_events", tag = "games", security(("bearer" = [])),
     params(("id" = uuid::Uuid, Path, description = "Game id"), EventsQuery),
-    responses(
-        (status = 200, description = "Events (possibly none when the wait ran out)", body = EventsPage),
-    )
-)]
+    responses((status = 200, description = "Events (possibly none when the wait ran out)", body = EventsPage)))]
 #[get("/games/{id}/events")]
 pub async fn events(
-    state: web::Data<AppState>,
+    state: State,
     user: AuthUser,
     path: web::Path<uuid::Uuid>,
     query: web::Query<EventsQuery>,
-) -> Result<HttpResponse, ApiError> {
+) -> Reply {
     let id = path.into_inner().to_string();
     let (after, wait) = long_poll::check(query.after, query.wait)?;
     let limit = pagination::limit(query.limit, 200, 500)?;
@@ -100,5 +93,5 @@ pub async fn events(
             }
         })
         .collect();
-    Ok(HttpResponse::Ok().json(EventsPage { events, last_seq }))
+    ok(EventsPage { events, last_seq })
 }

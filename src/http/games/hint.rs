@@ -1,14 +1,13 @@
 //! `GET /games/{id}/hint`.
 
-use actix_web::{HttpResponse, get, web};
+use actix_web::{get, web};
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
-use crate::app::AppState;
 use crate::bots::BotLevel;
 use crate::games::hint::{HINT_LEVEL, prepare};
 use crate::http::extract::AuthUser;
-use crate::http::problem::{ApiError, Problem};
+use crate::http::reply::{Reply, State, ok};
 use crate::http::views::game::{CardCode, codes_of};
 use crate::rules::Action;
 
@@ -44,28 +43,19 @@ pub enum HintView {
 /// The expert bot's suggestion for the caller's pending pass or play, computed from the
 /// caller's own view and the round's public plays only. Its search is seeded by game and
 /// version and bounded by an iteration cap and a time budget (a busy server explores less).
-#[utoipa::path(
-    operation_id = "get_hint",
-    tag = "games",
-    security(("bearer" = [])),
+#[utoipa::path(operation_id = "get_hint", tag = "games", security(("bearer" = [])),
     params(("id" = uuid::Uuid, Path, description = "Game id")),
     responses(
         (status = 200, description = "A legal action for the caller", body = HintView),
-        (status = 403, description = "Not seated (`not_seated`), or banned", body = Problem, content_type = "application/problem+json"),
-        (status = 409, description = "The game is not running (`game_not_active`) or the caller has nothing to do now (`nothing_to_do`)", body = Problem, content_type = "application/problem+json"),
-    )
-)]
+        (status = 403, description = "Not seated (`not_seated`), or banned"),
+        (status = 409, description = "The game is not running (`game_not_active`) or the caller has nothing to do now (`nothing_to_do`)")))]
 #[get("/games/{id}/hint")]
-pub async fn hint(
-    state: web::Data<AppState>,
-    user: AuthUser,
-    path: web::Path<uuid::Uuid>,
-) -> Result<HttpResponse, ApiError> {
+pub async fn hint(state: State, user: AuthUser, path: web::Path<uuid::Uuid>) -> Reply {
     let job = for_caller(&state, &user, path, prepare).await?;
     let version = job.version;
     let action = web::block(move || job.run()).await??;
     let level = HINT_LEVEL;
-    Ok(HttpResponse::Ok().json(match action {
+    ok(match action {
         Action::Pass { cards, .. } => HintView::Pass {
             cards: codes_of(&cards),
             level,
@@ -76,5 +66,5 @@ pub async fn hint(
             level,
             version,
         },
-    }))
+    })
 }

@@ -1,15 +1,14 @@
 //! `GET /games` (the lobby) and `GET /me/games`.
 
-use actix_web::{HttpResponse, get, web};
+use actix_web::{get, web};
 use serde::Deserialize;
 use utoipa::IntoParams;
 
-use crate::app::AppState;
 use crate::error::Error;
 use crate::games::{GameStatus, lists};
 use crate::http::extract::AuthUser;
-use crate::http::pagination::{Cursor, keyset_page, limit};
-use crate::http::problem::ApiError;
+use crate::http::pagination::{Cursor, keyset_page, limit, offset_page};
+use crate::http::reply::{Reply, State, ok};
 use crate::http::views::game::game_view;
 use crate::http::views::lists::{LobbyPage, MyGamesPage, my_game};
 
@@ -34,21 +33,11 @@ pub struct ListQuery {
 /// Oldest first, so that the tables waiting longest fill first. Paginated with `limit` and
 /// `cursor`; the caller's own waiting games are listed too. `friends=true` keeps the games
 /// where a friend of the caller sits.
-#[utoipa::path(
-    operation_id = "list_lobby",
-    tag = "games",
-    security(("bearer" = [])),
+#[utoipa::path(operation_id = "list_lobby", tag = "games", security(("bearer" = [])),
     params(ListQuery),
-    responses(
-        (status = 200, description = "A page of waiting games", body = LobbyPage),
-    )
-)]
+    responses((status = 200, description = "A page of waiting games", body = LobbyPage)))]
 #[get("/games")]
-pub async fn lobby(
-    state: web::Data<AppState>,
-    user: AuthUser,
-    query: web::Query<ListQuery>,
-) -> Result<HttpResponse, ApiError> {
+pub async fn lobby(state: State, user: AuthUser, query: web::Query<ListQuery>) -> Reply {
     if let Some(status) = query.status.as_deref()
         && status != "waiting"
     {
@@ -66,7 +55,7 @@ pub async fn lobby(
         .iter()
         .map(|t| game_view(t, None))
         .collect::<Result<_, _>>()?;
-    Ok(HttpResponse::Ok().json(LobbyPage { items, next_cursor }))
+    ok(LobbyPage { items, next_cursor })
 }
 
 /// The caller's games, most urgent first.
@@ -74,21 +63,11 @@ pub async fn lobby(
 /// Games where it is the caller's turn come first, then those with the nearest deadline,
 /// then the most recently changed. Each item carries `my_turn` and `deadline`, so a phone
 /// can show a badge without reading every game.
-#[utoipa::path(
-    operation_id = "list_my_games",
-    tag = "games",
-    security(("bearer" = [])),
+#[utoipa::path(operation_id = "list_my_games", tag = "games", security(("bearer" = [])),
     params(ListQuery),
-    responses(
-        (status = 200, description = "A page of the caller's games", body = MyGamesPage),
-    )
-)]
+    responses((status = 200, description = "A page of the caller's games", body = MyGamesPage)))]
 #[get("/me/games")]
-pub async fn my_games(
-    state: web::Data<AppState>,
-    user: AuthUser,
-    query: web::Query<ListQuery>,
-) -> Result<HttpResponse, ApiError> {
+pub async fn my_games(state: State, user: AuthUser, query: web::Query<ListQuery>) -> Reply {
     if query.friends.is_some() {
         return Err(Error::validation("friends filters the lobby only").into());
     }
@@ -98,18 +77,15 @@ pub async fn my_games(
     )?;
     let limit = limit(query.limit, 50, 200)?;
     let offset = Cursor::offset(query.cursor.as_deref())?;
-    let user_id = user.id().to_owned();
-    let uid = user_id.clone();
-    let mut rows = state
-        .db
-        .run(move |conn| lists::of_user(conn, &uid, &statuses, offset, limit + 1))
+    let rows = user
+        .run(&state, move |conn, me| {
+            lists::of_user(conn, me, &statuses, offset, limit + 1)
+        })
         .await?;
-    let more = rows.len() as i64 > limit;
-    rows.truncate(limit as usize);
+    let (rows, next_cursor) = offset_page(rows, offset, limit);
     let items = rows
         .iter()
-        .map(|(table, seat)| my_game(table, *seat, &user_id))
+        .map(|(table, seat)| my_game(table, *seat, user.id()))
         .collect::<Result<_, _>>()?;
-    let next_cursor = more.then(|| Cursor::Offset(offset + limit).encode());
-    Ok(HttpResponse::Ok().json(MyGamesPage { items, next_cursor }))
+    ok(MyGamesPage { items, next_cursor })
 }

@@ -20,13 +20,17 @@ pub use hint::HintView;
 pub use lobby::ListQuery;
 pub use seats::JoinRequest;
 
-use actix_web::web;
+use actix_web::http::header;
+use actix_web::{HttpResponse, web};
 
 use crate::app::AppState;
 use crate::db::AnyConnection;
 use crate::error::Error;
-use crate::games::Table;
+use crate::games::{Committed, Table};
 use crate::http::extract::AuthUser;
+use crate::http::preconditions::etag;
+use crate::http::reply::Reply;
+use crate::http::views::game::game_view;
 use crate::rules::Seat;
 
 /// Registers the routes of this module.
@@ -84,9 +88,23 @@ where
     T: Send + 'static,
 {
     let id = path.into_inner().to_string();
-    let user_id = user.id().to_owned();
-    state
-        .db
-        .run(move |conn| use_case(conn, &id, &user_id))
+    user.run(state, move |conn, me| use_case(conn, &id, me))
         .await
+}
+
+/// The answer to a change of a game, once its long-polls are woken: the caller's view, its
+/// version as `ETag`; 201 naming the game in `Location` when the change made the game.
+fn answer(state: &AppState, done: &Committed, made: bool) -> Reply {
+    state.published(done);
+    let view = game_view(&done.table, done.seat)?;
+    let mut answer = if made {
+        let mut created = HttpResponse::Created();
+        created.insert_header((header::LOCATION, format!("/api/v1/games/{}", view.id)));
+        created
+    } else {
+        HttpResponse::Ok()
+    };
+    Ok(answer
+        .insert_header((header::ETAG, etag(view.version)))
+        .json(view))
 }

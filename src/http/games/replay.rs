@@ -1,11 +1,10 @@
 //! `GET /games/{id}/replay`.
 
-use actix_web::{HttpResponse, get, web};
+use actix_web::{get, web};
 
-use crate::app::AppState;
 use crate::games;
 use crate::http::extract::AuthUser;
-use crate::http::problem::{ApiError, Problem};
+use crate::http::reply::{Reply, State, ok};
 use crate::http::views::replay::{ReplayView, replay_view};
 
 use super::for_caller;
@@ -14,23 +13,14 @@ use super::for_caller;
 ///
 /// After the end: the seed, every deal and every action, for the game's players. Players
 /// can check every deal and every action against the rules: the seed reproduces the deals.
-#[utoipa::path(
-    operation_id = "get_replay",
-    tag = "games",
-    security(("bearer" = [])),
+#[utoipa::path(operation_id = "get_replay", tag = "games", security(("bearer" = [])),
     params(("id" = uuid::Uuid, Path, description = "Game id")),
     responses(
         (status = 200, description = "The whole game", body = ReplayView),
-        (status = 403, description = "Not one of the game's players (`not_seated`), or banned", body = Problem, content_type = "application/problem+json"),
-        (status = 409, description = "The game is not over yet (`game_not_finished`)", body = Problem, content_type = "application/problem+json"),
-    )
-)]
+        (status = 403, description = "Not one of the game's players (`not_seated`), or banned"),
+        (status = 409, description = "The game is not over yet (`game_not_finished`)")))]
 #[get("/games/{id}/replay")]
-pub async fn replay(
-    state: web::Data<AppState>,
-    user: AuthUser,
-    path: web::Path<uuid::Uuid>,
-) -> Result<HttpResponse, ApiError> {
+pub async fn replay(state: State, user: AuthUser, path: web::Path<uuid::Uuid>) -> Reply {
     let (table, record) = for_caller(&state, &user, path, games::replay).await?;
-    Ok(HttpResponse::Ok().json(replay_view(&table, &record)?))
+    ok(replay_view(&table, &record)?)
 }

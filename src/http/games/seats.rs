@@ -1,17 +1,15 @@
 //! Seats: join, leave, resign, reclaim.
 
-use actix_web::{HttpResponse, post, web};
+use actix_web::{post, web};
 use serde::Deserialize;
 use utoipa::ToSchema;
 
-use crate::app::AppState;
-use crate::games::{self, Committed};
+use crate::games;
 use crate::http::extract::{AuthUser, OptionalJson};
-use crate::http::preconditions::with_etag;
-use crate::http::problem::{ApiError, Problem};
+use crate::http::reply::{Reply, State};
+use crate::http::views::game::GameView;
 
-use super::for_caller;
-use crate::http::views::game::{GameView, game_view};
+use super::{answer, for_caller};
 
 /// Which seat to take.
 #[derive(Debug, Clone, Default, Deserialize, ToSchema)]
@@ -22,109 +20,80 @@ pub struct JoinRequest {
     pub seat: Option<u8>,
 }
 
-/// The answer of a seat change: the caller's view, after waking the game's long-polls.
-fn answer(state: &AppState, done: &Committed) -> Result<HttpResponse, ApiError> {
-    state.published(done);
-    let view = game_view(&done.table, done.seat)?;
-    Ok(with_etag(&view, view.version))
-}
-
 /// Take a seat.
 ///
 /// Takes a seat: the one reserved for the caller, the one asked for, or the first open one.
 /// The game starts when the fourth seat is taken.
-#[utoipa::path(
-    operation_id = "join_game",
-    tag = "games",
-    security(("bearer" = [])),
+#[utoipa::path(operation_id = "join_game", tag = "games", security(("bearer" = [])),
     params(("id" = uuid::Uuid, Path, description = "Game id")),
     request_body(content = Option<JoinRequest>, description = "Optional; without a seat, the seat reserved for the caller or else the first open one"),
     responses(
         (status = 200, description = "Seated", body = GameView),
-        (status = 400, description = "Invalid seat", body = Problem, content_type = "application/problem+json"),
-        (status = 409, description = "`already_seated`, `seat_taken`, `game_full`, `game_not_waiting`, `too_many_active_games`", body = Problem, content_type = "application/problem+json"),
-    )
-)]
+        (status = 400, description = "Invalid seat"),
+        (status = 409, description = "`already_seated`, `seat_taken`, `game_full`, `game_not_waiting`, `too_many_active_games`")))]
 #[post("/games/{id}/join")]
 pub async fn join(
-    state: web::Data<AppState>,
+    state: State,
     user: AuthUser,
     path: web::Path<uuid::Uuid>,
     OptionalJson(request): OptionalJson<JoinRequest>,
-) -> Result<HttpResponse, ApiError> {
+) -> Reply {
     let seat = request.seat;
     let max_active = state.config.max_active_games_per_user;
     let done = for_caller(&state, &user, path, move |conn, id, user_id| {
         games::join(conn, id, user_id, seat, max_active)
     })
     .await?;
-    answer(&state, &done)
+    answer(&state, &done, false)
 }
 
-/// A handler for a seat use case that needs only the game and the caller: its doc, name,
-/// path, service function and the responses it documents beyond the common ones.
-macro_rules! seat_change {
-    ($(#[$doc:meta])* $name:ident as $operation:literal, $path:literal, $use_case:path, [$($response:tt)*]) => {
+/// The handlers of the seat use cases that need only the game and the caller, one entry
+/// each: its doc, name, operation id, path, service function and the responses it
+/// documents beyond the common ones.
+macro_rules! seat_changes {
+    ($(
+        $(#[$doc:meta])*
+        $name:ident as $operation:literal at $path:literal by $use_case:path, [$($response:tt)*];
+    )*) => {$(
         $(#[$doc])*
-        #[utoipa::path(
-            operation_id = $operation,
-            tag = "games",
-            security(("bearer" = [])),
+        #[utoipa::path(operation_id = $operation, tag = "games", security(("bearer" = [])),
             params(("id" = uuid::Uuid, Path, description = "Game id")),
-            responses($($response)*)
-        )]
+            responses($($response)*))]
         #[post($path)]
-        pub async fn $name(
-            state: web::Data<AppState>,
-            user: AuthUser,
-            path: web::Path<uuid::Uuid>,
-        ) -> Result<HttpResponse, ApiError> {
-            answer(&state, &for_caller(&state, &user, path, $use_case).await?)
+        pub async fn $name(state: State, user: AuthUser, path: web::Path<uuid::Uuid>) -> Reply {
+            answer(&state, &for_caller(&state, &user, path, $use_case).await?, false)
         }
-    };
+    )*};
 }
 
-seat_change!(
+seat_changes! {
     /// Leave a game before it starts.
     ///
     /// Frees the caller's seat, or declines the caller's invitation. A waiting game that no
     /// human holds or is invited to any more is aborted. Once the game runs, resign instead.
-    leave as "leave_game",
-    "/games/{id}/leave",
-    games::leave,
-    [
+    leave as "leave_game" at "/games/{id}/leave" by games::leave, [
         (status = 200, description = "Left; the game as it is now", body = GameView),
-        (status = 403, description = "Not seated or invited (`not_seated`), or banned", body = Problem, content_type = "application/problem+json"),
-        (status = 409, description = "The game has started (`game_not_waiting`): resign instead", body = Problem, content_type = "application/problem+json"),
-    ]
-);
+        (status = 403, description = "Not seated or invited (`not_seated`), or banned"),
+        (status = 409, description = "The game has started (`game_not_waiting`): resign instead"),
+    ];
 
-seat_change!(
     /// Resign: a bot plays the caller's seat.
     ///
     /// A `heuristic` bot takes the seat for the rest of the game and acts at once
     /// when the seat must act. The caller keeps the seat's record (and its result).
-    resign as "resign",
-    "/games/{id}/resign",
-    games::resign,
-    [
+    resign as "resign" at "/games/{id}/resign" by games::resign, [
         (status = 200, description = "A bot plays the seat now", body = GameView),
-        (status = 403, description = "Not seated (`not_seated`), or banned", body = Problem, content_type = "application/problem+json"),
-        (status = 409, description = "`game_not_active`, or the seat is already a bot's", body = Problem, content_type = "application/problem+json"),
-    ]
-);
+        (status = 403, description = "Not seated (`not_seated`), or banned"),
+        (status = 409, description = "`game_not_active`, or the seat is already a bot's"),
+    ];
 
-seat_change!(
     /// Take the caller's seat back from a bot.
     ///
     /// After two timeouts in a row a bot takes the seat; its player may reclaim it at any
     /// time while the game runs (a seat given up by resigning cannot be reclaimed).
-    reclaim as "reclaim_seat",
-    "/games/{id}/reclaim",
-    games::reclaim,
-    [
+    reclaim as "reclaim_seat" at "/games/{id}/reclaim" by games::reclaim, [
         (status = 200, description = "The caller plays the seat again", body = GameView),
-        (status = 403, description = "Not seated (`not_seated`), or banned", body = Problem, content_type = "application/problem+json"),
-        (status = 409, description = "`game_not_active`, or no bot took the seat for timeouts (`nothing_to_reclaim`)", body = Problem, content_type = "application/problem+json"),
-    ]
-);
+        (status = 403, description = "Not seated (`not_seated`), or banned"),
+        (status = 409, description = "`game_not_active`, or no bot took the seat for timeouts (`nothing_to_reclaim`)"),
+    ];
+}

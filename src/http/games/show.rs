@@ -1,11 +1,10 @@
 //! `GET /games/{id}`.
 
-use actix_web::{HttpRequest, HttpResponse, get, web};
+use actix_web::{HttpRequest, get, web};
 
-use crate::app::AppState;
 use crate::http::extract::Caller;
 use crate::http::preconditions::{not_modified, with_etag};
-use crate::http::problem::{ApiError, Problem};
+use crate::http::reply::{Reply, State};
 use crate::http::views::game::{GameView, game_view};
 
 use super::{spectate, viewer_of};
@@ -14,27 +13,21 @@ use super::{spectate, viewer_of};
 ///
 /// The game as the caller may see it: their own hand only. `ETag` is the version;
 /// `If-None-Match` with it answers 304.
-#[utoipa::path(
-    operation_id = "get_game",
-    tag = "games",
-    security(("bearer" = [])),
+#[utoipa::path(operation_id = "get_game", tag = "games", security(("bearer" = [])),
     params(
         ("id" = uuid::Uuid, Path, description = "Game id"),
-        ("If-None-Match" = Option<String>, Header, description = "An `ETag` from an earlier answer, e.g. `\"12\"`: 304 while the game is still at that version"),
-    ),
+        ("If-None-Match" = Option<String>, Header, description = "An `ETag` from an earlier answer, e.g. `\"12\"`: 304 while the game is still at that version")),
     responses(
         (status = 200, description = "The game", body = GameView),
         (status = 304, description = "Not modified since the given `ETag`; no body", headers(("ETag" = String, description = "The version, unchanged"))),
-        (status = 404, description = "No such game, or a private game the caller is not part of", body = Problem, content_type = "application/problem+json"),
-    )
-)]
+        (status = 404, description = "No such game, or a private game the caller is not part of")))]
 #[get("/games/{id}")]
 pub async fn get_game(
-    state: web::Data<AppState>,
+    state: State,
     caller: Caller,
     path: web::Path<uuid::Uuid>,
     req: HttpRequest,
-) -> Result<HttpResponse, ApiError> {
+) -> Reply {
     let id = path.into_inner().to_string();
     let user_id = caller.user_id.clone();
     let hot = state.hot.clone();

@@ -6,18 +6,17 @@ use utoipa::ToSchema;
 
 use crate::bots::BotLevel;
 use crate::games::{GameStatus, Table};
+use crate::http::pagination::page;
 use crate::rules::Seat;
 
 use super::game::{GameView, PlayerRef, player_ref};
 
-/// A page of the lobby.
-#[derive(Debug, Serialize, Deserialize, ToSchema)]
-pub struct LobbyPage {
-    /// Public games waiting for players, oldest first.
-    pub items: Vec<GameView>,
-    /// Pass as `cursor` for the next page; null on the last page.
-    #[schema(required = true)]
-    pub next_cursor: Option<String>,
+page! {
+    /// A page of the lobby.
+    LobbyPage {
+        /// Public games waiting for players, oldest first.
+        items: Vec<GameView>,
+    }
 }
 
 /// One of the caller's games.
@@ -62,14 +61,12 @@ pub struct SeatBrief {
     pub open: bool,
 }
 
-/// A page of the caller's games.
-#[derive(Debug, Serialize, Deserialize, ToSchema)]
-pub struct MyGamesPage {
-    /// Most urgent first: the caller's turn, then the nearest deadline, then the latest change.
-    pub items: Vec<MyGame>,
-    /// Pass as `cursor` for the next page; null on the last page.
-    #[schema(required = true)]
-    pub next_cursor: Option<String>,
+page! {
+    /// A page of the caller's games.
+    MyGamesPage {
+        /// Most urgent first: the caller's turn, then the nearest deadline, then the latest change.
+        items: Vec<MyGame>,
+    }
 }
 
 /// Who sits where, in brief.
