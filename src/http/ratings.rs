@@ -9,7 +9,7 @@ use utoipa::{IntoParams, ToSchema};
 use crate::error::Error;
 use crate::http::extract::AuthUser;
 use crate::http::pagination::keyset_page;
-use crate::http::reply::{PageQuery, Reply, State, ok};
+use crate::http::reply::{PageQuery, Reply, State, keyset_page, ok};
 use crate::http::views::game::PlayerRef;
 use crate::ratings::{self, BoardEntry, PageStart, Standing};
 use crate::rules::Mode;
@@ -84,14 +84,12 @@ impl From<BoardEntry> for LeaderboardItem {
     }
 }
 
-/// A page of a board.
-#[derive(Debug, Serialize, Deserialize, ToSchema)]
-pub struct LeaderboardPage {
-    /// Players by ordinal, best first.
-    pub items: Vec<LeaderboardItem>,
-    /// Pass as `cursor` for the next page; null on the last page.
-    #[schema(required = true)]
-    pub next_cursor: Option<String>,
+keyset_page! {
+    /// A page of a board.
+    pub struct LeaderboardPage {
+        /// Players by ordinal, best first.
+        pub items: Vec<LeaderboardItem>,
+    }
 }
 
 /// Which page of a board, besides [`PageQuery`].
@@ -278,14 +276,14 @@ pub struct RatingHistoryItem {
     pub rating: RatingView,
 }
 
-/// A page of the caller's rating history.
-#[derive(Debug, Serialize, Deserialize, ToSchema)]
-pub struct RatingHistoryPage {
-    /// Newest first.
-    pub items: Vec<RatingHistoryItem>,
-    /// Pass as `cursor` for the next (older) page; null on the last page.
-    #[schema(required = true)]
-    pub next_cursor: Option<String>,
+keyset_page! {
+    /// A page of the caller's rating history.
+    pub struct RatingHistoryPage {
+        /// Newest first.
+        pub items: Vec<RatingHistoryItem>,
+        /// Pass as `cursor` for the next (older) page; null on the last page.
+        pub next_cursor,
+    }
 }
 
 /// Which history, besides [`PageQuery`].

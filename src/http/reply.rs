@@ -81,3 +81,47 @@ impl PageQuery {
         Ok((size, after))
     }
 }
+
+/// Declares the answer of a keyset list, written as the struct it makes without the
+/// derives and without the type of `next_cursor`, which every list answers alike: an
+/// `Option<String>`, always present, documented by a standard sentence unless the
+/// declaration documents a `pub next_cursor,` of its own.
+macro_rules! keyset_page {
+    (
+        $(#[doc = $doc:literal])*
+        pub struct $page:ident {
+            $(#[doc = $items_doc:literal])*
+            pub items: Vec<$item:ty>,
+        }
+    ) => {
+        $crate::http::reply::keyset_page! {
+            $(#[doc = $doc])*
+            pub struct $page {
+                $(#[doc = $items_doc])*
+                pub items: Vec<$item>,
+                /// Pass as `cursor` for the next page; null on the last page.
+                pub next_cursor,
+            }
+        }
+    };
+    (
+        $(#[doc = $doc:literal])*
+        pub struct $page:ident {
+            $(#[doc = $items_doc:literal])*
+            pub items: Vec<$item:ty>,
+            $(#[doc = $next_doc:literal])*
+            pub next_cursor,
+        }
+    ) => {
+        $(#[doc = $doc])*
+        #[derive(Debug, serde::Serialize, serde::Deserialize, utoipa::ToSchema)]
+        pub struct $page {
+            $(#[doc = $items_doc])*
+            pub items: Vec<$item>,
+            $(#[doc = $next_doc])*
+            #[schema(required = true)]
+            pub next_cursor: Option<String>,
+        }
+    };
+}
+pub(crate) use keyset_page;

@@ -11,7 +11,7 @@ use crate::db::chat as store;
 use crate::http::chat::ChatMessageView;
 use crate::http::extract::{AdminUser, OptionalJson};
 use crate::http::pagination::keyset_page;
-use crate::http::reply::{PageQuery, Reply, State, ok};
+use crate::http::reply::{PageQuery, Reply, State, keyset_page, ok};
 
 use super::views::AdminUserView;
 use super::{BanRequest, reason};
@@ -33,14 +33,14 @@ pub struct ReportView {
     pub message: ChatMessageView,
 }
 
-/// A page of the queue.
-#[derive(Debug, Serialize, Deserialize, ToSchema)]
-pub struct ReportsPage {
-    /// Oldest first.
-    pub items: Vec<ReportView>,
-    /// The next page, if any.
-    #[schema(required = true)]
-    pub next_cursor: Option<String>,
+keyset_page! {
+    /// A page of the queue.
+    pub struct ReportsPage {
+        /// Oldest first.
+        pub items: Vec<ReportView>,
+        /// The next page, if any.
+        pub next_cursor,
+    }
 }
 
 /// A hidden message, as moderators see it.
