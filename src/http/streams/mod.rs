@@ -68,6 +68,24 @@ pub struct StreamTicket {
     pub expires_in: i64,
 }
 
+/// The header a browser's `EventSource` sends when it reconnects: the stream resumes after it.
+#[derive(Debug, IntoParams)]
+#[into_params(parameter_in = Header)]
+pub struct LastEventId {
+    /// Resume after this seq (wins over `after`)
+    #[param(rename = "Last-Event-ID")]
+    pub last_event_id: Option<i64>,
+}
+
+/// A stream refused because the instance is full, as both streams document it.
+#[derive(utoipa::IntoResponses)]
+#[response(
+    status = 503,
+    description = "The instance holds `LEEKHA_MAX_STREAMS` open streams (`too_many_streams`)",
+    headers(("Retry-After" = u32, description = "Seconds to wait"))
+)]
+pub struct TooManyStreams;
+
 impl StreamQuery {
     /// Where the stream resumes, and who opens it.
     async fn start(self, req: &HttpRequest) -> Result<(i64, Credential), ApiError> {
@@ -200,16 +218,11 @@ pub struct SseEvent {
 /// the caller is banned, logs out or deletes the account; reconnect with `Last-Event-ID` to
 /// resume without loss or repetition. Browsers without headers pass `?ticket=`.
 #[utoipa::path(operation_id = "stream_events", tag = "games", security(("bearer" = []), ("stream_ticket" = [])),
-    params(
-        ("id" = uuid::Uuid, Path, description = "Game id"),
-        StreamQuery,
-        ("Last-Event-ID" = Option<i64>, Header, description = "Resume after this seq (wins over `after`)"),
-    ),
+    params(("id" = uuid::Uuid, Path, description = "Game id"), StreamQuery, LastEventId),
     responses(
         (status = 200, description = "An event stream", content_type = "text/event-stream", body = SseEvent,
          example = json!("retry: 2000\n\nid: 7\nevent: card_played\ndata: {\"seq\":7,\"type\":\"card_played\",\"created_at\":\"2026-12-01T11:43:03.034437Z\",\"data\":{\"seat\":1,\"card\":\"QS\"}}\n\n: keep-alive\n\n")),
-        (status = 503, description = "The instance holds `LEEKHA_MAX_STREAMS` open streams (`too_many_streams`)",
-         headers(("Retry-After" = u32, description = "Seconds to wait")))))]
+        TooManyStreams))]
 #[get("/games/{id}/events/stream")]
 pub async fn game_stream(
     state: State,
@@ -247,15 +260,11 @@ pub async fn game_stream(
 /// shutdown and when the caller is banned, logs out or deletes the account. Browsers pass
 /// `?ticket=`.
 #[utoipa::path(operation_id = "stream_notifications", tag = "notifications", security(("bearer" = []), ("stream_ticket" = [])),
-    params(
-        StreamQuery,
-        ("Last-Event-ID" = Option<i64>, Header, description = "Resume after this seq (wins over `after`)"),
-    ),
+    params(StreamQuery, LastEventId),
     responses(
         (status = 200, description = "A notification stream", content_type = "text/event-stream", body = SseEvent,
          example = json!("retry: 2000\n\nid: 3\nevent: your_turn\ndata: {\"seq\":3,\"type\":\"your_turn\",\"game_id\":\"7d753fd3-6341-4081-ba57-dd371cf06ad2\",\"data\":{\"seat\":0},\"created_at\":\"2026-12-01T11:43:03.034437Z\"}\n\n")),
-        (status = 503, description = "The instance holds `LEEKHA_MAX_STREAMS` open streams (`too_many_streams`)",
-         headers(("Retry-After" = u32, description = "Seconds to wait")))))]
+        TooManyStreams))]
 #[get("/me/notifications/stream")]
 pub async fn feed_stream(state: State, req: HttpRequest, query: web::Query<StreamQuery>) -> Reply {
     let (after, credential) = query.into_inner().start(&req).await?;
