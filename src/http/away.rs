@@ -1,6 +1,6 @@
 //! Away mode: `PUT /me/away` and `DELETE /me/away`.
 
-use actix_web::{HttpResponse, delete, put, web};
+use actix_web::{delete, put, web};
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
@@ -8,7 +8,7 @@ use utoipa::ToSchema;
 use crate::app::AppState;
 use crate::games::away::{self, AwayChange};
 use crate::http::extract::AuthUser;
-use crate::http::problem::{ApiError, Problem};
+use crate::http::reply::{Reply, State, no_content, ok};
 
 /// Registers the routes of this module.
 pub fn routes(cfg: &mut utoipa_actix_web::service_config::ServiceConfig) {
@@ -40,56 +40,35 @@ pub struct AwayView {
 /// for those seats. The caller keeps the seats and their results. Asking again sets a new
 /// end; `DELETE /me/away` or the end gives the seats back (reason `returned`). Seats a bot
 /// holds for another reason (resigned, timeouts, an administrator) stay with it.
-#[utoipa::path(
-    operation_id = "put_away",
-    tag = "social",
-    security(("bearer" = [])),
+#[utoipa::path(operation_id = "put_away", tag = "social", security(("bearer" = [])),
     request_body = AwayRequest,
     responses(
         (status = 200, description = "Away until then", body = AwayView),
-        (status = 400, description = "`until` not in the future or more than 30 days ahead", body = Problem, content_type = "application/problem+json"),
-    )
-)]
+        (status = 400, description = "`until` not in the future or more than 30 days ahead")))]
 #[put("/me/away")]
-pub async fn put_away(
-    state: web::Data<AppState>,
-    user: AuthUser,
-    body: web::Json<AwayRequest>,
-) -> Result<HttpResponse, ApiError> {
-    let me = user.id().to_owned();
+pub async fn put_away(state: State, user: AuthUser, body: web::Json<AwayRequest>) -> Reply {
     let until = body.into_inner().until.naive_utc();
-    let changed = state
-        .db
-        .run(move |conn| away::go_away(conn, &me, until))
+    let changed = user
+        .run(&state, move |conn, me| away::go_away(conn, me, until))
         .await?;
     publish(&state, &changed);
-    Ok(HttpResponse::Ok().json(AwayView {
+    ok(AwayView {
         until: until.and_utc(),
         games_handed_over: changed.games.len(),
-    }))
+    })
 }
 
 /// Return from away.
 ///
 /// Ends the caller's time away: the seats the bot played for the caller are the caller's
 /// again (`seat_changed`, reason `returned`). Not being away is no error.
-#[utoipa::path(
-    operation_id = "delete_away",
-    tag = "social",
-    security(("bearer" = [])),
-    responses(
-        (status = 204, description = "Not away (any more)"),
-    )
-)]
+#[utoipa::path(operation_id = "delete_away", tag = "social", security(("bearer" = [])),
+    responses((status = 204, description = "Not away (any more)")))]
 #[delete("/me/away")]
-pub async fn delete_away(
-    state: web::Data<AppState>,
-    user: AuthUser,
-) -> Result<HttpResponse, ApiError> {
-    let me = user.id().to_owned();
-    let changed = state.db.run(move |conn| away::come_back(conn, &me)).await?;
+pub async fn delete_away(state: State, user: AuthUser) -> Reply {
+    let changed = user.run(&state, away::come_back).await?;
     publish(&state, &changed);
-    Ok(HttpResponse::NoContent().finish())
+    no_content()
 }
 
 fn publish(state: &AppState, changed: &AwayChange) {

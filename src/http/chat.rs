@@ -2,19 +2,18 @@
 
 use std::sync::OnceLock;
 
-use actix_web::http::header;
 use actix_web::{HttpResponse, get, post, web};
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 
-use crate::app::AppState;
 use crate::auth::ratelimit::AuthLimits;
 use crate::chat::{self, Content, PHRASES};
 use crate::db::chat::{Listed, MessageRow};
 use crate::error::Error;
 use crate::http::extract::AuthUser;
-use crate::http::problem::{ApiError, Problem};
+use crate::http::problem::ApiError;
+use crate::http::reply::{Reply, State, created, ok};
 use crate::http::views::game::PlayerRef;
 use crate::http::{pagination, rate_limit};
 
@@ -173,13 +172,8 @@ pub struct ReportReceived {
 ///
 /// Keys for `phrase` in `POST /api/v1/games/{id}/chat`, each with its English and Arabic
 /// text; a client shows the one of its language.
-#[utoipa::path(
-    operation_id = "list_chat_phrases",
-    tag = "chat",
-    responses(
-        (status = 200, description = "The phrases", body = PhrasesView),
-    )
-)]
+#[utoipa::path(operation_id = "list_chat_phrases", tag = "chat",
+    responses((status = 200, description = "The phrases", body = PhrasesView)))]
 #[get("/chat/phrases")]
 pub async fn phrases() -> HttpResponse {
     HttpResponse::Ok().json(PhrasesView {
@@ -201,28 +195,23 @@ pub async fn phrases() -> HttpResponse {
 /// message is also the game's next event (`chat_message`) and a `chat_message` notification
 /// for the other seated players. At most 20 messages a minute per user (429 beyond). A
 /// finished game's chat is read-only (409 `chat_closed`); a muted user gets 403 `muted`.
-#[utoipa::path(
-    operation_id = "post_chat_message",
-    tag = "chat",
-    security(("bearer" = [])),
+#[utoipa::path(operation_id = "post_chat_message", tag = "chat", security(("bearer" = [])),
     params(("id" = uuid::Uuid, Path, description = "Game id")),
     request_body = NewMessage,
     responses(
         (status = 201, description = "Posted; `Location` is the game's chat", body = ChatMessageView),
-        (status = 400, description = "Neither or both of text and phrase, bad text, unknown phrase", body = Problem, content_type = "application/problem+json"),
-        (status = 403, description = "Not seated (`not_seated`) or muted (`muted`)", body = Problem, content_type = "application/problem+json"),
-        (status = 404, description = "No such game", body = Problem, content_type = "application/problem+json"),
-        (status = 409, description = "The game is over (`chat_closed`)", body = Problem, content_type = "application/problem+json"),
-        (status = 429, description = "More than 20 messages a minute", body = Problem, content_type = "application/problem+json"),
-    )
-)]
+        (status = 400, description = "Neither or both of text and phrase, bad text, unknown phrase"),
+        (status = 403, description = "Not seated (`not_seated`) or muted (`muted`)"),
+        (status = 404, description = "No such game"),
+        (status = 409, description = "The game is over (`chat_closed`)"),
+        (status = 429, description = "More than 20 messages a minute")))]
 #[post("/games/{id}/chat")]
 pub async fn post_message(
-    state: web::Data<AppState>,
+    state: State,
     user: AuthUser,
     path: web::Path<uuid::Uuid>,
     body: web::Json<NewMessage>,
-) -> Result<HttpResponse, ApiError> {
+) -> Reply {
     let id = path.into_inner().to_string();
     let NewMessage { text, phrase } = body.into_inner();
     let content = match (text, phrase) {
@@ -233,20 +222,14 @@ pub async fn post_message(
         }
     };
     let limit = limits().check(&[format!("chat:{}", user.id())])?;
-    let me = user.id().to_owned();
     let gid = id.clone();
-    let posted = match state
-        .db
-        .run(move |conn| chat::post(conn, &gid, &me, content))
+    let posted = user
+        .run(&state, move |conn, me| chat::post(conn, &gid, me, content))
         .await
-    {
-        Ok(posted) => posted,
-        Err(e) => return Err(ApiError::from(e).with_rate_limit(limit)),
-    };
+        .map_err(|e| ApiError::from(e).with_rate_limit(limit))?;
     state.published(&posted.done);
-    let mut reply = HttpResponse::Created()
-        .insert_header((header::LOCATION, format!("/api/v1/games/{id}/chat")))
-        .json(ChatMessageView::from(&posted.message));
+    let view = ChatMessageView::from(&posted.message);
+    let mut reply = created(format!("/api/v1/games/{id}/chat"), view);
     rate_limit::insert(reply.headers_mut(), limit);
     Ok(reply)
 }
@@ -256,50 +239,42 @@ pub async fn post_message(
 /// The messages of the game after `after`, oldest first, for its seated players: those a
 /// moderator hid and those of users the caller blocks are left out. Finished games keep
 /// their chat.
-#[utoipa::path(
-    operation_id = "list_chat_messages",
-    tag = "chat",
-    security(("bearer" = [])),
+#[utoipa::path(operation_id = "list_chat_messages", tag = "chat", security(("bearer" = [])),
     params(("id" = uuid::Uuid, Path, description = "Game id"), ChatQuery),
     responses(
         (status = 200, description = "A page of messages", body = ChatPage),
-        (status = 403, description = "Not seated (`not_seated`)", body = Problem, content_type = "application/problem+json"),
-        (status = 404, description = "No such game", body = Problem, content_type = "application/problem+json"),
-    )
-)]
+        (status = 403, description = "Not seated (`not_seated`)"),
+        (status = 404, description = "No such game")))]
 #[get("/games/{id}/chat")]
 pub async fn list_messages(
-    state: web::Data<AppState>,
+    state: State,
     user: AuthUser,
     path: web::Path<uuid::Uuid>,
     query: web::Query<ChatQuery>,
-) -> Result<HttpResponse, ApiError> {
+) -> Reply {
     let id = path.into_inner().to_string();
     let after = query.after.unwrap_or(0);
     if after < 0 {
         return Err(Error::validation("after must be ≥ 0").into());
     }
     let limit = pagination::limit(query.limit, 100, 200)?;
-    let me = user.id().to_owned();
-    let rows = state
-        .db
-        .run(move |conn| chat::list(conn, &id, &me, after, limit))
+    let rows = user
+        .run(&state, move |conn, me| {
+            chat::list(conn, &id, me, after, limit)
+        })
         .await?;
     let last_seq = rows.last().map_or(after, |(m, _)| m.seq);
-    Ok(HttpResponse::Ok().json(ChatPage {
+    ok(ChatPage {
         items: rows.iter().map(ChatMessageView::from).collect(),
         last_seq,
-    }))
+    })
 }
 
 /// Report a message to the moderators.
 ///
 /// Puts the message in the moderators' queue (`GET /api/v1/admin/reports`). For the seated
 /// players other than its author; reporting again changes nothing.
-#[utoipa::path(
-    operation_id = "report_chat_message",
-    tag = "chat",
-    security(("bearer" = [])),
+#[utoipa::path(operation_id = "report_chat_message", tag = "chat", security(("bearer" = [])),
     params(
         ("id" = uuid::Uuid, Path, description = "Game id"),
         ("message_id" = uuid::Uuid, Path, description = "Message id"),
@@ -307,23 +282,21 @@ pub async fn list_messages(
     request_body = ReportRequest,
     responses(
         (status = 202, description = "Queued for the moderators", body = ReportReceived),
-        (status = 400, description = "A reason outside 1–500 characters, or the caller's own message", body = Problem, content_type = "application/problem+json"),
-        (status = 404, description = "No such message the caller can read", body = Problem, content_type = "application/problem+json"),
-    )
-)]
+        (status = 400, description = "A reason outside 1–500 characters, or the caller's own message"),
+        (status = 404, description = "No such message the caller can read")))]
 #[post("/games/{id}/chat/{message_id}/report")]
 pub async fn report_message(
-    state: web::Data<AppState>,
+    state: State,
     user: AuthUser,
     path: web::Path<(uuid::Uuid, uuid::Uuid)>,
     body: web::Json<ReportRequest>,
-) -> Result<HttpResponse, ApiError> {
+) -> Reply {
     let (game, message) = path.into_inner();
-    let me = user.id().to_owned();
     let reason = body.into_inner().reason;
-    let new = state
-        .db
-        .run(move |conn| chat::report(conn, &game.to_string(), &message.to_string(), &me, &reason))
+    let new = user
+        .run(&state, move |conn, me| {
+            chat::report(conn, &game.to_string(), &message.to_string(), me, &reason)
+        })
         .await?;
     Ok(HttpResponse::Accepted().json(ReportReceived { new }))
 }

@@ -1,11 +1,12 @@
 //! Answers for requests that match no handler: 405 with `Allow` when the path exists with
 //! other methods, 404 otherwise. actix itself would answer 404 for both.
 
-use actix_web::{HttpRequest, HttpResponse, web};
+use actix_web::{HttpRequest, web};
 use utoipa::openapi::OpenApi;
 
 use crate::error::Error;
 use crate::http::problem::ApiError;
+use crate::http::reply::Reply;
 
 /// The documented paths and their methods, taken from the OpenAPI document.
 #[derive(Debug, Default)]
@@ -71,10 +72,7 @@ impl RouteTable {
 }
 
 /// The default service.
-pub async fn unmatched(
-    req: HttpRequest,
-    table: web::Data<RouteTable>,
-) -> Result<HttpResponse, ApiError> {
+pub async fn unmatched(req: HttpRequest, table: web::Data<RouteTable>) -> Reply {
     Err(match table.methods_for(req.path()) {
         Some(methods) if !methods.is_empty() => ApiError::method_not_allowed(methods.to_vec()),
         _ => Error::not_found(format!("no route for {} {}", req.method(), req.path())).into(),

@@ -9,7 +9,7 @@ use utoipa::ToSchema;
 
 use crate::app::AppState;
 use crate::error::Error;
-use crate::http::problem::ApiError;
+use crate::http::reply::{Reply, State};
 
 /// The answer of a probe.
 #[derive(Debug, Serialize, serde::Deserialize, ToSchema)]
@@ -27,11 +27,8 @@ pub struct HealthView {
 ///
 /// Answers 200 while the process can answer HTTP at all; it does not touch the database, so
 /// a database outage does not restart the server.
-#[utoipa::path(
-    operation_id = "healthz",
-    tag = "operations",
-    responses((status = 200, description = "The process is alive", body = HealthView))
-)]
+#[utoipa::path(operation_id = "healthz", tag = "operations",
+    responses((status = 200, description = "The process is alive", body = HealthView)))]
 #[get("/healthz")]
 pub async fn healthz() -> HttpResponse {
     alive()
@@ -47,11 +44,8 @@ fn alive() -> HttpResponse {
 /// Liveness, without a body.
 ///
 /// The status and headers of `GET /healthz`, for probes that send `HEAD`.
-#[utoipa::path(
-    operation_id = "healthz_head",
-    tag = "operations",
-    responses((status = 200, description = "The process is alive"))
-)]
+#[utoipa::path(operation_id = "healthz_head", tag = "operations",
+    responses((status = 200, description = "The process is alive")))]
 #[head("/healthz")]
 pub async fn healthz_head() -> HttpResponse {
     without_body(alive())
@@ -66,21 +60,16 @@ const READY_TIMEOUT: Duration = Duration::from_secs(2);
 /// Readiness: the database answers and carries every migration this binary knows. A load
 /// balancer sends traffic only while this answers 200. 503 while the database is
 /// unreachable or lacks a migration this binary needs.
-#[utoipa::path(
-    operation_id = "readyz",
-    tag = "operations",
+#[utoipa::path(operation_id = "readyz", tag = "operations",
     responses(
         (status = 200, description = "Ready to serve", body = HealthView),
-        (status = 503, description = "The database is unreachable or not migrated",
-         body = crate::http::problem::Problem, content_type = "application/problem+json"),
-    )
-)]
+        (status = 503, description = "The database is unreachable or not migrated")))]
 #[get("/readyz")]
-pub async fn readyz(state: web::Data<AppState>) -> Result<HttpResponse, ApiError> {
+pub async fn readyz(state: State) -> Reply {
     ready(&state).await
 }
 
-async fn ready(state: &AppState) -> Result<HttpResponse, ApiError> {
+async fn ready(state: &AppState) -> Reply {
     let db = state.db.clone();
     let migrated = web::block(move || {
         let mut conn = db.conn_within(READY_TIMEOUT)?;
@@ -104,16 +93,12 @@ async fn ready(state: &AppState) -> Result<HttpResponse, ApiError> {
 /// Readiness, without a body.
 ///
 /// The status and headers of `GET /readyz`, for load balancers that probe with `HEAD`.
-#[utoipa::path(
-    operation_id = "readyz_head",
-    tag = "operations",
+#[utoipa::path(operation_id = "readyz_head", tag = "operations",
     responses(
         (status = 200, description = "Ready to serve"),
-        (status = 503, description = "The database is unreachable or not migrated"),
-    )
-)]
+        (status = 503, description = "The database is unreachable or not migrated")))]
 #[head("/readyz")]
-pub async fn readyz_head(state: web::Data<AppState>) -> Result<HttpResponse, ApiError> {
+pub async fn readyz_head(state: State) -> Reply {
     ready(&state).await.map(without_body)
 }
 

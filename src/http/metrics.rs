@@ -8,9 +8,9 @@ use actix_web::http::header;
 use actix_web::{HttpResponse, get, web};
 use futures_util::FutureExt;
 
-use crate::app::AppState;
 use crate::error::Error;
 use crate::http::problem::ApiError;
+use crate::http::reply::State;
 use crate::metrics::{CONTENT_TYPE, UNMATCHED_ROUTE};
 
 /// How long a scrape waits for a database connection to count the active games: a scrape
@@ -22,16 +22,12 @@ const SCRAPE_DB_TIMEOUT: Duration = Duration::from_secs(1);
 /// The server's metrics in the Prometheus text format: HTTP requests by route pattern and
 /// status with latency histograms, game actions, version conflicts, turn timeouts, webhook
 /// deliveries, the database pool and the active games.
-#[utoipa::path(
-    operation_id = "metrics",
-    tag = "operations",
+#[utoipa::path(operation_id = "metrics", tag = "operations",
     responses(
         (status = 200, description = "Prometheus text exposition format 0.0.4", body = String,
-         content_type = "text/plain; version=0.0.4"),
-    )
-)]
+         content_type = "text/plain; version=0.0.4")))]
 #[get("/metrics")]
-pub async fn metrics(state: web::Data<AppState>) -> HttpResponse {
+pub async fn metrics(state: State) -> HttpResponse {
     let (connections, idle) = state.db.pool_state();
     state
         .metrics
@@ -69,9 +65,7 @@ where
     B: 'static,
 {
     // Not named `metrics`: that is the handler above.
-    let recorder = req
-        .app_data::<web::Data<AppState>>()
-        .map(|s| s.metrics.clone());
+    let recorder = req.app_data::<State>().map(|s| s.metrics.clone());
     let method = req.method().clone();
     let started = Instant::now();
     srv.call(req).map(move |res| {

@@ -1,15 +1,14 @@
 //! The caller's notification feed and webhook.
 
-use actix_web::{HttpResponse, delete, get, put, web};
+use actix_web::{delete, get, put, web};
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 
-use crate::app::AppState;
 use crate::db::{self, outbox};
 use crate::error::Error;
 use crate::http::extract::AuthUser;
-use crate::http::problem::{ApiError, Problem};
+use crate::http::reply::{Reply, State, no_content, ok};
 use crate::http::{long_poll, pagination};
 use crate::notifications::{self, NotificationView};
 
@@ -113,36 +112,24 @@ pub struct WebhookView {
 /// has a `seq`, contiguous per user; pass the last one seen as `after`. With `wait` (≤ 30
 /// s) the call returns as soon as a notification exists, or empty when the wait runs out:
 /// loop on it to follow the feed.
-#[utoipa::path(
-    operation_id = "list_notifications",
-    tag = "notifications",
-    security(("bearer" = [])),
+#[utoipa::path(operation_id = "list_notifications", tag = "notifications", security(("bearer" = [])),
     params(FeedQuery),
-    responses(
-        (status = 200, description = "Notifications (possibly none when the wait ran out)", body = FeedPage),
-    )
-)]
+    responses((status = 200, description = "Notifications (possibly none when the wait ran out)", body = FeedPage)))]
 #[get("/me/notifications")]
-pub async fn feed(
-    state: web::Data<AppState>,
-    user: AuthUser,
-    query: web::Query<FeedQuery>,
-) -> Result<HttpResponse, ApiError> {
+pub async fn feed(state: State, user: AuthUser, query: web::Query<FeedQuery>) -> Reply {
     let (after, wait) = long_poll::check(query.after, query.wait)?;
     let limit = pagination::limit(query.limit, 100, 500)?;
-    let user_id = user.id().to_owned();
     let (rows, last_seq) = long_poll::poll(
         &state,
-        &user_id,
-        &crate::db::wake::feed_topic(&user_id),
+        user.id(),
+        &crate::db::wake::feed_topic(user.id()),
         wait,
         |(rows, _): &(Vec<_>, i64)| rows.is_empty(),
         |_| {
-            let uid = user_id.clone();
-            state.db.run(move |conn| {
-                let last = notifications::last_seq(conn, &uid)?;
+            user.run(&state, move |conn, me| {
+                let last = notifications::last_seq(conn, me)?;
                 let rows = if last > after {
-                    notifications::after(conn, &uid, after, limit)?
+                    notifications::after(conn, me, after, limit)?
                 } else {
                     Vec::new()
                 };
@@ -151,10 +138,10 @@ pub async fn feed(
         },
     )
     .await?;
-    Ok(HttpResponse::Ok().json(FeedPage {
+    ok(FeedPage {
         notifications: rows.iter().map(NotificationView::from).collect(),
         last_seq,
-    }))
+    })
 }
 
 /// Set the caller's webhook.
@@ -162,22 +149,13 @@ pub async fn feed(
 /// Sets the caller's webhook: every notification is then also POSTed to `url`, signed with
 /// `X-Leekha-Signature: sha256=<hex HMAC-SHA256 of the body with secret>`, and retried with
 /// exponential backoff for up to 24 h.
-#[utoipa::path(
-    operation_id = "put_webhook",
-    tag = "notifications",
-    security(("bearer" = [])),
+#[utoipa::path(operation_id = "put_webhook", tag = "notifications", security(("bearer" = [])),
     request_body = WebhookRequest,
     responses(
         (status = 200, description = "Set", body = WebhookView),
-        (status = 400, description = "Invalid URL or secret; private addresses (`webhook_url_not_allowed`)", body = Problem, content_type = "application/problem+json"),
-    )
-)]
+        (status = 400, description = "Invalid URL or secret; private addresses (`webhook_url_not_allowed`)")))]
 #[put("/me/webhook")]
-pub async fn put_webhook(
-    state: web::Data<AppState>,
-    user: AuthUser,
-    body: web::Json<WebhookRequest>,
-) -> Result<HttpResponse, ApiError> {
+pub async fn put_webhook(state: State, user: AuthUser, body: web::Json<WebhookRequest>) -> Reply {
     let WebhookRequest { url, secret } = body.into_inner();
     let n = secret.chars().count();
     if !(16..=256).contains(&n) {
@@ -188,68 +166,39 @@ pub async fn put_webhook(
     let url = checked
         .map_err(|e| Error::validation(e).with_code("webhook_url_not_allowed"))?
         .to_string();
-    let user_id = user.id().to_owned();
-    let view = state
-        .db
-        .run(move |conn| {
-            outbox::set_webhook(conn, &user_id, Some((&url, &secret)), db::now())?;
-            webhook_view(conn, &user_id)
+    let view = user
+        .run(&state, move |conn, me| {
+            outbox::set_webhook(conn, me, Some((&url, &secret)), db::now())?;
+            webhook_view(conn, me)
         })
         .await?;
-    Ok(HttpResponse::Ok().json(view))
+    ok(view)
 }
 
 /// The caller's webhook.
 ///
 /// Its URL (null when none) and its latest deliveries with their status, for debugging a
 /// receiver. The secret is never shown.
-#[utoipa::path(
-    operation_id = "get_webhook",
-    tag = "notifications",
-    security(("bearer" = [])),
-    responses(
-        (status = 200, description = "The webhook (url null when none)", body = WebhookView),
-    )
-)]
+#[utoipa::path(operation_id = "get_webhook", tag = "notifications", security(("bearer" = [])),
+    responses((status = 200, description = "The webhook (url null when none)", body = WebhookView)))]
 #[get("/me/webhook")]
-pub async fn get_webhook(
-    state: web::Data<AppState>,
-    user: AuthUser,
-) -> Result<HttpResponse, ApiError> {
-    let user_id = user.id().to_owned();
-    let view = state
-        .db
-        .run(move |conn| webhook_view(conn, &user_id))
-        .await?;
-    Ok(HttpResponse::Ok().json(view))
+pub async fn get_webhook(state: State, user: AuthUser) -> Reply {
+    ok(user.run(&state, webhook_view).await?)
 }
 
 /// Remove the caller's webhook.
 ///
 /// Removes the caller's webhook; pending deliveries are dropped. Pending deliveries are
 /// dropped. Answers 204 also when there was none.
-#[utoipa::path(
-    operation_id = "delete_webhook",
-    tag = "notifications",
-    security(("bearer" = [])),
-    responses(
-        (status = 204, description = "Removed"),
-    )
-)]
+#[utoipa::path(operation_id = "delete_webhook", tag = "notifications", security(("bearer" = [])),
+    responses((status = 204, description = "Removed")))]
 #[delete("/me/webhook")]
-pub async fn delete_webhook(
-    state: web::Data<AppState>,
-    user: AuthUser,
-) -> Result<HttpResponse, ApiError> {
-    let user_id = user.id().to_owned();
-    state
-        .db
-        .run(move |conn| {
-            outbox::set_webhook(conn, &user_id, None, db::now())?;
-            Ok(())
-        })
-        .await?;
-    Ok(HttpResponse::NoContent().finish())
+pub async fn delete_webhook(state: State, user: AuthUser) -> Reply {
+    user.run(&state, |conn, me| {
+        Ok(outbox::set_webhook(conn, me, None, db::now())?)
+    })
+    .await?;
+    no_content()
 }
 
 fn webhook_view(conn: &mut crate::db::AnyConnection, user_id: &str) -> Result<WebhookView, Error> {

@@ -7,8 +7,8 @@ use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
 use crate::error::Error;
-use crate::http::problem::{ApiError, Problem};
 use crate::http::problem_catalog::{self, ProblemCode};
+use crate::http::reply::Reply;
 
 /// A problem code explained: the JSON form of `/problems/{code}`.
 #[derive(Debug, Serialize, Deserialize, ToSchema)]
@@ -47,10 +47,7 @@ const CACHE_CONTROL: &str = "public, max-age=86400";
 ///
 /// Every problem body's `type` is `/problems/{code}`: this page says what the code means,
 /// which status carries it and what a client should do. HTML for people, JSON for programs.
-#[utoipa::path(
-    operation_id = "get_problem",
-    tag = "operations",
-    security(()),
+#[utoipa::path(operation_id = "get_problem", tag = "operations", security(()),
     params(("code" = String, Path, description = "A problem code, e.g. `not_your_turn`")),
     responses(
         (status = 200, description = "The code explained; JSON when `Accept` prefers it to HTML",
@@ -58,15 +55,9 @@ const CACHE_CONTROL: &str = "public, max-age=86400";
              (String = "text/html"),
              (ProblemCodeView = "application/json"),
          )),
-        (status = 404, description = "No such problem code (`not_found`)", body = Problem,
-         content_type = "application/problem+json"),
-    )
-)]
+        (status = 404, description = "No such problem code (`not_found`)")))]
 #[get("/problems/{code}")]
-pub async fn problem_type(
-    req: HttpRequest,
-    code: web::Path<String>,
-) -> Result<HttpResponse, ApiError> {
+pub async fn problem_type(req: HttpRequest, code: web::Path<String>) -> Reply {
     let entry = problem_catalog::find(&code)
         .ok_or_else(|| Error::not_found(format!("no problem code {:?}", code.as_str())))?;
     let mut res = HttpResponse::Ok();

@@ -1,16 +1,15 @@
 //! Push to devices: what the server can deliver, the caller's devices and notification
 //! settings.
 
-use actix_web::{HttpResponse, delete, get, post, put, web};
+use actix_web::{delete, get, post, put, web};
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
-use crate::app::AppState;
 use crate::db;
 use crate::db::push::DeviceRow;
 use crate::http::extract::AuthUser;
-use crate::http::problem::{ApiError, Problem};
+use crate::http::reply::{Reply, State, made_or_held, no_content, ok};
 use crate::push::{self, NotificationSettings, Platform, Registration};
 
 /// Registers the routes of this module.
@@ -126,25 +125,20 @@ pub struct DeviceList {
 ///
 /// The VAPID public key browsers subscribe with, and whether FCM and APNs tokens are
 /// accepted. No authentication.
-#[utoipa::path(
-    operation_id = "get_push_config",
-    tag = "push",
-    responses(
-        (status = 200, description = "What this server can deliver", body = PushConfigView),
-    )
-)]
+#[utoipa::path(operation_id = "get_push_config", tag = "push",
+    responses((status = 200, description = "What this server can deliver", body = PushConfigView)))]
 #[get("/push/config")]
-pub async fn push_config(state: web::Data<AppState>) -> Result<HttpResponse, ApiError> {
+pub async fn push_config(state: State) -> Reply {
     let config = state.config.clone();
     let (vapid_public_key, fcm, apns) = state
         .db
         .run(move |conn| push::public_config(conn, &config))
         .await?;
-    Ok(HttpResponse::Ok().json(PushConfigView {
+    ok(PushConfigView {
         vapid_public_key,
         fcm,
         apns,
-    }))
+    })
 }
 
 /// Register a device.
@@ -153,24 +147,19 @@ pub async fn push_config(state: web::Data<AppState>) -> Result<HttpResponse, Api
 /// then also pushed to it. The same token or endpoint again answers 200 with the same `id`
 /// (its keys and locale updated). A user has at most 10 devices: registering another drops
 /// the oldest.
-#[utoipa::path(
-    operation_id = "register_device",
-    tag = "push",
-    security(("bearer" = [])),
+#[utoipa::path(operation_id = "register_device", tag = "push", security(("bearer" = [])),
     request_body = DeviceRequest,
     responses(
         (status = 201, description = "Registered", body = DeviceView),
         (status = 200, description = "Already registered: the same device", body = DeviceView),
-        (status = 400, description = "Invalid token, subscription or locale; an endpoint on a private address (`push_endpoint_not_allowed`)", body = Problem, content_type = "application/problem+json"),
-        (status = 422, description = "This server does not deliver to the platform (`push_platform_unavailable`)", body = Problem, content_type = "application/problem+json"),
-    )
-)]
+        (status = 400, description = "Invalid token, subscription or locale; an endpoint on a private address (`push_endpoint_not_allowed`)"),
+        (status = 422, description = "This server does not deliver to the platform (`push_platform_unavailable`)")))]
 #[post("/me/devices")]
 pub async fn register_device(
-    state: web::Data<AppState>,
+    state: State,
     user: AuthUser,
     body: web::Json<DeviceRequest>,
-) -> Result<HttpResponse, ApiError> {
+) -> Reply {
     let DeviceRequest {
         platform,
         token,
@@ -186,106 +175,55 @@ pub async fn register_device(
     let config = state.config.clone();
     // Resolves a Web Push endpoint's host: off the async threads.
     let checked = web::block(move || push::check(registration, &config)).await??;
-    let user_id = user.id().to_owned();
-    let registered = state
-        .db
-        .run(move |conn| {
-            db::write_transaction(conn, |conn| {
-                push::register(conn, &user_id, checked, db::now())
-            })
+    let registered = user
+        .run(&state, move |conn, me| {
+            db::write_transaction(conn, |conn| push::register(conn, me, checked, db::now()))
         })
         .await?;
     let view = DeviceView::from(&registered.device);
-    Ok(if registered.created {
-        HttpResponse::Created()
-            .insert_header((
-                actix_web::http::header::LOCATION,
-                format!("/api/v1/me/devices/{}", view.id),
-            ))
-            .json(view)
-    } else {
-        HttpResponse::Ok().json(view)
-    })
+    let location = format!("/api/v1/me/devices/{}", view.id);
+    made_or_held(registered.created, location, view)
 }
 
 /// The caller's devices.
 ///
 /// Every registered device with its last success and last error, oldest first. Tokens
 /// and endpoints are never shown.
-#[utoipa::path(
-    operation_id = "list_devices",
-    tag = "push",
-    security(("bearer" = [])),
-    responses(
-        (status = 200, description = "The devices", body = DeviceList),
-    )
-)]
+#[utoipa::path(operation_id = "list_devices", tag = "push", security(("bearer" = [])),
+    responses((status = 200, description = "The devices", body = DeviceList)))]
 #[get("/me/devices")]
-pub async fn list_devices(
-    state: web::Data<AppState>,
-    user: AuthUser,
-) -> Result<HttpResponse, ApiError> {
-    let user_id = user.id().to_owned();
-    let rows = state
-        .db
-        .run(move |conn| push::devices(conn, &user_id))
-        .await?;
-    Ok(HttpResponse::Ok().json(DeviceList {
+pub async fn list_devices(state: State, user: AuthUser) -> Reply {
+    let rows = user.run(&state, push::devices).await?;
+    ok(DeviceList {
         items: rows.iter().map(DeviceView::from).collect(),
-    }))
+    })
 }
 
 /// Remove a device.
 ///
 /// Removes one of the caller's devices; its pending pushes are dropped.
-#[utoipa::path(
-    operation_id = "delete_device",
-    tag = "push",
-    security(("bearer" = [])),
+#[utoipa::path(operation_id = "delete_device", tag = "push", security(("bearer" = [])),
     params(("id" = uuid::Uuid, Path, description = "Device id")),
     responses(
         (status = 204, description = "Removed"),
-        (status = 404, description = "The caller has no such device", body = Problem, content_type = "application/problem+json"),
-    )
-)]
+        (status = 404, description = "The caller has no such device")))]
 #[delete("/me/devices/{id}")]
-pub async fn delete_device(
-    state: web::Data<AppState>,
-    user: AuthUser,
-    path: web::Path<uuid::Uuid>,
-) -> Result<HttpResponse, ApiError> {
+pub async fn delete_device(state: State, user: AuthUser, path: web::Path<uuid::Uuid>) -> Reply {
     let id = path.into_inner().to_string();
-    let user_id = user.id().to_owned();
-    state
-        .db
-        .run(move |conn| push::remove(conn, &user_id, &id))
+    user.run(&state, move |conn, me| push::remove(conn, me, &id))
         .await?;
-    Ok(HttpResponse::NoContent().finish())
+    no_content()
 }
 
 /// The caller's notification settings.
 ///
 /// Which notification kinds are pushed, and the quiet hours (pushes then arrive silent).
 /// Until changed: everything about the caller's games on, chat off, no quiet hours.
-#[utoipa::path(
-    operation_id = "get_notification_settings",
-    tag = "push",
-    security(("bearer" = [])),
-    responses(
-        (status = 200, description = "The settings", body = NotificationSettings),
-    )
-)]
+#[utoipa::path(operation_id = "get_notification_settings", tag = "push", security(("bearer" = [])),
+    responses((status = 200, description = "The settings", body = NotificationSettings)))]
 #[get("/me/notification-settings")]
-pub async fn get_settings(
-    state: web::Data<AppState>,
-    user: AuthUser,
-) -> Result<HttpResponse, ApiError> {
-    let user_id = user.id().to_owned();
-    let settings = state
-        .db
-        .run(move |conn| push::settings::load(conn, &user_id))
-        .await?;
-    Ok(HttpResponse::Ok().json(settings))
+pub async fn get_settings(state: State, user: AuthUser) -> Reply {
+    ok(user.run(&state, push::settings::load).await?)
 }
 
 /// Change the caller's notification settings.
@@ -293,30 +231,25 @@ pub async fn get_settings(
 /// Replaces the settings: every kind of `push` is given; `quiet_hours` null for none, or
 /// `start` and `end` ("HH:MM", different; across midnight when start is later) in an IANA
 /// `time_zone`.
-#[utoipa::path(
-    operation_id = "put_notification_settings",
-    tag = "push",
-    security(("bearer" = [])),
+#[utoipa::path(operation_id = "put_notification_settings", tag = "push", security(("bearer" = [])),
     request_body = NotificationSettings,
     responses(
         (status = 200, description = "Saved", body = NotificationSettings),
-        (status = 400, description = "Invalid quiet hours or time zone", body = Problem, content_type = "application/problem+json"),
-    )
-)]
+        (status = 400, description = "Invalid quiet hours or time zone")))]
 #[put("/me/notification-settings")]
 pub async fn put_settings(
-    state: web::Data<AppState>,
+    state: State,
     user: AuthUser,
     body: web::Json<NotificationSettings>,
-) -> Result<HttpResponse, ApiError> {
+) -> Reply {
     let settings = body.into_inner();
     if let Some(q) = &settings.quiet_hours {
         q.check()?;
     }
-    let user_id = user.id().to_owned();
-    let saved = state
-        .db
-        .run(move |conn| push::settings::save(conn, &user_id, settings, db::now()))
+    let saved = user
+        .run(&state, move |conn, me| {
+            push::settings::save(conn, me, settings, db::now())
+        })
         .await?;
-    Ok(HttpResponse::Ok().json(saved))
+    ok(saved)
 }

@@ -1,16 +1,15 @@
 //! Ratings over HTTP: the boards per mode, public profiles, the caller's rating history.
 
-use actix_web::{HttpResponse, get, web};
+use actix_web::{get, web};
 use base64::Engine;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 
-use crate::app::AppState;
 use crate::error::Error;
 use crate::http::extract::AuthUser;
-use crate::http::pagination::{Cursor, keyset_page, limit};
-use crate::http::problem::{ApiError, Problem};
+use crate::http::pagination::keyset_page;
+use crate::http::reply::{PageQuery, Reply, State, keyset_page, ok};
 use crate::http::views::game::PlayerRef;
 use crate::ratings::{self, BoardEntry, PageStart, Standing};
 use crate::rules::Mode;
@@ -85,25 +84,18 @@ impl From<BoardEntry> for LeaderboardItem {
     }
 }
 
-/// A page of a board.
-#[derive(Debug, Serialize, Deserialize, ToSchema)]
-pub struct LeaderboardPage {
-    /// Players by ordinal, best first.
-    pub items: Vec<LeaderboardItem>,
-    /// Pass as `cursor` for the next page; null on the last page.
-    #[schema(required = true)]
-    pub next_cursor: Option<String>,
+keyset_page! {
+    /// A page of a board.
+    pub struct LeaderboardPage {
+        /// Players by ordinal, best first.
+        pub items: Vec<LeaderboardItem>,
+    }
 }
 
-/// Which page of a board.
+/// Which page of a board, besides [`PageQuery`].
 #[derive(Debug, Deserialize, IntoParams)]
 #[into_params(parameter_in = Query)]
 pub struct LeaderboardQuery {
-    /// 1..=200, default 50.
-    #[param(minimum = 1, maximum = 200)]
-    pub limit: Option<i64>,
-    /// `next_cursor` of the previous page.
-    pub cursor: Option<String>,
     /// `me`: the page around the caller (up to half of it above them); not with `cursor`.
     #[param(value_type = Option<AroundMe>)]
     pub around: Option<String>,
@@ -149,30 +141,27 @@ fn decode_board_cursor(raw: &str) -> Result<(f64, String), Error> {
 /// user id; equal ordinals share a rank. Banned and deleted players are not listed. Pages
 /// follow `next_cursor`; `around=me` gives the page around the caller instead (404
 /// `not_rated` before their first rated game in the mode).
-#[utoipa::path(
-    operation_id = "get_leaderboard",
-    tag = "ratings",
-    security(("bearer" = [])),
+#[utoipa::path(operation_id = "get_leaderboard", tag = "ratings", security(("bearer" = [])),
     params(
         ("mode" = crate::rules::Mode, Path, description = "`solo` or `partnership`"),
+        PageQuery,
         LeaderboardQuery,
     ),
     responses(
         (status = 200, description = "A page of the board", body = LeaderboardPage),
-        (status = 400, description = "Invalid mode, limit, cursor or `around`", body = Problem, content_type = "application/problem+json"),
-        (status = 404, description = "`around=me` and the caller has no rating in the mode (`not_rated`)", body = Problem, content_type = "application/problem+json"),
-    )
-)]
+        (status = 400, description = "Invalid mode, limit, cursor or `around`"),
+        (status = 404, description = "`around=me` and the caller has no rating in the mode (`not_rated`)")))]
 #[get("/leaderboards/{mode}")]
 pub async fn leaderboard(
-    state: web::Data<AppState>,
+    state: State,
     user: AuthUser,
     path: web::Path<Mode>,
+    page: web::Query<PageQuery>,
     query: web::Query<LeaderboardQuery>,
-) -> Result<HttpResponse, ApiError> {
+) -> Reply {
     let mode = path.into_inner();
-    let limit = limit(query.limit, 50, 200)?;
-    let start = match (query.around.as_deref(), query.cursor.as_deref()) {
+    let limit = page.size()?;
+    let start = match (query.around.as_deref(), page.cursor.as_deref()) {
         (Some("me"), None) => PageStart::Around(user.id().to_owned()),
         (Some("me"), Some(_)) => {
             return Err(Error::validation("around=me takes no cursor").into());
@@ -182,14 +171,14 @@ pub async fn leaderboard(
         }
         (None, cursor) => PageStart::After(cursor.map(decode_board_cursor).transpose()?),
     };
-    let page = state
+    let board = state
         .db
         .run(move |conn| ratings::board(conn, mode, start, limit))
         .await?;
-    Ok(HttpResponse::Ok().json(LeaderboardPage {
-        next_cursor: page.next.map(|(o, u)| encode_board_cursor(o, &u)),
-        items: page.items.into_iter().map(LeaderboardItem::from).collect(),
-    }))
+    ok(LeaderboardPage {
+        next_cursor: board.next.map(|(o, u)| encode_board_cursor(o, &u)),
+        items: board.items.into_iter().map(LeaderboardItem::from).collect(),
+    })
 }
 
 /// A player's ratings in both modes.
@@ -243,22 +232,13 @@ pub struct ProfileView {
 ///
 /// A player's public profile: username, creation time, ratings in both modes and statistics
 /// (games, wins, average points per round). Banned and deleted players have none (404).
-#[utoipa::path(
-    operation_id = "get_profile",
-    tag = "ratings",
-    security(("bearer" = [])),
+#[utoipa::path(operation_id = "get_profile", tag = "ratings", security(("bearer" = [])),
     params(("username" = String, Path, description = "The username (any case)", pattern = "^[A-Za-z0-9_]{3,32}$")),
     responses(
         (status = 200, description = "The profile", body = ProfileView),
-        (status = 404, description = "No such player", body = Problem, content_type = "application/problem+json"),
-    )
-)]
+        (status = 404, description = "No such player")))]
 #[get("/users/{username}")]
-pub async fn profile(
-    state: web::Data<AppState>,
-    _user: AuthUser,
-    path: web::Path<String>,
-) -> Result<HttpResponse, ApiError> {
+pub async fn profile(state: State, _user: AuthUser, path: web::Path<String>) -> Reply {
     let key = path.into_inner().to_ascii_lowercase();
     let view = state
         .db
@@ -281,7 +261,7 @@ pub async fn profile(
             })
         })
         .await?;
-    Ok(HttpResponse::Ok().json(view))
+    ok(view)
 }
 
 /// One change of the caller's rating.
@@ -296,60 +276,50 @@ pub struct RatingHistoryItem {
     pub rating: RatingView,
 }
 
-/// A page of the caller's rating history.
-#[derive(Debug, Serialize, Deserialize, ToSchema)]
-pub struct RatingHistoryPage {
-    /// Newest first.
-    pub items: Vec<RatingHistoryItem>,
-    /// Pass as `cursor` for the next (older) page; null on the last page.
-    #[schema(required = true)]
-    pub next_cursor: Option<String>,
+keyset_page! {
+    /// A page of the caller's rating history.
+    pub struct RatingHistoryPage {
+        /// Newest first.
+        pub items: Vec<RatingHistoryItem>,
+        /// Pass as `cursor` for the next (older) page; null on the last page.
+        pub next_cursor,
+    }
 }
 
-/// Which history.
+/// Which history, besides [`PageQuery`].
 #[derive(Debug, Deserialize, IntoParams)]
 #[into_params(parameter_in = Query)]
 pub struct HistoryQuery {
     /// `solo` (default) or `partnership`.
     #[param(value_type = Option<crate::rules::Mode>)]
     pub mode: Option<Mode>,
-    /// 1..=200, default 50.
-    #[param(minimum = 1, maximum = 200)]
-    pub limit: Option<i64>,
-    /// `next_cursor` of the previous page.
-    pub cursor: Option<String>,
 }
 
 /// The caller's rating history.
 ///
 /// Every change of the caller's rating in one mode, newest first: one per rated game, one per
 /// administrator's reset (`game_id` null).
-#[utoipa::path(
-    operation_id = "get_my_rating_history",
-    tag = "ratings",
-    security(("bearer" = [])),
-    params(HistoryQuery),
+#[utoipa::path(operation_id = "get_my_rating_history", tag = "ratings", security(("bearer" = [])),
+    params(HistoryQuery, PageQuery),
     responses(
         (status = 200, description = "A page of the history", body = RatingHistoryPage),
-        (status = 400, description = "Invalid mode, limit or cursor", body = Problem, content_type = "application/problem+json"),
-    )
-)]
+        (status = 400, description = "Invalid mode, limit or cursor")))]
 #[get("/me/ratings/history")]
 pub async fn my_history(
-    state: web::Data<AppState>,
+    state: State,
     user: AuthUser,
     query: web::Query<HistoryQuery>,
-) -> Result<HttpResponse, ApiError> {
+    page: web::Query<PageQuery>,
+) -> Reply {
     let mode = query.mode.unwrap_or(Mode::Solo);
-    let limit = limit(query.limit, 50, 200)?;
-    let after = Cursor::keyset(query.cursor.as_deref())?;
-    let user_id = user.id().to_owned();
-    let rows = state
-        .db
-        .run(move |conn| ratings::history(conn, &user_id, mode, after, limit + 1))
+    let (limit, after) = page.keyset()?;
+    let rows = user
+        .run(&state, move |conn, me| {
+            ratings::history(conn, me, mode, after, limit + 1)
+        })
         .await?;
     let (rows, next_cursor) = keyset_page(rows, limit, |r| (r.at, &r.id));
-    Ok(HttpResponse::Ok().json(RatingHistoryPage {
+    ok(RatingHistoryPage {
         items: rows
             .into_iter()
             .map(|r| RatingHistoryItem {
@@ -365,12 +335,13 @@ pub async fn my_history(
             })
             .collect(),
         next_cursor,
-    }))
+    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::http::pagination::Cursor;
 
     #[test]
     fn board_cursors_round_trip_exactly_and_junk_is_refused() {

@@ -16,7 +16,7 @@ use actix_web::{HttpRequest, HttpResponse, guard, web};
 use sha2::{Digest, Sha256};
 
 use crate::error::Error;
-use crate::http::problem::ApiError;
+use crate::http::reply::Reply;
 
 /// One embedded file.
 struct Asset {
@@ -98,7 +98,7 @@ async fn service_worker(req: HttpRequest) -> HttpResponse {
     res
 }
 
-async fn app_asset(req: HttpRequest, path: web::Path<String>) -> Result<HttpResponse, ApiError> {
+async fn app_asset(req: HttpRequest, path: web::Path<String>) -> Reply {
     serve(&req, &path)
         .ok_or_else(|| Error::not_found(format!("no client asset /app/{path}")).into())
 }

@@ -1,15 +1,14 @@
 //! Administration of games.
 
-use actix_web::{HttpResponse, get, post, web};
+use actix_web::{get, post, web};
 
-use crate::app::AppState;
 use crate::db::AnyConnection;
 use crate::error::Error;
 use crate::games::{self, Committed, lists};
 use crate::http::extract::{AdminUser, OptionalJson};
-use crate::http::pagination::{Cursor, keyset_page, limit};
+use crate::http::pagination::keyset_page;
 use crate::http::preconditions::with_etag;
-use crate::http::problem::{ApiError, Problem};
+use crate::http::reply::{PageQuery, Reply, State, ok};
 use crate::http::views::game::{GameView, game_view};
 use crate::rules::Seat;
 
@@ -19,21 +18,16 @@ use super::{AbortRequest, GamesQuery, OptionalReason, optional_reason, reason};
 /// Search games.
 ///
 /// Searches games by status and player, newest first, private ones included.
-#[utoipa::path(
-    operation_id = "admin_list_games",
-    tag = "admin",
-    security(("bearer" = [])),
-    params(GamesQuery),
-    responses(
-        (status = 200, description = "A page of games", body = AdminGamesPage),
-    )
-)]
+#[utoipa::path(operation_id = "admin_list_games", tag = "admin", security(("bearer" = [])),
+    params(GamesQuery, PageQuery),
+    responses((status = 200, description = "A page of games", body = AdminGamesPage)))]
 #[get("/admin/games")]
 pub async fn list_games(
-    state: web::Data<AppState>,
+    state: State,
     _admin: AdminUser,
     query: web::Query<GamesQuery>,
-) -> Result<HttpResponse, ApiError> {
+    page: web::Query<PageQuery>,
+) -> Reply {
     let statuses = lists::parse_statuses(query.status.as_deref(), &[])?;
     let player = query
         .player
@@ -41,70 +35,55 @@ pub async fn list_games(
         .map(str::trim)
         .filter(|p| !p.is_empty())
         .map(str::to_ascii_lowercase);
-    let limit = limit(query.limit, 50, 200)?;
-    let before = Cursor::keyset(query.cursor.as_deref())?;
+    let (limit, before) = page.keyset()?;
     let tables = state
         .db
         .run(move |conn| lists::search(conn, &statuses, player.as_deref(), before, limit + 1))
         .await?;
     let (tables, next_cursor) = keyset_page(tables, limit, |t| (t.row.created_at, &t.row.id));
-    Ok(HttpResponse::Ok().json(AdminGamesPage {
+    ok(AdminGamesPage {
         items: tables.iter().map(summary).collect(),
         next_cursor,
-    }))
+    })
 }
 
 /// The full state of a game, every hand included.
 ///
 /// The full state of a game: every hand, every pass, the seed, every deal and action. Each
 /// read is recorded in the audit log.
-#[utoipa::path(
-    operation_id = "admin_get_game",
-    tag = "admin",
-    security(("bearer" = [])),
+#[utoipa::path(operation_id = "admin_get_game", tag = "admin", security(("bearer" = [])),
     params(("id" = uuid::Uuid, Path, description = "Game id")),
-    responses(
-        (status = 200, description = "The whole game", body = AdminGameView),
-    )
-)]
+    responses((status = 200, description = "The whole game", body = AdminGameView)))]
 #[get("/admin/games/{id}")]
-pub async fn get_game(
-    state: web::Data<AppState>,
-    admin: AdminUser,
-    path: web::Path<uuid::Uuid>,
-) -> Result<HttpResponse, ApiError> {
+pub async fn get_game(state: State, admin: AdminUser, path: web::Path<uuid::Uuid>) -> Reply {
     let id = path.into_inner().to_string();
-    let admin_id = admin.id().to_owned();
-    let (table, record) = state
-        .db
-        .run(move |conn| games::inspect(conn, &id, &admin_id))
+    let (table, record) = admin
+        .0
+        .run(&state, move |conn, admin_id| {
+            games::inspect(conn, &id, admin_id)
+        })
         .await?;
-    Ok(HttpResponse::Ok().json(full_state(&table, &record)?))
+    ok(full_state(&table, &record)?)
 }
 
 /// Abort a game.
 ///
 /// Ends a waiting or running game without a result. Its players see status `aborted` with
 /// the reason, and a `game_aborted` event.
-#[utoipa::path(
-    operation_id = "admin_abort_game",
-    tag = "admin",
-    security(("bearer" = [])),
+#[utoipa::path(operation_id = "admin_abort_game", tag = "admin", security(("bearer" = [])),
     params(("id" = uuid::Uuid, Path, description = "Game id")),
     request_body = AbortRequest,
     responses(
         (status = 200, description = "Aborted; the game as spectators see it", body = GameView),
-        (status = 400, description = "Invalid reason or id", body = Problem, content_type = "application/problem+json"),
-        (status = 409, description = "The game already ended (`game_over`)", body = Problem, content_type = "application/problem+json"),
-    )
-)]
+        (status = 400, description = "Invalid reason or id"),
+        (status = 409, description = "The game already ended (`game_over`)")))]
 #[post("/admin/games/{id}/abort")]
 pub async fn abort_game(
-    state: web::Data<AppState>,
+    state: State,
     admin: AdminUser,
     path: web::Path<uuid::Uuid>,
     OptionalJson(request): OptionalJson<AbortRequest>,
-) -> Result<HttpResponse, ApiError> {
+) -> Reply {
     let why = reason(&request.reason)?;
     let id = path.into_inner().to_string();
     change_game(&state, &admin, move |conn, admin_id| {
@@ -118,10 +97,7 @@ pub async fn abort_game(
 /// Hands a seat of a running game to a bot for the rest of the game (the human keeps the
 /// seat's record and sees a `seat_changed` event with reason `admin`). The bot acts at once
 /// if the seat must act.
-#[utoipa::path(
-    operation_id = "admin_seat_to_bot",
-    tag = "admin",
-    security(("bearer" = [])),
+#[utoipa::path(operation_id = "admin_seat_to_bot", tag = "admin", security(("bearer" = [])),
     params(
         ("id" = uuid::Uuid, Path, description = "Game id"),
         ("seat" = u8, Path, description = "Seat 0..=3"),
@@ -129,17 +105,15 @@ pub async fn abort_game(
     request_body(content = Option<OptionalReason>, description = "Optional"),
     responses(
         (status = 200, description = "A bot plays the seat now; the game as spectators see it", body = GameView),
-        (status = 400, description = "Invalid seat, reason or id", body = Problem, content_type = "application/problem+json"),
-        (status = 409, description = "`game_not_active`, or a bot already plays the seat (`seat_controlled_by_bot`)", body = Problem, content_type = "application/problem+json"),
-    )
-)]
+        (status = 400, description = "Invalid seat, reason or id"),
+        (status = 409, description = "`game_not_active`, or a bot already plays the seat (`seat_controlled_by_bot`)")))]
 #[post("/admin/games/{id}/seats/{seat}/bot")]
 pub async fn seat_to_bot(
-    state: web::Data<AppState>,
+    state: State,
     admin: AdminUser,
     path: web::Path<(uuid::Uuid, u8)>,
     OptionalJson(request): OptionalJson<OptionalReason>,
-) -> Result<HttpResponse, ApiError> {
+) -> Reply {
     let why = optional_reason(request.reason.as_deref())?;
     let (id, seat) = path.into_inner();
     let seat = Seat::new(seat)
@@ -152,16 +126,11 @@ pub async fn seat_to_bot(
 }
 
 /// Runs an administrator's change of a game and answers the game as spectators see it.
-async fn change_game<F>(
-    state: &AppState,
-    admin: &AdminUser,
-    change: F,
-) -> Result<HttpResponse, ApiError>
+async fn change_game<F>(state: &State, admin: &AdminUser, change: F) -> Reply
 where
     F: FnOnce(&mut AnyConnection, &str) -> Result<Committed, Error> + Send + 'static,
 {
-    let admin_id = admin.id().to_owned();
-    let done = state.db.run(move |conn| change(conn, &admin_id)).await?;
+    let done = admin.0.run(state, change).await?;
     state.published(&done);
     let view = game_view(&done.table, None)?;
     Ok(with_etag(&view, view.version))

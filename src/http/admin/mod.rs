@@ -36,20 +36,15 @@ pub fn routes(cfg: &mut utoipa_actix_web::service_config::ServiceConfig) {
 /// The longest reason an administrator may give.
 const MAX_REASON_CHARS: usize = 500;
 
-/// Users to list.
+/// Users to list (a page of them: [`crate::http::reply::PageQuery`]).
 #[derive(Debug, Deserialize, IntoParams)]
 #[into_params(parameter_in = Query)]
 pub struct UsersQuery {
     /// A part of the username, ignoring case (0–32 characters; empty or absent: everyone).
     pub query: Option<String>,
-    /// 1..=200, default 50.
-    #[param(minimum = 1, maximum = 200)]
-    pub limit: Option<i64>,
-    /// `next_cursor` of the previous page.
-    pub cursor: Option<String>,
 }
 
-/// Games to list.
+/// Games to list (a page of them: [`crate::http::reply::PageQuery`]).
 #[derive(Debug, Deserialize, IntoParams)]
 #[into_params(parameter_in = Query)]
 pub struct GamesQuery {
@@ -58,14 +53,9 @@ pub struct GamesQuery {
     pub status: Option<String>,
     /// Only games in which the user with this username holds or held a seat.
     pub player: Option<String>,
-    /// 1..=200, default 50.
-    #[param(minimum = 1, maximum = 200)]
-    pub limit: Option<i64>,
-    /// `next_cursor` of the previous page.
-    pub cursor: Option<String>,
 }
 
-/// Audit entries to list.
+/// Audit entries to list (a page of them: [`crate::http::reply::PageQuery`]).
 #[derive(Debug, Deserialize, IntoParams)]
 #[into_params(parameter_in = Query)]
 pub struct AuditQuery {
@@ -75,11 +65,6 @@ pub struct AuditQuery {
     pub action: Option<String>,
     /// Only entries about this user or game id.
     pub target_id: Option<String>,
-    /// 1..=200, default 50.
-    #[param(minimum = 1, maximum = 200)]
-    pub limit: Option<i64>,
-    /// `next_cursor` of the previous page.
-    pub cursor: Option<String>,
 }
 
 /// Why an account is banned.

@@ -1,32 +1,20 @@
 //! Moderation of table talk: the queue of reported messages, hiding a message, muting a
 //! user. Every change is audited.
 
-use actix_web::{HttpResponse, get, post, web};
+use actix_web::{get, post, web};
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
-use utoipa::{IntoParams, ToSchema};
+use utoipa::ToSchema;
 
-use crate::app::AppState;
 use crate::chat;
 use crate::db::chat as store;
 use crate::http::chat::ChatMessageView;
 use crate::http::extract::{AdminUser, OptionalJson};
-use crate::http::pagination::{Cursor, keyset_page, limit};
-use crate::http::problem::{ApiError, Problem};
+use crate::http::pagination::keyset_page;
+use crate::http::reply::{PageQuery, Reply, State, keyset_page, ok};
 
 use super::views::AdminUserView;
 use super::{BanRequest, reason};
-
-/// Which reports.
-#[derive(Debug, Deserialize, IntoParams)]
-#[into_params(parameter_in = Query)]
-pub struct ReportsQuery {
-    /// 1..=200, default 50.
-    #[param(minimum = 1, maximum = 200)]
-    pub limit: Option<i64>,
-    /// `next_cursor` of the previous page.
-    pub cursor: Option<String>,
-}
 
 /// A report waiting for a moderator.
 #[derive(Debug, Serialize, Deserialize, ToSchema)]
@@ -45,14 +33,14 @@ pub struct ReportView {
     pub message: ChatMessageView,
 }
 
-/// A page of the queue.
-#[derive(Debug, Serialize, Deserialize, ToSchema)]
-pub struct ReportsPage {
-    /// Oldest first.
-    pub items: Vec<ReportView>,
-    /// The next page, if any.
-    #[schema(required = true)]
-    pub next_cursor: Option<String>,
+keyset_page! {
+    /// A page of the queue.
+    pub struct ReportsPage {
+        /// Oldest first.
+        pub items: Vec<ReportView>,
+        /// The next page, if any.
+        pub next_cursor,
+    }
 }
 
 /// A hidden message, as moderators see it.
@@ -80,23 +68,12 @@ pub struct MuteRequest {
 ///
 /// Reported chat messages not dealt with yet, oldest first, each with the message as it was
 /// written.
-#[utoipa::path(
-    operation_id = "admin_list_reports",
-    tag = "admin",
-    security(("bearer" = [])),
-    params(ReportsQuery),
-    responses(
-        (status = 200, description = "A page of open reports", body = ReportsPage),
-    )
-)]
+#[utoipa::path(operation_id = "admin_list_reports", tag = "admin", security(("bearer" = [])),
+    params(PageQuery),
+    responses((status = 200, description = "A page of open reports", body = ReportsPage)))]
 #[get("/admin/reports")]
-pub async fn list_reports(
-    state: web::Data<AppState>,
-    _admin: AdminUser,
-    query: web::Query<ReportsQuery>,
-) -> Result<HttpResponse, ApiError> {
-    let limit = limit(query.limit, 50, 200)?;
-    let after = Cursor::keyset(query.cursor.as_deref())?;
+pub async fn list_reports(state: State, _admin: AdminUser, page: web::Query<PageQuery>) -> Reply {
+    let (limit, after) = page.keyset()?;
     let rows = state
         .db
         .run(move |conn| Ok(store::open_reports(conn, after, limit + 1)?))
@@ -118,40 +95,34 @@ pub async fn list_reports(
             },
         )
         .collect();
-    Ok(HttpResponse::Ok().json(ReportsPage { items, next_cursor }))
+    ok(ReportsPage { items, next_cursor })
 }
 
 /// Hide a chat message.
 ///
 /// The message disappears for everyone: from the game's chat, and from its `chat_message`
 /// event, whose text is removed (`hidden: true`). Its open reports are resolved. Audited.
-#[utoipa::path(
-    operation_id = "admin_hide_message",
-    tag = "admin",
-    security(("bearer" = [])),
+#[utoipa::path(operation_id = "admin_hide_message", tag = "admin", security(("bearer" = [])),
     params(("message_id" = uuid::Uuid, Path, description = "Message id")),
     request_body = BanRequest,
     responses(
         (status = 200, description = "Hidden", body = HiddenMessageView),
-        (status = 400, description = "Invalid reason", body = Problem, content_type = "application/problem+json"),
-        (status = 404, description = "No such message", body = Problem, content_type = "application/problem+json"),
-        (status = 409, description = "Hidden already (`already_hidden`)", body = Problem, content_type = "application/problem+json"),
-    )
-)]
+        (status = 400, description = "Invalid reason"),
+        (status = 404, description = "No such message"),
+        (status = 409, description = "Hidden already (`already_hidden`)")))]
 #[post("/admin/chat/{message_id}/hide")]
 pub async fn hide_message(
-    state: web::Data<AppState>,
+    state: State,
     admin: AdminUser,
     path: web::Path<uuid::Uuid>,
     OptionalJson(request): OptionalJson<BanRequest>,
-) -> Result<HttpResponse, ApiError> {
+) -> Reply {
     let why = reason(&request.reason)?;
     let message = path.into_inner().to_string();
-    let admin_id = admin.id().to_owned();
-    let (row, author) = state
-        .db
-        .run(move |conn| {
-            let row = chat::hide(conn, &admin_id, &message, &why)?;
+    let (row, author) = admin
+        .0
+        .run(&state, move |conn, admin_id| {
+            let row = chat::hide(conn, admin_id, &message, &why)?;
             let author = crate::db::users::by_id(conn, &row.user_id)?
                 .map(|u| u.username)
                 .unwrap_or_default();
@@ -160,35 +131,30 @@ pub async fn hide_message(
         .await?;
     // The event changed: long-polls and streams of the game re-read it.
     state.announce(&row.game_id, &[]);
-    Ok(HttpResponse::Ok().json(HiddenMessageView {
+    ok(HiddenMessageView {
         hidden_at: row.hidden_at.unwrap_or(row.created_at).and_utc(),
         message: ChatMessageView::of(&row, &author),
-    }))
+    })
 }
 
 /// Mute an account.
 ///
 /// Until `until`, the account cannot chat (403 `muted`) but plays on. `until: null` lifts
 /// a mute. Audited.
-#[utoipa::path(
-    operation_id = "admin_mute_user",
-    tag = "admin",
-    security(("bearer" = [])),
+#[utoipa::path(operation_id = "admin_mute_user", tag = "admin", security(("bearer" = [])),
     params(("id" = uuid::Uuid, Path, description = "User id")),
     request_body = MuteRequest,
     responses(
         (status = 200, description = "The account with its mute", body = AdminUserView),
-        (status = 400, description = "A time in the past or more than a year ahead, or an invalid reason", body = Problem, content_type = "application/problem+json"),
-        (status = 404, description = "No such account", body = Problem, content_type = "application/problem+json"),
-    )
-)]
+        (status = 400, description = "A time in the past or more than a year ahead, or an invalid reason"),
+        (status = 404, description = "No such account")))]
 #[post("/admin/users/{id}/mute")]
 pub async fn mute_user(
-    state: web::Data<AppState>,
+    state: State,
     admin: AdminUser,
     path: web::Path<uuid::Uuid>,
     body: web::Json<MuteRequest>,
-) -> Result<HttpResponse, ApiError> {
+) -> Reply {
     let MuteRequest { until, reason: raw } = body.into_inner();
     let why = reason(&raw)?;
     let until = until.map(|t| t.naive_utc());

@@ -1,15 +1,14 @@
 //! Statistics and the audit log.
 
-use actix_web::{HttpResponse, get, web};
+use actix_web::{get, web};
 use serde_json::json;
 
-use crate::app::AppState;
 use crate::db::admin::{self as store, AuditRow};
 use crate::db::{self, games as games_store};
 use crate::games::GameStatus;
 use crate::http::extract::AdminUser;
-use crate::http::pagination::{Cursor, keyset_page, limit};
-use crate::http::problem::ApiError;
+use crate::http::pagination::keyset_page;
+use crate::http::reply::{PageQuery, Reply, State, ok};
 use crate::http::views::game::PlayerRef;
 
 use super::AuditQuery;
@@ -20,19 +19,10 @@ use super::views::{ActionCounts, AuditEntryView, AuditPage, GameCounts, StatsVie
 /// Counts: accounts, games by status (and how many finished ones were rated), actions
 /// applied in the last hour and day. For a
 /// dashboard: computed from the database on each call, so they agree across instances.
-#[utoipa::path(
-    operation_id = "admin_stats",
-    tag = "admin",
-    security(("bearer" = [])),
-    responses(
-        (status = 200, description = "The counts", body = StatsView),
-    )
-)]
+#[utoipa::path(operation_id = "admin_stats", tag = "admin", security(("bearer" = [])),
+    responses((status = 200, description = "The counts", body = StatsView)))]
 #[get("/admin/stats")]
-pub async fn stats(
-    state: web::Data<AppState>,
-    _admin: AdminUser,
-) -> Result<HttpResponse, ApiError> {
+pub async fn stats(state: State, _admin: AdminUser) -> Reply {
     let now = db::now();
     let (counts, rated) = state
         .db
@@ -51,7 +41,7 @@ pub async fn stats(
             GameStatus::Aborted => games.aborted += n,
         }
     }
-    Ok(HttpResponse::Ok().json(StatsView {
+    ok(StatsView {
         users: UserCounts {
             total: counts.users,
             banned: counts.banned,
@@ -64,33 +54,27 @@ pub async fn stats(
             last_day: counts.actions_last_day,
         },
         generated_at: now.and_utc(),
-    }))
+    })
 }
 
 /// The audit log.
 ///
 /// The audit log, newest first: every administrator action and every full read of a game.
 /// Filter by `action` and by `target_id`; paginated with `limit` and `cursor`.
-#[utoipa::path(
-    operation_id = "admin_audit_log",
-    tag = "admin",
-    security(("bearer" = [])),
-    params(AuditQuery),
-    responses(
-        (status = 200, description = "A page of the audit log", body = AuditPage),
-    )
-)]
+#[utoipa::path(operation_id = "admin_audit_log", tag = "admin", security(("bearer" = [])),
+    params(AuditQuery, PageQuery),
+    responses((status = 200, description = "A page of the audit log", body = AuditPage)))]
 #[get("/admin/audit")]
 pub async fn audit_log(
-    state: web::Data<AppState>,
+    state: State,
     _admin: AdminUser,
     query: web::Query<AuditQuery>,
-) -> Result<HttpResponse, ApiError> {
-    let limit = limit(query.limit, 50, 200)?;
-    let before = Cursor::keyset(query.cursor.as_deref())?;
+    page: web::Query<PageQuery>,
+) -> Reply {
+    let (limit, before) = page.keyset()?;
     let action = query.action.clone();
     let target = query.target_id.clone();
-    let page = state
+    let audit = state
         .db
         .run(move |conn| {
             let rows = store::audit_page(
@@ -127,5 +111,5 @@ pub async fn audit_log(
             Ok(AuditPage { items, next_cursor })
         })
         .await?;
-    Ok(HttpResponse::Ok().json(page))
+    ok(audit)
 }

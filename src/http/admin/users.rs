@@ -1,17 +1,15 @@
 //! Administration of accounts.
 
-use actix_web::{HttpResponse, get, post, put, web};
+use actix_web::{get, post, put, web};
 
-use crate::app::AppState;
 use crate::db::AnyConnection;
 use crate::db::admin as store;
 use crate::db::users::UserRow;
 use crate::error::Error;
 use crate::http::extract::{AdminUser, OptionalJson};
-use crate::http::pagination::{Cursor, keyset_page, limit};
-use crate::http::problem::{ApiError, Problem};
-
+use crate::http::pagination::keyset_page;
 use crate::http::ratings::RatingsView;
+use crate::http::reply::{PageQuery, Reply, State, ok};
 
 use super::views::{AdminUserView, AdminUsersPage};
 use super::{
@@ -23,28 +21,22 @@ use super::{
 ///
 /// Searches accounts by a part of the username (ignoring case), newest first. Deleted and
 /// banned accounts are listed too.
-#[utoipa::path(
-    operation_id = "admin_list_users",
-    tag = "admin",
-    security(("bearer" = [])),
-    params(UsersQuery),
-    responses(
-        (status = 200, description = "A page of accounts", body = AdminUsersPage),
-    )
-)]
+#[utoipa::path(operation_id = "admin_list_users", tag = "admin", security(("bearer" = [])),
+    params(UsersQuery, PageQuery),
+    responses((status = 200, description = "A page of accounts", body = AdminUsersPage)))]
 #[get("/admin/users")]
 pub async fn list_users(
-    state: web::Data<AppState>,
+    state: State,
     _admin: AdminUser,
     query: web::Query<UsersQuery>,
-) -> Result<HttpResponse, ApiError> {
+    page: web::Query<PageQuery>,
+) -> Reply {
     let needle = query.query.as_deref().map(str::trim).unwrap_or("");
     if needle.chars().count() > 32 {
         return Err(Error::validation("query must be at most 32 characters").into());
     }
     let needle = (!needle.is_empty()).then(|| needle.to_owned());
-    let limit = limit(query.limit, 50, 200)?;
-    let before = Cursor::keyset(query.cursor.as_deref())?;
+    let (limit, before) = page.keyset()?;
     let rows = state
         .db
         .run(move |conn| {
@@ -57,36 +49,31 @@ pub async fn list_users(
         })
         .await?;
     let (rows, next_cursor) = keyset_page(rows, limit, |u| (u.created_at, &u.id));
-    Ok(HttpResponse::Ok().json(AdminUsersPage {
+    ok(AdminUsersPage {
         items: rows.iter().map(AdminUserView::from).collect(),
         next_cursor,
-    }))
+    })
 }
 
 /// Ban an account.
 ///
 /// Bans an account: its access tokens stop working on the next request, its refresh tokens
 /// are revoked, and it cannot log in until unbanned.
-#[utoipa::path(
-    operation_id = "admin_ban_user",
-    tag = "admin",
-    security(("bearer" = [])),
+#[utoipa::path(operation_id = "admin_ban_user", tag = "admin", security(("bearer" = [])),
     params(("id" = uuid::Uuid, Path, description = "User id")),
     request_body = BanRequest,
     responses(
         (status = 200, description = "Banned", body = AdminUserView),
-        (status = 400, description = "Invalid reason or id", body = Problem, content_type = "application/problem+json"),
-        (status = 404, description = "No such (live) account", body = Problem, content_type = "application/problem+json"),
-        (status = 409, description = "Already banned (`already_banned`), or the caller's own account (`own_account`)", body = Problem, content_type = "application/problem+json"),
-    )
-)]
+        (status = 400, description = "Invalid reason or id"),
+        (status = 404, description = "No such (live) account"),
+        (status = 409, description = "Already banned (`already_banned`), or the caller's own account (`own_account`)")))]
 #[post("/admin/users/{id}/ban")]
 pub async fn ban_user(
-    state: web::Data<AppState>,
+    state: State,
     admin: AdminUser,
     path: web::Path<uuid::Uuid>,
     OptionalJson(request): OptionalJson<BanRequest>,
-) -> Result<HttpResponse, ApiError> {
+) -> Reply {
     let why = reason(&request.reason)?;
     let target = path.to_string();
     let answer = change_user(
@@ -107,26 +94,21 @@ pub async fn ban_user(
 ///
 /// Lifts a ban: the account's access tokens work again at once; its revoked refresh tokens
 /// stay revoked, so its sessions log in anew.
-#[utoipa::path(
-    operation_id = "admin_unban_user",
-    tag = "admin",
-    security(("bearer" = [])),
+#[utoipa::path(operation_id = "admin_unban_user", tag = "admin", security(("bearer" = [])),
     params(("id" = uuid::Uuid, Path, description = "User id")),
     request_body(content = Option<OptionalReason>, description = "Optional"),
     responses(
         (status = 200, description = "Unbanned", body = AdminUserView),
-        (status = 400, description = "Invalid reason or id", body = Problem, content_type = "application/problem+json"),
-        (status = 404, description = "No such (live) account", body = Problem, content_type = "application/problem+json"),
-        (status = 409, description = "Not banned (`not_banned`)", body = Problem, content_type = "application/problem+json"),
-    )
-)]
+        (status = 400, description = "Invalid reason or id"),
+        (status = 404, description = "No such (live) account"),
+        (status = 409, description = "Not banned (`not_banned`)")))]
 #[post("/admin/users/{id}/unban")]
 pub async fn unban_user(
-    state: web::Data<AppState>,
+    state: State,
     admin: AdminUser,
     path: web::Path<uuid::Uuid>,
     OptionalJson(request): OptionalJson<OptionalReason>,
-) -> Result<HttpResponse, ApiError> {
+) -> Reply {
     let why = optional_reason(request.reason.as_deref())?;
     change_user(&state, &admin, path, None, move |conn, admin_id, target| {
         crate::admin::unban(conn, admin_id, target, why.as_deref())
@@ -137,26 +119,21 @@ pub async fn unban_user(
 /// Set an account's role.
 ///
 /// Sets an account's role; it takes effect on the account's next request.
-#[utoipa::path(
-    operation_id = "admin_set_role",
-    tag = "admin",
-    security(("bearer" = [])),
+#[utoipa::path(operation_id = "admin_set_role", tag = "admin", security(("bearer" = [])),
     params(("id" = uuid::Uuid, Path, description = "User id")),
     request_body = RoleRequest,
     responses(
         (status = 200, description = "The account with its new role", body = AdminUserView),
-        (status = 400, description = "Missing or unknown role, invalid reason or id", body = Problem, content_type = "application/problem+json"),
-        (status = 404, description = "No such (live) account", body = Problem, content_type = "application/problem+json"),
-        (status = 409, description = "The caller's own account (`own_account`)", body = Problem, content_type = "application/problem+json"),
-    )
-)]
+        (status = 400, description = "Missing or unknown role, invalid reason or id"),
+        (status = 404, description = "No such (live) account"),
+        (status = 409, description = "The caller's own account (`own_account`)")))]
 #[put("/admin/users/{id}/role")]
 pub async fn set_role(
-    state: web::Data<AppState>,
+    state: State,
     admin: AdminUser,
     path: web::Path<uuid::Uuid>,
     OptionalJson(request): OptionalJson<RoleRequest>,
-) -> Result<HttpResponse, ApiError> {
+) -> Reply {
     let role = request
         .role
         .ok_or_else(|| Error::validation("role is required: player or admin"))?;
@@ -179,46 +156,42 @@ pub async fn set_role(
 /// player's (μ 25, σ 25/3, no games), e.g. after a player was found to collude. Audited
 /// (`reset_rating`, with the ratings before); the player's history gets an entry without a
 /// game, from which `leekha verify` replays on.
-#[utoipa::path(
-    operation_id = "admin_reset_rating",
-    tag = "admin",
-    security(("bearer" = [])),
+#[utoipa::path(operation_id = "admin_reset_rating", tag = "admin", security(("bearer" = [])),
     params(("id" = uuid::Uuid, Path, description = "User id")),
     request_body(content = Option<ResetRatingRequest>, description = "Optional; without `mode`, both modes are reset"),
     responses(
         (status = 200, description = "The account's ratings after the reset", body = RatingsView),
-        (status = 400, description = "Invalid mode, reason or id", body = Problem, content_type = "application/problem+json"),
-        (status = 404, description = "No such (live) account", body = Problem, content_type = "application/problem+json"),
-    )
-)]
+        (status = 400, description = "Invalid mode, reason or id"),
+        (status = 404, description = "No such (live) account")))]
 #[post("/admin/users/{id}/ratings/reset")]
 pub async fn reset_rating(
-    state: web::Data<AppState>,
+    state: State,
     admin: AdminUser,
     path: web::Path<uuid::Uuid>,
     OptionalJson(request): OptionalJson<ResetRatingRequest>,
-) -> Result<HttpResponse, ApiError> {
+) -> Reply {
     let why = optional_reason(request.reason.as_deref())?;
     let mode = request.mode;
     let target = path.into_inner().to_string();
-    let admin_id = admin.id().to_owned();
-    let standings = state
-        .db
-        .run(move |conn| crate::ratings::reset(conn, &admin_id, &target, mode, why.as_deref()))
+    let standings = admin
+        .0
+        .run(&state, move |conn, admin_id| {
+            crate::ratings::reset(conn, admin_id, &target, mode, why.as_deref())
+        })
         .await?;
-    Ok(HttpResponse::Ok().json(RatingsView::from(standings)))
+    ok(RatingsView::from(standings))
 }
 
 /// Runs an administrator's change of the account the path names and answers the account.
 /// With `not_own`, the change is refused on the administrator's own account (`own_account`),
 /// `not_own` naming what is refused.
 pub(super) async fn change_user<F>(
-    state: &AppState,
+    state: &State,
     admin: &AdminUser,
     path: web::Path<uuid::Uuid>,
     not_own: Option<&str>,
     change: F,
-) -> Result<HttpResponse, ApiError>
+) -> Reply
 where
     F: FnOnce(&mut AnyConnection, &str, &str) -> Result<UserRow, Error> + Send + 'static,
 {
@@ -226,10 +199,9 @@ where
     if let Some(what) = not_own {
         not_yourself(admin, &target, what)?;
     }
-    let admin_id = admin.id().to_owned();
-    let user = state
-        .db
-        .run(move |conn| change(conn, &admin_id, &target))
+    let user = admin
+        .0
+        .run(state, move |conn, admin_id| change(conn, admin_id, &target))
         .await?;
-    Ok(HttpResponse::Ok().json(AdminUserView::from(&user)))
+    ok(AdminUserView::from(&user))
 }

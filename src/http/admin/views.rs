@@ -9,6 +9,7 @@ use crate::db::users::UserRow;
 use crate::error::Error;
 use crate::games::{GameStatus, Record, Table};
 use crate::http::accounts::{UserStats, UserView};
+use crate::http::reply::keyset_page;
 use crate::http::views::game::{CardCode, GameView, LegalActionsView, PlayerRef, codes, game_view};
 use crate::http::views::lists::{SeatBrief, seat_briefs};
 use crate::http::views::replay::{ReplayAction, ReplayRound, rounds_and_actions};
@@ -81,14 +82,12 @@ impl From<&UserRow> for AdminUserView {
     }
 }
 
-/// A page of accounts.
-#[derive(Debug, Serialize, Deserialize, ToSchema)]
-pub struct AdminUsersPage {
-    /// Newest first.
-    pub items: Vec<AdminUserView>,
-    /// Pass as `cursor` for the next page; null on the last page.
-    #[schema(required = true)]
-    pub next_cursor: Option<String>,
+keyset_page! {
+    /// A page of accounts.
+    pub struct AdminUsersPage {
+        /// Newest first.
+        pub items: Vec<AdminUserView>,
+    }
 }
 
 /// A game in the administrators' list.
@@ -124,14 +123,12 @@ pub struct AdminGameSummary {
     pub finished_at: Option<DateTime<Utc>>,
 }
 
-/// A page of games.
-#[derive(Debug, Serialize, Deserialize, ToSchema)]
-pub struct AdminGamesPage {
-    /// Newest first.
-    pub items: Vec<AdminGameSummary>,
-    /// Pass as `cursor` for the next page; null on the last page.
-    #[schema(required = true)]
-    pub next_cursor: Option<String>,
+keyset_page! {
+    /// A page of games.
+    pub struct AdminGamesPage {
+        /// Newest first.
+        pub items: Vec<AdminGameSummary>,
+    }
 }
 
 /// One seat's hidden state.
@@ -263,14 +260,12 @@ pub struct AuditEntryView {
     pub created_at: DateTime<Utc>,
 }
 
-/// A page of the audit log.
-#[derive(Debug, Serialize, Deserialize, ToSchema)]
-pub struct AuditPage {
-    /// Newest first.
-    pub items: Vec<AuditEntryView>,
-    /// Pass as `cursor` for the next page; null on the last page.
-    #[schema(required = true)]
-    pub next_cursor: Option<String>,
+keyset_page! {
+    /// A page of the audit log.
+    pub struct AuditPage {
+        /// Newest first.
+        pub items: Vec<AuditEntryView>,
+    }
 }
 
 /// A game in the administrators' list.

@@ -14,18 +14,22 @@
 
 pub mod sse;
 
+use std::sync::Arc;
+
 use actix_web::http::header;
 use actix_web::{HttpRequest, HttpResponse, get, post, web};
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 
 use crate::app::AppState;
+use crate::app::notifier::Topic;
 use crate::error::Error;
 use crate::games::{GameStatus, Table};
 use crate::http::extract::{AuthUser, Caller};
 use crate::http::games::viewer_of;
 use crate::http::long_poll;
-use crate::http::problem::{ApiError, Problem};
+use crate::http::problem::ApiError;
+use crate::http::reply::{Reply, State};
 
 use sse::{AccountWatch, EventStream, Source};
 
@@ -62,6 +66,32 @@ pub struct StreamTicket {
     /// Seconds it stays valid (at most 60).
     #[schema(example = 60, minimum = 1, maximum = 60)]
     pub expires_in: i64,
+}
+
+/// The header a browser's `EventSource` sends when it reconnects: the stream resumes after it.
+#[derive(Debug, IntoParams)]
+#[into_params(parameter_in = Header)]
+pub struct LastEventId {
+    /// Resume after this seq (wins over `after`)
+    #[param(rename = "Last-Event-ID")]
+    pub last_event_id: Option<i64>,
+}
+
+/// A stream refused because the instance is full, as both streams document it.
+#[derive(utoipa::IntoResponses)]
+#[response(
+    status = 503,
+    description = "The instance holds `LEEKHA_MAX_STREAMS` open streams (`too_many_streams`)",
+    headers(("Retry-After" = u32, description = "Seconds to wait"))
+)]
+pub struct TooManyStreams;
+
+impl StreamQuery {
+    /// Where the stream resumes, and who opens it.
+    async fn start(self, req: &HttpRequest) -> Result<(i64, Credential), ApiError> {
+        let after = resume_point(req, self.after)?;
+        Ok((after, Credential::of(req, self.ticket.as_deref()).await?))
+    }
 }
 
 /// The position a stream resumes after: `Last-Event-ID`, else `after`, else 0.
@@ -137,13 +167,28 @@ impl Credential {
     }
 }
 
-fn respond(stream: EventStream) -> HttpResponse {
-    HttpResponse::Ok()
+/// Streams `source` after `after` to the caller that [`Credential::authenticate`] admitted,
+/// waking on `topic` (named `topic_name`). The stream counts against `LEEKHA_MAX_STREAMS`
+/// while it is open.
+fn open(
+    state: &AppState,
+    (user, session): (AuthUser, Option<String>),
+    source: Source,
+    after: i64,
+    topic_name: &str,
+    topic: Arc<Topic>,
+) -> Reply {
+    // A ban from here on ends the stream (its first read re-checks the account).
+    let account = AccountWatch::subscribe(state, user.id(), session.as_deref());
+    let watch = long_poll::admit(state, user.id(), topic_name)?;
+    let user_id = user.id().to_owned();
+    let stream = EventStream::new(state.clone(), user_id, source, after, topic, account, watch);
+    Ok(HttpResponse::Ok()
         .content_type("text/event-stream")
         .insert_header((header::CACHE_CONTROL, "no-cache"))
         // nginx and similar proxies otherwise buffer the stream.
         .insert_header(("x-accel-buffering", "no"))
-        .streaming(stream.into_body())
+        .streaming(stream.into_body()))
 }
 
 /// One event of a stream, as an SSE parser reads it: `id` (the seq), `event` (the type),
@@ -172,54 +217,39 @@ pub struct SseEvent {
 /// stream ends after `game_finished` (or `game_aborted`), at the server's shutdown, and when
 /// the caller is banned, logs out or deletes the account; reconnect with `Last-Event-ID` to
 /// resume without loss or repetition. Browsers without headers pass `?ticket=`.
-#[utoipa::path(
-    operation_id = "stream_events",
-    tag = "games",
-    security(("bearer" = []), ("stream_ticket" = [])),
-    params(
-        ("id" = uuid::Uuid, Path, description = "Game id"),
-        StreamQuery,
-        ("Last-Event-ID" = Option<i64>, Header, description = "Resume after this seq (wins over `after`)"),
-    ),
+#[utoipa::path(operation_id = "stream_events", tag = "games", security(("bearer" = []), ("stream_ticket" = [])),
+    params(("id" = uuid::Uuid, Path, description = "Game id"), StreamQuery, LastEventId),
     responses(
         (status = 200, description = "An event stream", content_type = "text/event-stream", body = SseEvent,
          example = json!("retry: 2000\n\nid: 7\nevent: card_played\ndata: {\"seq\":7,\"type\":\"card_played\",\"created_at\":\"2026-12-01T11:43:03.034437Z\",\"data\":{\"seat\":1,\"card\":\"QS\"}}\n\n: keep-alive\n\n")),
-        (status = 503, description = "The instance holds `LEEKHA_MAX_STREAMS` open streams (`too_many_streams`)", body = Problem, content_type = "application/problem+json",
-         headers(("Retry-After" = u32, description = "Seconds to wait"))),
-    )
-)]
+        TooManyStreams))]
 #[get("/games/{id}/events/stream")]
 pub async fn game_stream(
-    state: web::Data<AppState>,
+    state: State,
     req: HttpRequest,
     path: web::Path<uuid::Uuid>,
     query: web::Query<StreamQuery>,
-) -> Result<HttpResponse, ApiError> {
+) -> Reply {
     let id = path.into_inner().to_string();
-    let StreamQuery { after, ticket } = query.into_inner();
-    let after = resume_point(&req, after)?;
-    let credential = Credential::of(&req, ticket.as_deref()).await?;
+    let (after, credential) = query.into_inner().start(&req).await?;
     let topic = state.notifier.subscribe(&id);
     let gid = id.clone();
-    let ((user, session), table) = state
+    let (caller, table) = state
         .db
         .run(move |conn| {
-            let user = credential.authenticate(conn)?;
+            let caller = credential.authenticate(conn)?;
             let table = Table::load(conn, &gid)?;
-            Ok((user, table))
+            Ok((caller, table))
         })
         .await?;
-    // A ban from here on ends the stream (its first read re-checks the account).
-    let account = AccountWatch::subscribe(&state, user.id(), session.as_deref());
-    let viewer = viewer_of(&table, user.id())?;
-    let watch = long_poll::admit(&state, user.id(), &id)?;
+    let viewer = viewer_of(&table, caller.0.id())?;
     let over = matches!(table.status(), GameStatus::Finished | GameStatus::Aborted);
-    let source = Source::Game { id, viewer, over };
-    let state = state.get_ref().clone();
-    let user_id = user.id().to_owned();
-    Ok(respond(EventStream::new(
-        state, user_id, source, after, topic, account, watch,
-    )))
+    let source = Source::Game {
+        id: id.clone(),
+        viewer,
+        over,
+    };
+    open(&state, caller, source, after, &id, topic)
 }
 
 /// The caller's notification feed, live.
@@ -229,50 +259,23 @@ pub async fn game_stream(
 /// feed renders it>`, with a comment line at least every 15 s. It ends at the server's
 /// shutdown and when the caller is banned, logs out or deletes the account. Browsers pass
 /// `?ticket=`.
-#[utoipa::path(
-    operation_id = "stream_notifications",
-    tag = "notifications",
-    security(("bearer" = []), ("stream_ticket" = [])),
-    params(
-        StreamQuery,
-        ("Last-Event-ID" = Option<i64>, Header, description = "Resume after this seq (wins over `after`)"),
-    ),
+#[utoipa::path(operation_id = "stream_notifications", tag = "notifications", security(("bearer" = []), ("stream_ticket" = [])),
+    params(StreamQuery, LastEventId),
     responses(
         (status = 200, description = "A notification stream", content_type = "text/event-stream", body = SseEvent,
          example = json!("retry: 2000\n\nid: 3\nevent: your_turn\ndata: {\"seq\":3,\"type\":\"your_turn\",\"game_id\":\"7d753fd3-6341-4081-ba57-dd371cf06ad2\",\"data\":{\"seat\":0},\"created_at\":\"2026-12-01T11:43:03.034437Z\"}\n\n")),
-        (status = 503, description = "The instance holds `LEEKHA_MAX_STREAMS` open streams (`too_many_streams`)", body = Problem, content_type = "application/problem+json",
-         headers(("Retry-After" = u32, description = "Seconds to wait"))),
-    )
-)]
+        TooManyStreams))]
 #[get("/me/notifications/stream")]
-pub async fn feed_stream(
-    state: web::Data<AppState>,
-    req: HttpRequest,
-    query: web::Query<StreamQuery>,
-) -> Result<HttpResponse, ApiError> {
-    let StreamQuery { after, ticket } = query.into_inner();
-    let after = resume_point(&req, after)?;
-    let credential = Credential::of(&req, ticket.as_deref()).await?;
-    let (user, session) = state
+pub async fn feed_stream(state: State, req: HttpRequest, query: web::Query<StreamQuery>) -> Reply {
+    let (after, credential) = query.into_inner().start(&req).await?;
+    let caller = state
         .db
         .run(move |conn| credential.authenticate(conn))
         .await?;
-    let topic_name = crate::db::wake::feed_topic(user.id());
-    // Both topics are taken before the stream's first read, which re-checks the account.
+    let topic_name = crate::db::wake::feed_topic(caller.0.id());
+    // Taken, as the account's topic, before the stream's first read re-checks the account.
     let topic = state.notifier.subscribe(&topic_name);
-    let account = AccountWatch::subscribe(&state, user.id(), session.as_deref());
-    let watch = long_poll::admit(&state, user.id(), &topic_name)?;
-    let state = state.get_ref().clone();
-    let user_id = user.id().to_owned();
-    Ok(respond(EventStream::new(
-        state,
-        user_id,
-        Source::Feed,
-        after,
-        topic,
-        account,
-        watch,
-    )))
+    open(&state, caller, Source::Feed, after, &topic_name, topic)
 }
 
 /// A single-use ticket for one event stream.
@@ -281,19 +284,10 @@ pub async fn feed_stream(
 /// ticket bound to the caller, valid once for at most 60 s, to pass as `?ticket=` to
 /// `GET /games/{id}/events/stream` or `GET /me/notifications/stream`. The access token
 /// itself never belongs in a URL; no other endpoint accepts a ticket.
-#[utoipa::path(
-    operation_id = "create_stream_ticket",
-    tag = "accounts",
-    security(("bearer" = [])),
-    responses(
-        (status = 201, description = "A ticket", body = StreamTicket),
-    )
-)]
+#[utoipa::path(operation_id = "create_stream_ticket", tag = "accounts", security(("bearer" = [])),
+    responses((status = 201, description = "A ticket", body = StreamTicket)))]
 #[post("/auth/stream-ticket")]
-pub async fn stream_ticket(
-    state: web::Data<AppState>,
-    caller: Caller,
-) -> Result<HttpResponse, ApiError> {
+pub async fn stream_ticket(state: State, caller: Caller) -> Reply {
     let ttl = state.config.stream_ticket_ttl_secs;
     let ticket = state
         .db
