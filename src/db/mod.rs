@@ -7,6 +7,7 @@
 pub mod admin;
 pub mod chat;
 pub mod games;
+mod keyset;
 pub mod outbox;
 pub mod prepared;
 pub mod push;
