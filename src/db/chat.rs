@@ -138,17 +138,7 @@ pub fn report(
         chat_reports::reason.eq(reason),
         chat_reports::created_at.eq(now),
     );
-    let n = match conn {
-        AnyConnection::Postgresql(c) => diesel::insert_into(chat_reports::table)
-            .values(row)
-            .on_conflict_do_nothing()
-            .execute(c)?,
-        AnyConnection::Sqlite(c) => diesel::insert_into(chat_reports::table)
-            .values(row)
-            .on_conflict_do_nothing()
-            .execute(c)?,
-    };
-    Ok(n > 0)
+    insert_or_skip!(conn, chat_reports::table, row)
 }
 
 /// Resolves the open reports of a message.

@@ -10,16 +10,6 @@ use super::schema::{game_actions, game_events, game_seats, games, idempotency_ke
 use super::types::{BotReason, GameStatus, Visibility};
 use crate::bots::BotLevel;
 
-/// Multi-row INSERT: diesel offers it per backend only, not on the multi connection.
-macro_rules! batch_insert {
-    ($conn:expr, $table:expr, $rows:expr) => {
-        match $conn {
-            AnyConnection::Postgresql(c) => diesel::insert_into($table).values($rows).execute(c)?,
-            AnyConnection::Sqlite(c) => diesel::insert_into($table).values($rows).execute(c)?,
-        }
-    };
-}
-
 /// A row of `games`.
 #[derive(Debug, Clone, Queryable, QueryableByName, Selectable, Insertable, AsChangeset)]
 #[diesel(table_name = games, treat_none_as_null = true)]

@@ -4,6 +4,34 @@
 //! Queries are written once against [`AnyConnection`]; only what diesel cannot express on a
 //! multi-backend connection (row locks, upserts, advisory locks) matches on the variant.
 
+/// Multi-row INSERT: diesel offers it per backend only, not on the multi connection.
+macro_rules! batch_insert {
+    ($conn:expr, $table:expr, $rows:expr) => {
+        match $conn {
+            AnyConnection::Postgresql(c) => diesel::insert_into($table).values($rows).execute(c)?,
+            AnyConnection::Sqlite(c) => diesel::insert_into($table).values($rows).execute(c)?,
+        }
+    };
+}
+
+/// INSERT … ON CONFLICT DO NOTHING (diesel offers it per backend only): whether the row was
+/// inserted, `false` when it was there already.
+macro_rules! insert_or_skip {
+    ($conn:expr, $table:expr, $row:expr) => {
+        match $conn {
+            AnyConnection::Postgresql(c) => diesel::insert_into($table)
+                .values($row)
+                .on_conflict_do_nothing()
+                .execute(c),
+            AnyConnection::Sqlite(c) => diesel::insert_into($table)
+                .values($row)
+                .on_conflict_do_nothing()
+                .execute(c),
+        }
+        .map(|n| n > 0)
+    };
+}
+
 pub mod admin;
 pub mod chat;
 pub mod games;
