@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use crate::auth::tokens::{TokenKeys, hash_refresh_token, new_refresh_token};
 use crate::auth::{Password, Role, Secret, Username, banned, verify_password};
-use crate::db::users::{self, NewRefreshToken, NewUser, UserRow};
+use crate::db::users::{self, NewRefreshToken, NewUser, Tokens, UserRow};
 use crate::db::{self, AnyConnection};
 use crate::error::Error;
 
@@ -291,7 +291,7 @@ fn rotate(
     if token.spent_at.is_some() || !users::spend_refresh(conn, &token.id, now)? {
         // A spent token presented again means it leaked or was replayed: end the whole
         // session, the copy in the thief's hands included.
-        users::revoke_family(conn, &token.family_id, now)?;
+        users::revoke(conn, Tokens::Family(&token.family_id), now)?;
         tracing::warn!(family = %token.family_id, user = %token.user_id, "refresh token reuse; family revoked");
         return Ok(invalid(
             "this refresh token was already used; the session is revoked, log in again",
@@ -320,7 +320,7 @@ pub fn logout(conn: &mut AnyConnection, refresh_token: &str) -> Result<Option<St
     let Some(token) = users::refresh_by_hash(conn, &hash_refresh_token(refresh_token))? else {
         return Ok(None);
     };
-    users::revoke_family(conn, &token.family_id, db::now())?;
+    users::revoke(conn, Tokens::Family(&token.family_id), db::now())?;
     // Ends the session's open streams on every instance.
     db::wake::notify(conn, &[db::wake::session_topic(&token.family_id)])?;
     Ok(Some(token.family_id))
@@ -392,14 +392,11 @@ pub fn update_me(
                 }
                 .map(|t| t.family_id);
                 let live = users::live_families(conn, &user.id, now)?;
-                match &keep {
-                    Some(family) => {
-                        users::revoke_user_except(conn, &user.id, family, now)?;
-                    }
-                    None => {
-                        users::revoke_user(conn, &user.id, now)?;
-                    }
-                }
+                let others = Tokens::User {
+                    user_id: &user.id,
+                    except: keep.as_deref(),
+                };
+                users::revoke(conn, others, now)?;
                 sessions_revoked = live.iter().filter(|f| Some(*f) != keep.as_ref()).count();
                 session_kept = keep.is_some();
                 tracing::info!(user = %user.id, sessions_revoked, session_kept, "password changed; other sessions revoked");
@@ -423,7 +420,7 @@ pub fn delete_me(conn: &mut AnyConnection, user_id: &str) -> Result<(), Error> {
     db::write_transaction(conn, |conn| {
         let now = db::now();
         users::mark_deleted(conn, user_id, now)?;
-        users::revoke_user(conn, user_id, now)?;
+        users::revoke(conn, Tokens::of_user(user_id), now)?;
         db::wake::notify(conn, &[db::wake::account_topic(user_id)])?;
         Ok(())
     })

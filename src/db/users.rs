@@ -165,17 +165,51 @@ pub fn spend_refresh(conn: &mut AnyConnection, id: &str, now: NaiveDateTime) -> 
     Ok(n == 1)
 }
 
-/// Revokes every token of a family.
-pub fn revoke_family(
+/// Which refresh tokens [`revoke`] revokes.
+#[derive(Debug, Clone, Copy)]
+pub enum Tokens<'a> {
+    /// Every token of a family: one login and its rotations.
+    Family(&'a str),
+    /// Every token of a user (a ban, a deletion), but those of the family `except` (a
+    /// password change keeps the session that made it).
+    User {
+        /// The user.
+        user_id: &'a str,
+        /// The family kept.
+        except: Option<&'a str>,
+    },
+}
+
+impl<'a> Tokens<'a> {
+    /// Every token of the user.
+    pub fn of_user(user_id: &'a str) -> Self {
+        Self::User {
+            user_id,
+            except: None,
+        }
+    }
+}
+
+/// Revokes the tokens `which` names that are not revoked yet; how many.
+pub fn revoke(
     conn: &mut AnyConnection,
-    family_id: &str,
+    which: Tokens<'_>,
     now: NaiveDateTime,
 ) -> QueryResult<usize> {
-    diesel::update(refresh_tokens::table)
-        .filter(refresh_tokens::family_id.eq(family_id))
+    let live = diesel::update(refresh_tokens::table)
         .filter(refresh_tokens::revoked_at.is_null())
-        .set(refresh_tokens::revoked_at.eq(now))
-        .execute(conn)
+        .into_boxed();
+    let chosen = match which {
+        Tokens::Family(family_id) => live.filter(refresh_tokens::family_id.eq(family_id)),
+        Tokens::User { user_id, except } => {
+            let of_user = live.filter(refresh_tokens::user_id.eq(user_id));
+            match except {
+                Some(keep) => of_user.filter(refresh_tokens::family_id.ne(keep)),
+                None => of_user,
+            }
+        }
+    };
+    chosen.set(refresh_tokens::revoked_at.eq(now)).execute(conn)
 }
 
 /// Whether a refresh-token family still has a token that is not revoked.
@@ -186,19 +220,6 @@ pub fn family_open(conn: &mut AnyConnection, family_id: &str) -> QueryResult<boo
             .filter(refresh_tokens::revoked_at.is_null()),
     ))
     .get_result(conn)
-}
-
-/// Revokes every token of a user (ban, deletion).
-pub fn revoke_user(
-    conn: &mut AnyConnection,
-    user_id: &str,
-    now: NaiveDateTime,
-) -> QueryResult<usize> {
-    diesel::update(refresh_tokens::table)
-        .filter(refresh_tokens::user_id.eq(user_id))
-        .filter(refresh_tokens::revoked_at.is_null())
-        .set(refresh_tokens::revoked_at.eq(now))
-        .execute(conn)
 }
 
 /// The families of `user_id` that can still refresh (a token neither spent, revoked nor
@@ -216,22 +237,6 @@ pub fn live_families(
         .select(refresh_tokens::family_id)
         .distinct()
         .load(conn)
-}
-
-/// Revokes every token of a user but those of the family `keep` (a password change keeps
-/// the session that made it).
-pub fn revoke_user_except(
-    conn: &mut AnyConnection,
-    user_id: &str,
-    keep: &str,
-    now: NaiveDateTime,
-) -> QueryResult<usize> {
-    diesel::update(refresh_tokens::table)
-        .filter(refresh_tokens::user_id.eq(user_id))
-        .filter(refresh_tokens::family_id.ne(keep))
-        .filter(refresh_tokens::revoked_at.is_null())
-        .set(refresh_tokens::revoked_at.eq(now))
-        .execute(conn)
 }
 
 /// Renames a user (the key is the lower-cased name, unique).
