@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use crate::auth::tokens::{TokenKeys, hash_refresh_token, new_refresh_token};
 use crate::auth::{Password, Role, Secret, Username, banned, verify_password};
-use crate::db::users::{self, NewRefreshToken, NewUser, Tokens, UserRow};
+use crate::db::users::{self, NewRefreshToken, NewUser, Tokens, UserChange, UserRow};
 use crate::db::{self, AnyConnection};
 use crate::error::Error;
 
@@ -373,8 +373,13 @@ pub fn update_me(
     db::write_transaction(conn, |conn| {
         let now = db::now();
         if let Some(name) = &change.username {
-            users::rename(conn, &user.id, name.as_str(), &name.key(), now)
-                .map_err(username_taken)?;
+            let key = name.key();
+            let renamed = UserChange {
+                username: Some(name.as_str()),
+                username_key: Some(&key),
+                ..UserChange::at(now)
+            };
+            users::update(conn, &user.id, &renamed).map_err(username_taken)?;
         }
         let mut sessions_revoked = 0;
         let mut session_kept = true;

@@ -7,7 +7,7 @@ use serde_json::json;
 
 use crate::audit::{self, Entry};
 use crate::auth::Role;
-use crate::db::users::{self, Tokens, UserRow};
+use crate::db::users::{self, Tokens, UserChange, UserRow};
 use crate::db::{self, AnyConnection};
 use crate::error::Error;
 
@@ -119,7 +119,11 @@ pub fn set_role(
 ) -> Result<UserRow, Error> {
     user_locked(conn, target, |conn| {
         let before = live_user(conn, target)?;
-        users::set_role(conn, target, role.as_str(), db::now())?;
+        let change = UserChange {
+            role: Some(role.as_str()),
+            ..UserChange::at(db::now())
+        };
+        users::update(conn, target, &change)?;
         let details = json!({ "from": before.role, "to": role.as_str() });
         audit::record(
             conn,

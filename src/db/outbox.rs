@@ -6,6 +6,7 @@ use diesel::prelude::*;
 
 use super::AnyConnection;
 use super::schema::{notifications, users, webhook_attempts, webhook_deliveries};
+use super::users::UserChange;
 
 /// A stored notification.
 #[derive(Debug, Clone, Queryable, Selectable, Insertable)]
@@ -130,14 +131,12 @@ pub fn set_webhook(
     now: NaiveDateTime,
 ) -> QueryResult<()> {
     let (url, secret) = hook.unzip();
-    diesel::update(users::table.find(user_id))
-        .set((
-            users::webhook_url.eq(url),
-            users::webhook_secret.eq(secret),
-            users::updated_at.eq(now),
-        ))
-        .execute(conn)
-        .map(drop)
+    let change = UserChange {
+        webhook_url: Some(url),
+        webhook_secret: Some(secret),
+        ..UserChange::at(now)
+    };
+    super::users::update(conn, user_id, &change).map(drop)
 }
 
 /// Enqueues a webhook delivery.

@@ -239,22 +239,62 @@ pub fn live_families(
         .load(conn)
 }
 
-/// Renames a user (the key is the lower-cased name, unique).
-pub fn rename(
-    conn: &mut AnyConnection,
-    id: &str,
-    username: &str,
-    username_key: &str,
-    now: NaiveDateTime,
-) -> QueryResult<()> {
+/// The columns of `users` an update sets (`None`: left as it is) besides `updated_at`, which
+/// every update sets. A username's key is its lower-cased form, unique.
+#[derive(Debug, AsChangeset)]
+#[diesel(table_name = users)]
+pub struct UserChange<'a> {
+    /// As entered.
+    pub username: Option<&'a str>,
+    /// Lower-cased.
+    pub username_key: Option<&'a str>,
+    /// Argon2id PHC string.
+    pub password_hash: Option<&'a str>,
+    /// A guest not upgraded yet.
+    pub is_guest: Option<bool>,
+    /// `player` / `admin`.
+    pub role: Option<&'a str>,
+    /// Deleted since.
+    pub deleted_at: Option<NaiveDateTime>,
+    /// Away until then (`Some(None)`: back).
+    pub away_until: Option<Option<NaiveDateTime>>,
+    /// Muted until then (`Some(None)`: not muted).
+    pub muted_until: Option<Option<NaiveDateTime>>,
+    /// Why.
+    pub mute_reason: Option<Option<&'a str>>,
+    /// Where notifications are POSTed (`Some(None)`: nowhere).
+    pub webhook_url: Option<Option<&'a str>>,
+    /// The webhook's signing secret.
+    pub webhook_secret: Option<Option<&'a str>>,
+    /// When the change is made.
+    pub updated_at: NaiveDateTime,
+}
+
+impl UserChange<'_> {
+    /// A change of nothing but `updated_at`, to fill in.
+    pub fn at(now: NaiveDateTime) -> Self {
+        Self {
+            username: None,
+            username_key: None,
+            password_hash: None,
+            is_guest: None,
+            role: None,
+            deleted_at: None,
+            away_until: None,
+            muted_until: None,
+            mute_reason: None,
+            webhook_url: None,
+            webhook_secret: None,
+            updated_at: now,
+        }
+    }
+}
+
+/// Writes `change` to the user `id`; how many rows it changed (0: no such user).
+pub fn update(conn: &mut AnyConnection, id: &str, change: &UserChange<'_>) -> QueryResult<usize> {
     diesel::update(users::table.find(id))
-        .set((
-            users::username.eq(username),
-            users::username_key.eq(username_key),
-            users::updated_at.eq(now),
-        ))
+        .set(change)
         .execute(conn)
-        .map(drop)
 }
 
 /// Sets a user's password hash; a guest with a password is a full account.
@@ -264,39 +304,23 @@ pub fn set_password(
     hash: &str,
     now: NaiveDateTime,
 ) -> QueryResult<()> {
-    diesel::update(users::table.find(id))
-        .set((
-            users::password_hash.eq(hash),
-            users::is_guest.eq(false),
-            users::updated_at.eq(now),
-        ))
-        .execute(conn)
-        .map(drop)
-}
-
-/// Sets a user's role.
-pub fn set_role(
-    conn: &mut AnyConnection,
-    id: &str,
-    role: &str,
-    now: NaiveDateTime,
-) -> QueryResult<()> {
-    diesel::update(users::table.find(id))
-        .set((users::role.eq(role), users::updated_at.eq(now)))
-        .execute(conn)
-        .map(drop)
+    let change = UserChange {
+        password_hash: Some(hash),
+        is_guest: Some(false),
+        ..UserChange::at(now)
+    };
+    update(conn, id, &change).map(drop)
 }
 
 /// Marks a user deleted and frees the username.
 pub fn mark_deleted(conn: &mut AnyConnection, id: &str, now: NaiveDateTime) -> QueryResult<()> {
-    diesel::update(users::table.find(id))
-        .set((
-            users::deleted_at.eq(now),
-            users::username_key.eq(format!("deleted:{id}")),
-            users::updated_at.eq(now),
-        ))
-        .execute(conn)
-        .map(drop)
+    let freed_key = format!("deleted:{id}");
+    let change = UserChange {
+        deleted_at: Some(now),
+        username_key: Some(&freed_key),
+        ..UserChange::at(now)
+    };
+    update(conn, id, &change).map(drop)
 }
 
 /// Counts a finished game in a player's statistics.
@@ -317,9 +341,11 @@ pub fn set_away(
     until: Option<NaiveDateTime>,
     now: NaiveDateTime,
 ) -> QueryResult<usize> {
-    diesel::update(users::table.find(user_id))
-        .set((users::away_until.eq(until), users::updated_at.eq(now)))
-        .execute(conn)
+    let change = UserChange {
+        away_until: Some(until),
+        ..UserChange::at(now)
+    };
+    update(conn, user_id, &change)
 }
 
 /// Which of `among` are away at `now`.
@@ -360,11 +386,10 @@ pub fn set_muted(
     reason: Option<&str>,
     now: NaiveDateTime,
 ) -> QueryResult<usize> {
-    diesel::update(users::table.find(user_id))
-        .set((
-            users::muted_until.eq(until),
-            users::mute_reason.eq(reason),
-            users::updated_at.eq(now),
-        ))
-        .execute(conn)
+    let change = UserChange {
+        muted_until: Some(until),
+        mute_reason: Some(reason),
+        ..UserChange::at(now)
+    };
+    update(conn, user_id, &change)
 }
