@@ -32,6 +32,33 @@ macro_rules! insert_or_skip {
     };
 }
 
+/// Records an attempt on a row of an outbox table (`webhook_deliveries`, `push_deliveries`,
+/// alike in these columns): its number, status and error, and where it leaves the row
+/// ([`outbox::AttemptEnd`]).
+macro_rules! record_end {
+    ($conn:expr, $table:ident, $id:expr, ($n:expr, $status:expr, $error:expr), $now:expr, $end:expr) => {{
+        use $crate::db::outbox::AttemptEnd;
+        let target = $table::table.find($id);
+        let attempt = (
+            $table::attempts.eq($n),
+            $table::last_status.eq($status),
+            $table::last_error.eq($error),
+        );
+        match $end {
+            AttemptEnd::Delivered => diesel::update(target)
+                .set((attempt, $table::delivered_at.eq($now)))
+                .execute($conn),
+            AttemptEnd::Failed => diesel::update(target)
+                .set((attempt, $table::failed_at.eq($now)))
+                .execute($conn),
+            AttemptEnd::RetryAt(at) => diesel::update(target)
+                .set((attempt, $table::next_attempt_at.eq(at)))
+                .execute($conn),
+        }
+        .map(drop)
+    }};
+}
+
 pub mod admin;
 pub mod chat;
 pub mod games;
