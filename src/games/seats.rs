@@ -68,7 +68,6 @@ pub fn join(
                     .ok_or_else(|| Error::conflict("game_full", "no seat is open"))?,
             },
         };
-        let before = table.row.action_count;
         let mut change = Change::new(table)?;
         // Taking another seat than the reserved one gives the reservation up.
         if let Some(r) = reserved
@@ -89,7 +88,7 @@ pub fn join(
             change.start()?;
             super::away::hand_over_away_seats(conn, &mut change)?;
         }
-        Ok(Committed::new(change.commit(conn)?, Some(seat), before))
+        change.commit_for(conn, Some(seat))
     })
 }
 
@@ -118,7 +117,6 @@ pub fn leave(conn: &mut AnyConnection, game_id: &str, user_id: &str) -> Result<C
                 "the game has started: resign instead",
             ));
         }
-        let before = table.row.action_count;
         let mut change = Change::new(table)?;
         let row = change.seat_mut(seat);
         row.user_id = None;
@@ -132,9 +130,9 @@ pub fn leave(conn: &mut AnyConnection, game_id: &str, user_id: &str) -> Result<C
         if !humans {
             change.abort("every player left");
         }
-        let table = change.commit(conn)?;
-        let seat = table.seat_of(user_id);
-        Ok(Committed::new(table, seat, before))
+        let mut done = change.commit_for(conn, None)?;
+        done.seat = done.table.seat_of(user_id);
+        Ok(done)
     })
 }
 
@@ -157,11 +155,10 @@ pub fn resign(conn: &mut AnyConnection, game_id: &str, user_id: &str) -> Result<
                 "you already resigned this game",
             ));
         }
-        let before = table.row.action_count;
         let mut change = Change::new(table)?;
         change.hand_to_bot(seat, BotReason::Resigned);
         change.run_bots()?;
-        Ok(Committed::new(change.commit(conn)?, Some(seat), before))
+        change.commit_for(conn, Some(seat))
     })
 }
 
@@ -184,10 +181,9 @@ pub fn reclaim(conn: &mut AnyConnection, game_id: &str, user_id: &str) -> Result
                 "no bot holds your seat for timeouts",
             ));
         }
-        let before = table.row.action_count;
         let mut change = Change::new(table)?;
         change.give_back(seat, "reclaimed");
-        Ok(Committed::new(change.commit(conn)?, Some(seat), before))
+        change.commit_for(conn, Some(seat))
     })
 }
 
@@ -217,11 +213,10 @@ pub fn seat_to_bot(
             ));
         }
         let held_by = table.seats[seat.index()].user_id.clone();
-        let before = table.row.action_count;
         let mut change = Change::new(table)?;
         change.hand_to_bot(seat, BotReason::Admin);
         change.run_bots()?;
-        let done = Committed::new(change.commit(conn)?, None, before);
+        let done = change.commit_for(conn, None)?;
         audit::record(
             conn,
             admin_id,
