@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use crate::auth::tokens::{TokenKeys, hash_refresh_token, new_refresh_token};
 use crate::auth::{Password, Role, Secret, Username, banned, verify_password};
-use crate::db::users::{self, NewRefreshToken, NewUser, Tokens, UserChange, UserRow};
+use crate::db::users::{self, NewUser, RefreshTokenRow, Tokens, UserChange, UserRow};
 use crate::db::{self, AnyConnection};
 use crate::error::Error;
 
@@ -43,23 +43,25 @@ impl Issuer {
         let now = db::now();
         let refresh_token = new_refresh_token();
         let id = uuid::Uuid::new_v4().to_string();
-        let family = family.map_or_else(|| id.clone(), str::to_owned);
-        users::insert_refresh(
-            conn,
-            &NewRefreshToken {
-                id: &id,
-                user_id: &user.id,
-                family_id: &family,
-                token_hash: &hash_refresh_token(&refresh_token),
-                created_at: now,
-                expires_at: now + self.refresh_ttl,
-            },
-        )?;
+        let token = RefreshTokenRow {
+            family_id: family.map_or_else(|| id.clone(), str::to_owned),
+            id,
+            user_id: user.id.clone(),
+            token_hash: hash_refresh_token(&refresh_token),
+            created_at: now,
+            expires_at: now + self.refresh_ttl,
+            spent_at: None,
+            revoked_at: None,
+        };
+        users::insert_refresh(conn, &token)?;
         let role = Role::parse(&user.role).unwrap_or(Role::Player);
         Ok(Session {
-            access_token: self
-                .keys
-                .issue(&user.id, role, now.and_utc().timestamp(), Some(&family)),
+            access_token: self.keys.issue(
+                &user.id,
+                role,
+                now.and_utc().timestamp(),
+                Some(&token.family_id),
+            ),
             refresh_token,
             expires_in: self.keys.access_ttl_secs(),
             user,

@@ -94,26 +94,8 @@ pub fn by_username(conn: &mut AnyConnection, username_key: &str) -> QueryResult<
         .optional()
 }
 
-/// A new refresh token row.
-#[derive(Debug, Insertable)]
-#[diesel(table_name = refresh_tokens)]
-pub struct NewRefreshToken<'a> {
-    /// UUID.
-    pub id: &'a str,
-    /// Owner.
-    pub user_id: &'a str,
-    /// Family (the login it descends from).
-    pub family_id: &'a str,
-    /// SHA-256 hex.
-    pub token_hash: &'a str,
-    /// Now.
-    pub created_at: NaiveDateTime,
-    /// Expiry.
-    pub expires_at: NaiveDateTime,
-}
-
 /// A row of `refresh_tokens`.
-#[derive(Debug, Clone, Queryable, Selectable)]
+#[derive(Debug, Clone, Queryable, Selectable, Insertable)]
 #[diesel(table_name = refresh_tokens)]
 pub struct RefreshTokenRow {
     /// UUID.
@@ -135,7 +117,7 @@ pub struct RefreshTokenRow {
 }
 
 /// Stores a refresh token.
-pub fn insert_refresh(conn: &mut AnyConnection, token: &NewRefreshToken<'_>) -> QueryResult<()> {
+pub fn insert_refresh(conn: &mut AnyConnection, token: &RefreshTokenRow) -> QueryResult<()> {
     diesel::insert_into(refresh_tokens::table)
         .values(token)
         .execute(conn)
