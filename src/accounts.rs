@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use crate::auth::tokens::{TokenKeys, hash_refresh_token, new_refresh_token};
 use crate::auth::{Password, Role, Secret, Username, banned, verify_password};
-use crate::db::users::{self, NewRefreshToken, NewUser, UserRow};
+use crate::db::users::{self, NewUser, RefreshTokenRow, Tokens, UserChange, UserRow};
 use crate::db::{self, AnyConnection};
 use crate::error::Error;
 
@@ -43,23 +43,25 @@ impl Issuer {
         let now = db::now();
         let refresh_token = new_refresh_token();
         let id = uuid::Uuid::new_v4().to_string();
-        let family = family.map_or_else(|| id.clone(), str::to_owned);
-        users::insert_refresh(
-            conn,
-            &NewRefreshToken {
-                id: &id,
-                user_id: &user.id,
-                family_id: &family,
-                token_hash: &hash_refresh_token(&refresh_token),
-                created_at: now,
-                expires_at: now + self.refresh_ttl,
-            },
-        )?;
+        let token = RefreshTokenRow {
+            family_id: family.map_or_else(|| id.clone(), str::to_owned),
+            id,
+            user_id: user.id.clone(),
+            token_hash: hash_refresh_token(&refresh_token),
+            created_at: now,
+            expires_at: now + self.refresh_ttl,
+            spent_at: None,
+            revoked_at: None,
+        };
+        users::insert_refresh(conn, &token)?;
         let role = Role::parse(&user.role).unwrap_or(Role::Player);
         Ok(Session {
-            access_token: self
-                .keys
-                .issue(&user.id, role, now.and_utc().timestamp(), Some(&family)),
+            access_token: self.keys.issue(
+                &user.id,
+                role,
+                now.and_utc().timestamp(),
+                Some(&token.family_id),
+            ),
             refresh_token,
             expires_in: self.keys.access_ttl_secs(),
             user,
@@ -291,7 +293,7 @@ fn rotate(
     if token.spent_at.is_some() || !users::spend_refresh(conn, &token.id, now)? {
         // A spent token presented again means it leaked or was replayed: end the whole
         // session, the copy in the thief's hands included.
-        users::revoke_family(conn, &token.family_id, now)?;
+        users::revoke(conn, Tokens::Family(&token.family_id), now)?;
         tracing::warn!(family = %token.family_id, user = %token.user_id, "refresh token reuse; family revoked");
         return Ok(invalid(
             "this refresh token was already used; the session is revoked, log in again",
@@ -320,7 +322,7 @@ pub fn logout(conn: &mut AnyConnection, refresh_token: &str) -> Result<Option<St
     let Some(token) = users::refresh_by_hash(conn, &hash_refresh_token(refresh_token))? else {
         return Ok(None);
     };
-    users::revoke_family(conn, &token.family_id, db::now())?;
+    users::revoke(conn, Tokens::Family(&token.family_id), db::now())?;
     // Ends the session's open streams on every instance.
     db::wake::notify(conn, &[db::wake::session_topic(&token.family_id)])?;
     Ok(Some(token.family_id))
@@ -373,8 +375,13 @@ pub fn update_me(
     db::write_transaction(conn, |conn| {
         let now = db::now();
         if let Some(name) = &change.username {
-            users::rename(conn, &user.id, name.as_str(), &name.key(), now)
-                .map_err(username_taken)?;
+            let key = name.key();
+            let renamed = UserChange {
+                username: Some(name.as_str()),
+                username_key: Some(&key),
+                ..UserChange::at(now)
+            };
+            users::update(conn, &user.id, &renamed).map_err(username_taken)?;
         }
         let mut sessions_revoked = 0;
         let mut session_kept = true;
@@ -392,14 +399,11 @@ pub fn update_me(
                 }
                 .map(|t| t.family_id);
                 let live = users::live_families(conn, &user.id, now)?;
-                match &keep {
-                    Some(family) => {
-                        users::revoke_user_except(conn, &user.id, family, now)?;
-                    }
-                    None => {
-                        users::revoke_user(conn, &user.id, now)?;
-                    }
-                }
+                let others = Tokens::User {
+                    user_id: &user.id,
+                    except: keep.as_deref(),
+                };
+                users::revoke(conn, others, now)?;
                 sessions_revoked = live.iter().filter(|f| Some(*f) != keep.as_ref()).count();
                 session_kept = keep.is_some();
                 tracing::info!(user = %user.id, sessions_revoked, session_kept, "password changed; other sessions revoked");
@@ -423,7 +427,7 @@ pub fn delete_me(conn: &mut AnyConnection, user_id: &str) -> Result<(), Error> {
     db::write_transaction(conn, |conn| {
         let now = db::now();
         users::mark_deleted(conn, user_id, now)?;
-        users::revoke_user(conn, user_id, now)?;
+        users::revoke(conn, Tokens::of_user(user_id), now)?;
         db::wake::notify(conn, &[db::wake::account_topic(user_id)])?;
         Ok(())
     })

@@ -7,7 +7,7 @@ use serde_json::json;
 
 use crate::audit::{self, Entry};
 use crate::auth::Role;
-use crate::db::users::{self, UserRow};
+use crate::db::users::{self, Tokens, UserChange, UserRow};
 use crate::db::{self, AnyConnection};
 use crate::error::Error;
 
@@ -68,7 +68,7 @@ pub fn ban(
                 "this account is already banned",
             ));
         }
-        let revoked = users::revoke_user(conn, target, now)?;
+        let revoked = users::revoke(conn, Tokens::of_user(target), now)?;
         // Ends the banned user's open streams on every instance, at the commit.
         crate::db::wake::notify(conn, &[crate::db::wake::account_topic(target)])?;
         let details = json!({ "refresh_tokens_revoked": revoked });
@@ -119,7 +119,11 @@ pub fn set_role(
 ) -> Result<UserRow, Error> {
     user_locked(conn, target, |conn| {
         let before = live_user(conn, target)?;
-        users::set_role(conn, target, role.as_str(), db::now())?;
+        let change = UserChange {
+            role: Some(role.as_str()),
+            ..UserChange::at(db::now())
+        };
+        users::update(conn, target, &change)?;
         let details = json!({ "from": before.role, "to": role.as_str() });
         audit::record(
             conn,

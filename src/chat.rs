@@ -199,7 +199,6 @@ pub fn post(
                 "the game is over: its chat is read-only",
             ));
         }
-        let before = table.row.action_count;
         let mut change = Change::new(table)?;
         let (body, phrase) = match &content {
             Content::Text(t) => (Some(t.clone()), None),
@@ -242,11 +241,11 @@ pub fn post(
                 json!({"seat": seat.number(), "message_id": id, "username": author.username}),
             );
         }
-        let table = change.commit(conn)?;
+        let done = change.commit_for(conn, Some(seat))?;
         store::insert(conn, &row)?;
         Ok(Posted {
             message: (row, author.username),
-            done: Committed::new(table, Some(seat), before),
+            done,
         })
     })
 }

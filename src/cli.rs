@@ -223,8 +223,11 @@ fn create_admin(db: &Db, username: &str) -> Result<String, String> {
                         .map_err(|e| e.to_string())?,
                 )
             };
-            crate::db::users::set_role(&mut conn, &user.id, Role::Admin.as_str(), now)
-                .map_err(|e| e.to_string())?;
+            let admin = crate::db::users::UserChange {
+                role: Some(Role::Admin.as_str()),
+                ..crate::db::users::UserChange::at(now)
+            };
+            crate::db::users::update(&mut conn, &user.id, &admin).map_err(|e| e.to_string())?;
             if let Some(hash) = hash {
                 crate::db::users::set_password(&mut conn, &user.id, &hash, now)
                     .map_err(|e| e.to_string())?;

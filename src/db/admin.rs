@@ -4,7 +4,7 @@ use chrono::NaiveDateTime;
 use diesel::prelude::*;
 
 use super::AnyConnection;
-use super::games::GameRow;
+use super::keyset::{self, Direction, Keyset};
 use super::schema::{audit_log, game_actions, game_seats, games, users};
 use super::types::GameStatus;
 use super::users::UserRow;
@@ -13,9 +13,6 @@ diesel::define_sql_function! {
     /// SQL `lower(text)`: the same on both engines for ASCII.
     fn lower(x: diesel::sql_types::Text) -> diesel::sql_types::Text;
 }
-
-/// A keyset position in a list ordered by `(created_at, id)`.
-pub type Keyset = (NaiveDateTime, String);
 
 /// A row of `audit_log`.
 #[derive(Debug, Clone, Queryable, Selectable, Insertable)]
@@ -62,18 +59,16 @@ pub fn audit_page(
     if let Some(target) = target_id {
         query = query.filter(audit_log::target_id.eq(target.to_owned()));
     }
-    if let Some((at, id)) = before {
-        query = query.filter(
-            audit_log::created_at
-                .lt(at)
-                .or(audit_log::created_at.eq(at).and(audit_log::id.lt(id))),
-        );
-    }
-    query
-        .order((audit_log::created_at.desc(), audit_log::id.desc()))
-        .limit(limit)
-        .select(AuditRow::as_select())
-        .load(conn)
+    keyset::page(
+        query,
+        audit_log::created_at,
+        audit_log::id,
+        Direction::NewestFirst,
+        before,
+    )
+    .limit(limit)
+    .select(AuditRow::as_select())
+    .load(conn)
 }
 
 /// Escapes `%`, `_` and `\` for a `LIKE … ESCAPE '\'` pattern.
@@ -106,18 +101,16 @@ pub fn search_users(
                 .escape('\\'),
         );
     }
-    if let Some((at, id)) = before {
-        query = query.filter(
-            users::created_at
-                .lt(at)
-                .or(users::created_at.eq(at).and(users::id.lt(id))),
-        );
-    }
-    query
-        .order((users::created_at.desc(), users::id.desc()))
-        .limit(limit)
-        .select(UserRow::as_select())
-        .load(conn)
+    keyset::page(
+        query,
+        users::created_at,
+        users::id,
+        Direction::NewestFirst,
+        before,
+    )
+    .limit(limit)
+    .select(UserRow::as_select())
+    .load(conn)
 }
 
 /// Takes the account's write lock for the rest of the transaction: a row lock on PostgreSQL,
@@ -171,8 +164,6 @@ pub fn search_games(
     before: Option<Keyset>,
     limit: i64,
 ) -> QueryResult<Vec<super::games::Found>> {
-    let seats = super::games::seats_column(conn);
-    let spectators = super::watchers::count_column(conn);
     let mut query = games::table.into_boxed();
     if !statuses.is_empty() {
         query = query.filter(games::status.eq_any(statuses.to_vec()));
@@ -183,19 +174,7 @@ pub fn search_games(
             .select(game_seats::game_id);
         query = query.filter(games::id.eq_any(seated));
     }
-    if let Some((at, id)) = before {
-        query = query.filter(
-            games::created_at
-                .lt(at)
-                .or(games::created_at.eq(at).and(games::id.lt(id))),
-        );
-    }
-    query
-        .order((games::created_at.desc(), games::id.desc()))
-        .limit(limit)
-        .select((GameRow::as_select(), seats, spectators))
-        .load(conn)
-        .and_then(super::games::found_all)
+    super::games::page_of(conn, query, Direction::NewestFirst, before, limit)
 }
 
 /// Counts for the statistics page.

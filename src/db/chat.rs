@@ -4,6 +4,7 @@ use chrono::NaiveDateTime;
 use diesel::prelude::*;
 
 use super::AnyConnection;
+use super::keyset::{self, Direction, Keyset};
 use super::schema::{blocks, chat_messages, chat_reports, users};
 
 /// A stored chat message.
@@ -137,17 +138,7 @@ pub fn report(
         chat_reports::reason.eq(reason),
         chat_reports::created_at.eq(now),
     );
-    let n = match conn {
-        AnyConnection::Postgresql(c) => diesel::insert_into(chat_reports::table)
-            .values(row)
-            .on_conflict_do_nothing()
-            .execute(c)?,
-        AnyConnection::Sqlite(c) => diesel::insert_into(chat_reports::table)
-            .values(row)
-            .on_conflict_do_nothing()
-            .execute(c)?,
-    };
-    Ok(n > 0)
+    insert_or_skip!(conn, chat_reports::table, row)
 }
 
 /// Resolves the open reports of a message.
@@ -180,37 +171,35 @@ pub type QueuedReport = (
 /// Open reports, oldest first, after the keyset `(created_at, id)`.
 pub fn open_reports(
     conn: &mut AnyConnection,
-    after: Option<(NaiveDateTime, String)>,
+    after: Option<Keyset>,
     limit: i64,
 ) -> QueryResult<Vec<QueuedReport>> {
     // The message's author is a second join of `users`.
     let authors = diesel::alias!(users as authors);
-    let mut query = chat_reports::table
+    let query = chat_reports::table
         .inner_join(chat_messages::table)
         .inner_join(users::table.on(users::id.eq(chat_reports::reporter_id)))
         .inner_join(authors.on(authors.field(users::id).eq(chat_messages::user_id)))
         .filter(chat_reports::resolved_at.is_null())
         .into_boxed();
-    if let Some((at, id)) = after {
-        query = query.filter(
-            chat_reports::created_at
-                .gt(at)
-                .or(chat_reports::created_at.eq(at).and(chat_reports::id.gt(id))),
-        );
-    }
-    query
-        .order((chat_reports::created_at.asc(), chat_reports::id.asc()))
-        .limit(limit)
-        .select((
-            chat_reports::id,
-            chat_reports::reason,
-            chat_reports::created_at,
-            users::id,
-            users::username,
-            MessageRow::as_select(),
-            authors.field(users::username),
-        ))
-        .load(conn)
+    keyset::page(
+        query,
+        chat_reports::created_at,
+        chat_reports::id,
+        Direction::OldestFirst,
+        after,
+    )
+    .limit(limit)
+    .select((
+        chat_reports::id,
+        chat_reports::reason,
+        chat_reports::created_at,
+        users::id,
+        users::username,
+        MessageRow::as_select(),
+        authors.field(users::username),
+    ))
+    .load(conn)
 }
 
 /// Replaces the stored data of a game's event (a hidden message's `chat_message`): the one

@@ -4,20 +4,11 @@ use chrono::NaiveDateTime;
 use diesel::prelude::*;
 
 use super::AnyConnection;
+use super::keyset::{self, Direction, Keyset};
 use super::prepared::{Bind, Prepared, Sql};
 use super::schema::{game_actions, game_events, game_seats, games, idempotency_keys, users};
 use super::types::{BotReason, GameStatus, Visibility};
 use crate::bots::BotLevel;
-
-/// Multi-row INSERT: diesel offers it per backend only, not on the multi connection.
-macro_rules! batch_insert {
-    ($conn:expr, $table:expr, $rows:expr) => {
-        match $conn {
-            AnyConnection::Postgresql(c) => diesel::insert_into($table).values($rows).execute(c)?,
-            AnyConnection::Sqlite(c) => diesel::insert_into($table).values($rows).execute(c)?,
-        }
-    };
-}
 
 /// A row of `games`.
 #[derive(Debug, Clone, Queryable, QueryableByName, Selectable, Insertable, AsChangeset)]
@@ -355,18 +346,24 @@ pub(super) fn seats_column(
     })
 }
 
-/// Rows of a list query, each with its seats column, as [`Found`] games.
-pub(super) fn found_all(rows: Vec<(GameRow, Option<String>, i64)>) -> QueryResult<Vec<Found>> {
+/// One page of the games a boxed `games` query keeps, in keyset order by creation, each with
+/// its seats and spectators.
+pub(super) fn page_of(
+    conn: &mut AnyConnection,
+    query: games::BoxedQuery<'_, <AnyConnection as Connection>::Backend>,
+    direction: Direction,
+    from: Option<Keyset>,
+    limit: i64,
+) -> QueryResult<Vec<Found>> {
+    let seats = seats_column(conn);
+    let spectators = super::watchers::count_column(conn);
+    let rows: Vec<(GameRow, Option<String>, i64)> =
+        keyset::page(query, games::created_at, games::id, direction, from)
+            .limit(limit)
+            .select((GameRow::as_select(), seats, spectators))
+            .load(conn)?;
     rows.into_iter()
-        .map(|(row, seats, spectators)| {
-            let seats = parse_seats(&row.id, seats)?;
-            Ok(Found {
-                row,
-                spectators,
-                seats,
-                caller: None,
-            })
-        })
+        .map(|(row, seats, spectators)| Found::listed(row, seats, spectators))
         .collect()
 }
 
@@ -485,6 +482,18 @@ pub struct Found {
     pub seats: Vec<LoadedSeat>,
     /// The caller's account, when one was asked for and exists.
     pub caller: Option<CallerState>,
+}
+
+impl Found {
+    /// A game as a list reads it: with its seats column (JSON), and no caller.
+    fn listed(row: GameRow, seats: Option<String>, spectators: i64) -> QueryResult<Self> {
+        Ok(Self {
+            seats: parse_seats(&row.id, seats)?,
+            row,
+            spectators,
+            caller: None,
+        })
+    }
 }
 
 /// A game with its seats and their users' names, and the account of `caller` if given, in
@@ -839,13 +848,11 @@ pub fn event_count(conn: &mut AnyConnection, id: &str) -> QueryResult<Option<i64
 /// `friends_of`, only those where a friend of that user sits.
 pub fn lobby(
     conn: &mut AnyConnection,
-    after: Option<(NaiveDateTime, String)>,
+    after: Option<Keyset>,
     friends_of: Option<&str>,
     limit: i64,
 ) -> QueryResult<Vec<Found>> {
     use super::schema::friend_requests as requests;
-    let seats = seats_column(conn);
-    let spectators = super::watchers::count_column(conn);
     let mut query = games::table
         .filter(games::status.eq(GameStatus::Waiting))
         .filter(games::visibility.eq(Visibility::Public))
@@ -865,19 +872,7 @@ pub fn lobby(
             .select(game_seats::game_id);
         query = query.filter(games::id.eq_any(friends_games));
     }
-    if let Some((at, id)) = after {
-        query = query.filter(
-            games::created_at
-                .gt(at)
-                .or(games::created_at.eq(at).and(games::id.gt(id))),
-        );
-    }
-    query
-        .order((games::created_at.asc(), games::id.asc()))
-        .limit(limit)
-        .select((GameRow::as_select(), seats, spectators))
-        .load(conn)
-        .and_then(found_all)
+    page_of(conn, query, Direction::OldestFirst, after, limit)
 }
 
 /// The user's games (seated or invited) with the given statuses, most urgent first: the
@@ -912,18 +907,7 @@ pub fn for_user(
         .select((GameRow::as_select(), seats, spectators, game_seats::seat))
         .load(conn)?;
     rows.into_iter()
-        .map(|(row, seats, spectators, seat)| {
-            let seats = parse_seats(&row.id, seats)?;
-            Ok((
-                Found {
-                    row,
-                    spectators,
-                    seats,
-                    caller: None,
-                },
-                seat,
-            ))
-        })
+        .map(|(row, seats, spectators, seat)| Ok((Found::listed(row, seats, spectators)?, seat)))
         .collect()
 }
 

@@ -4,9 +4,65 @@
 //! Queries are written once against [`AnyConnection`]; only what diesel cannot express on a
 //! multi-backend connection (row locks, upserts, advisory locks) matches on the variant.
 
+/// Multi-row INSERT: diesel offers it per backend only, not on the multi connection.
+macro_rules! batch_insert {
+    ($conn:expr, $table:expr, $rows:expr) => {
+        match $conn {
+            AnyConnection::Postgresql(c) => diesel::insert_into($table).values($rows).execute(c)?,
+            AnyConnection::Sqlite(c) => diesel::insert_into($table).values($rows).execute(c)?,
+        }
+    };
+}
+
+/// INSERT … ON CONFLICT DO NOTHING (diesel offers it per backend only): whether the row was
+/// inserted, `false` when it was there already.
+macro_rules! insert_or_skip {
+    ($conn:expr, $table:expr, $row:expr) => {
+        match $conn {
+            AnyConnection::Postgresql(c) => diesel::insert_into($table)
+                .values($row)
+                .on_conflict_do_nothing()
+                .execute(c),
+            AnyConnection::Sqlite(c) => diesel::insert_into($table)
+                .values($row)
+                .on_conflict_do_nothing()
+                .execute(c),
+        }
+        .map(|n| n > 0)
+    };
+}
+
+/// Records an attempt on a row of an outbox table (`webhook_deliveries`, `push_deliveries`,
+/// alike in these columns): its number, status and error, and where it leaves the row
+/// ([`outbox::AttemptEnd`]).
+macro_rules! record_end {
+    ($conn:expr, $table:ident, $id:expr, ($n:expr, $status:expr, $error:expr), $now:expr, $end:expr) => {{
+        use $crate::db::outbox::AttemptEnd;
+        let target = $table::table.find($id);
+        let attempt = (
+            $table::attempts.eq($n),
+            $table::last_status.eq($status),
+            $table::last_error.eq($error),
+        );
+        match $end {
+            AttemptEnd::Delivered => diesel::update(target)
+                .set((attempt, $table::delivered_at.eq($now)))
+                .execute($conn),
+            AttemptEnd::Failed => diesel::update(target)
+                .set((attempt, $table::failed_at.eq($now)))
+                .execute($conn),
+            AttemptEnd::RetryAt(at) => diesel::update(target)
+                .set((attempt, $table::next_attempt_at.eq(at)))
+                .execute($conn),
+        }
+        .map(drop)
+    }};
+}
+
 pub mod admin;
 pub mod chat;
 pub mod games;
+mod keyset;
 pub mod outbox;
 pub mod prepared;
 pub mod push;

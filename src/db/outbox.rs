@@ -6,6 +6,7 @@ use diesel::prelude::*;
 
 use super::AnyConnection;
 use super::schema::{notifications, users, webhook_attempts, webhook_deliveries};
+use super::users::UserChange;
 
 /// A stored notification.
 #[derive(Debug, Clone, Queryable, Selectable, Insertable)]
@@ -130,14 +131,12 @@ pub fn set_webhook(
     now: NaiveDateTime,
 ) -> QueryResult<()> {
     let (url, secret) = hook.unzip();
-    diesel::update(users::table.find(user_id))
-        .set((
-            users::webhook_url.eq(url),
-            users::webhook_secret.eq(secret),
-            users::updated_at.eq(now),
-        ))
-        .execute(conn)
-        .map(drop)
+    let change = UserChange {
+        webhook_url: Some(url),
+        webhook_secret: Some(secret),
+        ..UserChange::at(now)
+    };
+    super::users::update(conn, user_id, &change).map(drop)
 }
 
 /// Enqueues a webhook delivery.
@@ -178,6 +177,39 @@ struct IdRow {
     id: String,
 }
 
+/// The ids `due` selects: a query of an outbox table aliased `d`, with the placeholders
+/// `{now}` and `{limit}`. On PostgreSQL the rows stay locked until the transaction ends and
+/// other instances skip them (`SKIP LOCKED`); on SQLite the single writer keeps claims apart.
+pub(super) fn due_ids(
+    conn: &mut AnyConnection,
+    due: &str,
+    now: NaiveDateTime,
+    limit: i64,
+) -> QueryResult<Vec<String>> {
+    use diesel::sql_types::{BigInt, Timestamp};
+    let rows: Vec<IdRow> = match conn {
+        AnyConnection::Postgresql(pg) => diesel::sql_query(format!(
+            "{} FOR UPDATE OF d SKIP LOCKED",
+            due.replace("{now}", "$1").replace("{limit}", "$2")
+        ))
+        .bind::<Timestamp, _>(now)
+        .bind::<BigInt, _>(limit)
+        .load(pg)?,
+        AnyConnection::Sqlite(lite) => {
+            diesel::sql_query(due.replace("{now}", "?").replace("{limit}", "?"))
+                .bind::<Timestamp, _>(now)
+                .bind::<BigInt, _>(limit)
+                .load(lite)?
+        }
+    };
+    Ok(rows.into_iter().map(|r| r.id).collect())
+}
+
+/// Due deliveries, oldest first.
+const DUE: &str = "SELECT d.id FROM webhook_deliveries d WHERE d.delivered_at IS NULL \
+     AND d.failed_at IS NULL AND d.next_attempt_at <= {now} ORDER BY d.next_attempt_at \
+     LIMIT {limit}";
+
 /// Claims up to `limit` due deliveries until `lease` (other instances skip them meanwhile).
 /// Run it in a write transaction.
 pub fn claim_due(
@@ -186,26 +218,7 @@ pub fn claim_due(
     lease: NaiveDateTime,
     limit: i64,
 ) -> QueryResult<Vec<Delivery>> {
-    let ids: Vec<String> = match conn {
-        AnyConnection::Postgresql(pg) => diesel::sql_query(
-            "SELECT id FROM webhook_deliveries WHERE delivered_at IS NULL AND failed_at IS NULL \
-             AND next_attempt_at <= $1 ORDER BY next_attempt_at LIMIT $2 FOR UPDATE SKIP LOCKED",
-        )
-        .bind::<diesel::sql_types::Timestamp, _>(now)
-        .bind::<diesel::sql_types::BigInt, _>(limit)
-        .load::<IdRow>(pg)?
-        .into_iter()
-        .map(|r| r.id)
-        .collect(),
-        AnyConnection::Sqlite(_) => webhook_deliveries::table
-            .filter(webhook_deliveries::delivered_at.is_null())
-            .filter(webhook_deliveries::failed_at.is_null())
-            .filter(webhook_deliveries::next_attempt_at.le(now))
-            .order(webhook_deliveries::next_attempt_at.asc())
-            .limit(limit)
-            .select(webhook_deliveries::id)
-            .load(conn)?,
-    };
+    let ids = due_ids(conn, DUE, now, limit)?;
     if ids.is_empty() {
         return Ok(Vec::new());
     }
@@ -238,24 +251,14 @@ pub fn record_attempt(
                 webhook_attempts::at.eq(now),
             ))
             .execute(conn)?;
-        let target = webhook_deliveries::table.find(delivery_id);
-        let base = (
-            webhook_deliveries::attempts.eq(n),
-            webhook_deliveries::last_status.eq(status),
-            webhook_deliveries::last_error.eq(error),
-        );
-        match end {
-            AttemptEnd::Delivered => diesel::update(target)
-                .set((base, webhook_deliveries::delivered_at.eq(now)))
-                .execute(conn)?,
-            AttemptEnd::Failed => diesel::update(target)
-                .set((base, webhook_deliveries::failed_at.eq(now)))
-                .execute(conn)?,
-            AttemptEnd::RetryAt(at) => diesel::update(target)
-                .set((base, webhook_deliveries::next_attempt_at.eq(at)))
-                .execute(conn)?,
-        };
-        Ok(())
+        record_end!(
+            conn,
+            webhook_deliveries,
+            delivery_id,
+            (n, status, error),
+            now,
+            end
+        )
     })
 }
 

@@ -243,12 +243,6 @@ pub struct PushRow {
     pub created_at: NaiveDateTime,
 }
 
-#[derive(QueryableByName)]
-struct IdRow {
-    #[diesel(sql_type = diesel::sql_types::Text)]
-    id: String,
-}
-
 /// Due pushes, each the oldest one pending of its device: a device's pushes go out one at a
 /// time and in order, whichever instance sends them.
 const DUE: &str = "SELECT d.id FROM push_deliveries d WHERE d.delivered_at IS NULL \
@@ -279,25 +273,7 @@ pub fn claim_due(
     lease: NaiveDateTime,
     limit: i64,
 ) -> QueryResult<Vec<PushRow>> {
-    use diesel::sql_types::{BigInt, Timestamp};
-    let ids: Vec<String> = match conn {
-        AnyConnection::Postgresql(pg) => diesel::sql_query(format!(
-            "{} FOR UPDATE OF d SKIP LOCKED",
-            DUE.replace("{now}", "$1").replace("{limit}", "$2")
-        ))
-        .bind::<Timestamp, _>(now)
-        .bind::<BigInt, _>(limit)
-        .load::<IdRow>(pg)?,
-        AnyConnection::Sqlite(lite) => {
-            diesel::sql_query(DUE.replace("{now}", "?").replace("{limit}", "?"))
-                .bind::<Timestamp, _>(now)
-                .bind::<BigInt, _>(limit)
-                .load::<IdRow>(lite)?
-        }
-    }
-    .into_iter()
-    .map(|r| r.id)
-    .collect();
+    let ids = super::outbox::due_ids(conn, DUE, now, limit)?;
     if ids.is_empty() {
         return Ok(Vec::new());
     }
@@ -314,16 +290,8 @@ pub fn claim_due(
         .load(conn)
 }
 
-/// Where an attempt leaves a push.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum PushEnd {
-    /// Accepted by the push service.
-    Delivered,
-    /// Given up on.
-    Failed,
-    /// Tried again at this time.
-    RetryAt(NaiveDateTime),
-}
+/// Where an attempt leaves a push: the ends of a webhook delivery's attempt.
+pub use super::outbox::AttemptEnd as PushEnd;
 
 /// Records attempt `n` of a push.
 pub fn record_attempt(
@@ -335,22 +303,5 @@ pub fn record_attempt(
     now: NaiveDateTime,
     end: PushEnd,
 ) -> QueryResult<()> {
-    let target = push_deliveries::table.find(id);
-    let base = (
-        push_deliveries::attempts.eq(n),
-        push_deliveries::last_status.eq(status),
-        push_deliveries::last_error.eq(error),
-    );
-    match end {
-        PushEnd::Delivered => diesel::update(target)
-            .set((base, push_deliveries::delivered_at.eq(now)))
-            .execute(conn)?,
-        PushEnd::Failed => diesel::update(target)
-            .set((base, push_deliveries::failed_at.eq(now)))
-            .execute(conn)?,
-        PushEnd::RetryAt(at) => diesel::update(target)
-            .set((base, push_deliveries::next_attempt_at.eq(at)))
-            .execute(conn)?,
-    };
-    Ok(())
+    record_end!(conn, push_deliveries, id, (n, status, error), now, end)
 }

@@ -5,6 +5,7 @@ use chrono::NaiveDateTime;
 use diesel::prelude::*;
 
 use super::AnyConnection;
+use super::keyset::{self, Direction, Keyset};
 use super::schema::{games, rating_buckets, rating_history, ratings, users};
 
 /// A row of `ratings`.
@@ -128,25 +129,23 @@ pub fn history(
     conn: &mut AnyConnection,
     user_id: &str,
     mode: &str,
-    after: Option<(NaiveDateTime, String)>,
+    after: Option<Keyset>,
     limit: i64,
 ) -> QueryResult<Vec<HistoryRow>> {
-    let mut query = rating_history::table
+    let query = rating_history::table
         .filter(rating_history::user_id.eq(user_id))
         .filter(rating_history::mode.eq(mode))
         .into_boxed();
-    if let Some((at, id)) = after {
-        query = query.filter(
-            rating_history::at
-                .lt(at)
-                .or(rating_history::at.eq(at).and(rating_history::id.lt(id))),
-        );
-    }
-    query
-        .order((rating_history::at.desc(), rating_history::id.desc()))
-        .limit(limit)
-        .select(HistoryRow::as_select())
-        .load(conn)
+    keyset::page(
+        query,
+        rating_history::at,
+        rating_history::id,
+        Direction::NewestFirst,
+        after,
+    )
+    .limit(limit)
+    .select(HistoryRow::as_select())
+    .load(conn)
 }
 
 /// The whole history in the order it was written (time, then game), for `leekha verify`.

@@ -9,6 +9,34 @@ use super::schema::{blocks, friend_requests, users};
 /// Another user as a list shows them: id, username, since when.
 pub type Related = (String, String, NaiveDateTime);
 
+/// Adds the row (`user_id`, `$other` = `$other_id`, `created_at`) to a relation table;
+/// `false` when the pair was there already (a concurrent twin included).
+macro_rules! relate {
+    ($conn:expr, $table:ident, $user_id:expr, $other:ident = $other_id:expr, $now:expr) => {{
+        let row = (
+            $table::user_id.eq($user_id),
+            $table::$other.eq($other_id),
+            $table::created_at.eq($now),
+        );
+        insert_or_skip!($conn, $table::table, row)
+    }};
+}
+
+/// The live users a relation table (`user_id`, the other user's id, `created_at`) links to
+/// one user, by username, as [`Related`]: the users in column `$them` of the rows whose
+/// column `$me` is `$user_id`.
+macro_rules! related {
+    ($conn:expr, $table:ident, $me:ident = $user_id:expr, listing $them:ident) => {
+        $table::table
+            .inner_join(users::table.on(users::id.eq($table::$them)))
+            .filter($table::$me.eq($user_id))
+            .filter(users::deleted_at.is_null())
+            .order(users::username_key.asc())
+            .select((users::id, users::username, $table::created_at))
+            .load($conn)
+    };
+}
+
 /// Records `user_id`'s request to `other_id`; `false` when it was there already (a
 /// concurrent twin included).
 pub fn insert_request(
@@ -17,22 +45,7 @@ pub fn insert_request(
     other_id: &str,
     now: NaiveDateTime,
 ) -> QueryResult<bool> {
-    let row = (
-        friend_requests::user_id.eq(user_id),
-        friend_requests::other_id.eq(other_id),
-        friend_requests::created_at.eq(now),
-    );
-    let inserted = match conn {
-        AnyConnection::Postgresql(c) => diesel::insert_into(friend_requests::table)
-            .values(row)
-            .on_conflict_do_nothing()
-            .execute(c)?,
-        AnyConnection::Sqlite(c) => diesel::insert_into(friend_requests::table)
-            .values(row)
-            .on_conflict_do_nothing()
-            .execute(c)?,
-    };
-    Ok(inserted > 0)
+    relate!(conn, friend_requests, user_id, other_id = other_id, now)
 }
 
 /// Whether `user_id` has asked `other_id`.
@@ -72,24 +85,12 @@ pub fn request_count(conn: &mut AnyConnection, user_id: &str) -> QueryResult<i64
 
 /// The users `user_id` has asked (the request's time), live accounts only, by username.
 pub fn asked_by(conn: &mut AnyConnection, user_id: &str) -> QueryResult<Vec<Related>> {
-    friend_requests::table
-        .inner_join(users::table.on(users::id.eq(friend_requests::other_id)))
-        .filter(friend_requests::user_id.eq(user_id))
-        .filter(users::deleted_at.is_null())
-        .order(users::username_key.asc())
-        .select((users::id, users::username, friend_requests::created_at))
-        .load(conn)
+    related!(conn, friend_requests, user_id = user_id, listing other_id)
 }
 
 /// The users who asked `user_id` (the request's time), live accounts only, by username.
 pub fn asking(conn: &mut AnyConnection, user_id: &str) -> QueryResult<Vec<Related>> {
-    friend_requests::table
-        .inner_join(users::table.on(users::id.eq(friend_requests::user_id)))
-        .filter(friend_requests::other_id.eq(user_id))
-        .filter(users::deleted_at.is_null())
-        .order(users::username_key.asc())
-        .select((users::id, users::username, friend_requests::created_at))
-        .load(conn)
+    related!(conn, friend_requests, other_id = user_id, listing user_id)
 }
 
 /// Records that `user_id` blocks `blocked_id`; `false` when it did already.
@@ -99,22 +100,7 @@ pub fn insert_block(
     blocked_id: &str,
     now: NaiveDateTime,
 ) -> QueryResult<bool> {
-    let row = (
-        blocks::user_id.eq(user_id),
-        blocks::blocked_id.eq(blocked_id),
-        blocks::created_at.eq(now),
-    );
-    let inserted = match conn {
-        AnyConnection::Postgresql(c) => diesel::insert_into(blocks::table)
-            .values(row)
-            .on_conflict_do_nothing()
-            .execute(c)?,
-        AnyConnection::Sqlite(c) => diesel::insert_into(blocks::table)
-            .values(row)
-            .on_conflict_do_nothing()
-            .execute(c)?,
-    };
-    Ok(inserted > 0)
+    relate!(conn, blocks, user_id, blocked_id = blocked_id, now)
 }
 
 /// Lifts `user_id`'s block of `blocked_id`; whether there was one.
@@ -138,13 +124,7 @@ pub fn block_count(conn: &mut AnyConnection, user_id: &str) -> QueryResult<i64> 
 
 /// The users `user_id` blocks (live accounts), by username.
 pub fn blocked_by(conn: &mut AnyConnection, user_id: &str) -> QueryResult<Vec<Related>> {
-    blocks::table
-        .inner_join(users::table.on(users::id.eq(blocks::blocked_id)))
-        .filter(blocks::user_id.eq(user_id))
-        .filter(users::deleted_at.is_null())
-        .order(users::username_key.asc())
-        .select((users::id, users::username, blocks::created_at))
-        .load(conn)
+    related!(conn, blocks, user_id = user_id, listing blocked_id)
 }
 
 /// Which of `users` block `user_id`.

@@ -35,7 +35,7 @@ macro_rules! text_sql {
 }
 
 /// An enum with a stored name per variant, its `as_str`/`parse`/`ALL`, and its column
-/// mapping.
+/// mapping. Its wire form (serde, OpenAPI) is the same snake_case name.
 macro_rules! stored_enum {
     (
         $(#[$meta:meta])*
@@ -45,6 +45,8 @@ macro_rules! stored_enum {
     ) => {
         $(#[$meta])*
         #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, diesel::AsExpression, diesel::FromSqlRow)]
+        #[derive(serde::Serialize, serde::Deserialize, utoipa::ToSchema)]
+        #[serde(rename_all = "snake_case")]
         #[diesel(sql_type = diesel::sql_types::Text)]
         pub enum $name {
             $($(#[$vmeta])* $variant,)+
@@ -82,8 +84,6 @@ macro_rules! stored_enum {
 
 stored_enum! {
     /// Where a game is in its life.
-    #[derive(serde::Serialize, serde::Deserialize, utoipa::ToSchema)]
-    #[serde(rename_all = "snake_case")]
     pub enum GameStatus {
         /// Seats are still open.
         Waiting = "waiting",
@@ -98,8 +98,6 @@ stored_enum! {
 
 stored_enum! {
     /// Who may see a game.
-    #[derive(serde::Serialize, serde::Deserialize, utoipa::ToSchema)]
-    #[serde(rename_all = "snake_case")]
     pub enum Visibility {
         /// Listed in the lobby; anyone may look.
         Public = "public",
@@ -110,8 +108,6 @@ stored_enum! {
 
 stored_enum! {
     /// Why a bot acts for a seat.
-    #[derive(serde::Serialize, serde::Deserialize, utoipa::ToSchema)]
-    #[serde(rename_all = "snake_case")]
     pub enum BotReason {
         /// The seat was a bot's from the start.
         Seat = "seat",

@@ -94,26 +94,8 @@ pub fn by_username(conn: &mut AnyConnection, username_key: &str) -> QueryResult<
         .optional()
 }
 
-/// A new refresh token row.
-#[derive(Debug, Insertable)]
-#[diesel(table_name = refresh_tokens)]
-pub struct NewRefreshToken<'a> {
-    /// UUID.
-    pub id: &'a str,
-    /// Owner.
-    pub user_id: &'a str,
-    /// Family (the login it descends from).
-    pub family_id: &'a str,
-    /// SHA-256 hex.
-    pub token_hash: &'a str,
-    /// Now.
-    pub created_at: NaiveDateTime,
-    /// Expiry.
-    pub expires_at: NaiveDateTime,
-}
-
 /// A row of `refresh_tokens`.
-#[derive(Debug, Clone, Queryable, Selectable)]
+#[derive(Debug, Clone, Queryable, Selectable, Insertable)]
 #[diesel(table_name = refresh_tokens)]
 pub struct RefreshTokenRow {
     /// UUID.
@@ -135,7 +117,7 @@ pub struct RefreshTokenRow {
 }
 
 /// Stores a refresh token.
-pub fn insert_refresh(conn: &mut AnyConnection, token: &NewRefreshToken<'_>) -> QueryResult<()> {
+pub fn insert_refresh(conn: &mut AnyConnection, token: &RefreshTokenRow) -> QueryResult<()> {
     diesel::insert_into(refresh_tokens::table)
         .values(token)
         .execute(conn)
@@ -165,17 +147,51 @@ pub fn spend_refresh(conn: &mut AnyConnection, id: &str, now: NaiveDateTime) -> 
     Ok(n == 1)
 }
 
-/// Revokes every token of a family.
-pub fn revoke_family(
+/// Which refresh tokens [`revoke`] revokes.
+#[derive(Debug, Clone, Copy)]
+pub enum Tokens<'a> {
+    /// Every token of a family: one login and its rotations.
+    Family(&'a str),
+    /// Every token of a user (a ban, a deletion), but those of the family `except` (a
+    /// password change keeps the session that made it).
+    User {
+        /// The user.
+        user_id: &'a str,
+        /// The family kept.
+        except: Option<&'a str>,
+    },
+}
+
+impl<'a> Tokens<'a> {
+    /// Every token of the user.
+    pub fn of_user(user_id: &'a str) -> Self {
+        Self::User {
+            user_id,
+            except: None,
+        }
+    }
+}
+
+/// Revokes the tokens `which` names that are not revoked yet; how many.
+pub fn revoke(
     conn: &mut AnyConnection,
-    family_id: &str,
+    which: Tokens<'_>,
     now: NaiveDateTime,
 ) -> QueryResult<usize> {
-    diesel::update(refresh_tokens::table)
-        .filter(refresh_tokens::family_id.eq(family_id))
+    let live = diesel::update(refresh_tokens::table)
         .filter(refresh_tokens::revoked_at.is_null())
-        .set(refresh_tokens::revoked_at.eq(now))
-        .execute(conn)
+        .into_boxed();
+    let chosen = match which {
+        Tokens::Family(family_id) => live.filter(refresh_tokens::family_id.eq(family_id)),
+        Tokens::User { user_id, except } => {
+            let of_user = live.filter(refresh_tokens::user_id.eq(user_id));
+            match except {
+                Some(keep) => of_user.filter(refresh_tokens::family_id.ne(keep)),
+                None => of_user,
+            }
+        }
+    };
+    chosen.set(refresh_tokens::revoked_at.eq(now)).execute(conn)
 }
 
 /// Whether a refresh-token family still has a token that is not revoked.
@@ -186,19 +202,6 @@ pub fn family_open(conn: &mut AnyConnection, family_id: &str) -> QueryResult<boo
             .filter(refresh_tokens::revoked_at.is_null()),
     ))
     .get_result(conn)
-}
-
-/// Revokes every token of a user (ban, deletion).
-pub fn revoke_user(
-    conn: &mut AnyConnection,
-    user_id: &str,
-    now: NaiveDateTime,
-) -> QueryResult<usize> {
-    diesel::update(refresh_tokens::table)
-        .filter(refresh_tokens::user_id.eq(user_id))
-        .filter(refresh_tokens::revoked_at.is_null())
-        .set(refresh_tokens::revoked_at.eq(now))
-        .execute(conn)
 }
 
 /// The families of `user_id` that can still refresh (a token neither spent, revoked nor
@@ -218,38 +221,62 @@ pub fn live_families(
         .load(conn)
 }
 
-/// Revokes every token of a user but those of the family `keep` (a password change keeps
-/// the session that made it).
-pub fn revoke_user_except(
-    conn: &mut AnyConnection,
-    user_id: &str,
-    keep: &str,
-    now: NaiveDateTime,
-) -> QueryResult<usize> {
-    diesel::update(refresh_tokens::table)
-        .filter(refresh_tokens::user_id.eq(user_id))
-        .filter(refresh_tokens::family_id.ne(keep))
-        .filter(refresh_tokens::revoked_at.is_null())
-        .set(refresh_tokens::revoked_at.eq(now))
-        .execute(conn)
+/// The columns of `users` an update sets (`None`: left as it is) besides `updated_at`, which
+/// every update sets. A username's key is its lower-cased form, unique.
+#[derive(Debug, AsChangeset)]
+#[diesel(table_name = users)]
+pub struct UserChange<'a> {
+    /// As entered.
+    pub username: Option<&'a str>,
+    /// Lower-cased.
+    pub username_key: Option<&'a str>,
+    /// Argon2id PHC string.
+    pub password_hash: Option<&'a str>,
+    /// A guest not upgraded yet.
+    pub is_guest: Option<bool>,
+    /// `player` / `admin`.
+    pub role: Option<&'a str>,
+    /// Deleted since.
+    pub deleted_at: Option<NaiveDateTime>,
+    /// Away until then (`Some(None)`: back).
+    pub away_until: Option<Option<NaiveDateTime>>,
+    /// Muted until then (`Some(None)`: not muted).
+    pub muted_until: Option<Option<NaiveDateTime>>,
+    /// Why.
+    pub mute_reason: Option<Option<&'a str>>,
+    /// Where notifications are POSTed (`Some(None)`: nowhere).
+    pub webhook_url: Option<Option<&'a str>>,
+    /// The webhook's signing secret.
+    pub webhook_secret: Option<Option<&'a str>>,
+    /// When the change is made.
+    pub updated_at: NaiveDateTime,
 }
 
-/// Renames a user (the key is the lower-cased name, unique).
-pub fn rename(
-    conn: &mut AnyConnection,
-    id: &str,
-    username: &str,
-    username_key: &str,
-    now: NaiveDateTime,
-) -> QueryResult<()> {
+impl UserChange<'_> {
+    /// A change of nothing but `updated_at`, to fill in.
+    pub fn at(now: NaiveDateTime) -> Self {
+        Self {
+            username: None,
+            username_key: None,
+            password_hash: None,
+            is_guest: None,
+            role: None,
+            deleted_at: None,
+            away_until: None,
+            muted_until: None,
+            mute_reason: None,
+            webhook_url: None,
+            webhook_secret: None,
+            updated_at: now,
+        }
+    }
+}
+
+/// Writes `change` to the user `id`; how many rows it changed (0: no such user).
+pub fn update(conn: &mut AnyConnection, id: &str, change: &UserChange<'_>) -> QueryResult<usize> {
     diesel::update(users::table.find(id))
-        .set((
-            users::username.eq(username),
-            users::username_key.eq(username_key),
-            users::updated_at.eq(now),
-        ))
+        .set(change)
         .execute(conn)
-        .map(drop)
 }
 
 /// Sets a user's password hash; a guest with a password is a full account.
@@ -259,39 +286,23 @@ pub fn set_password(
     hash: &str,
     now: NaiveDateTime,
 ) -> QueryResult<()> {
-    diesel::update(users::table.find(id))
-        .set((
-            users::password_hash.eq(hash),
-            users::is_guest.eq(false),
-            users::updated_at.eq(now),
-        ))
-        .execute(conn)
-        .map(drop)
-}
-
-/// Sets a user's role.
-pub fn set_role(
-    conn: &mut AnyConnection,
-    id: &str,
-    role: &str,
-    now: NaiveDateTime,
-) -> QueryResult<()> {
-    diesel::update(users::table.find(id))
-        .set((users::role.eq(role), users::updated_at.eq(now)))
-        .execute(conn)
-        .map(drop)
+    let change = UserChange {
+        password_hash: Some(hash),
+        is_guest: Some(false),
+        ..UserChange::at(now)
+    };
+    update(conn, id, &change).map(drop)
 }
 
 /// Marks a user deleted and frees the username.
 pub fn mark_deleted(conn: &mut AnyConnection, id: &str, now: NaiveDateTime) -> QueryResult<()> {
-    diesel::update(users::table.find(id))
-        .set((
-            users::deleted_at.eq(now),
-            users::username_key.eq(format!("deleted:{id}")),
-            users::updated_at.eq(now),
-        ))
-        .execute(conn)
-        .map(drop)
+    let freed_key = format!("deleted:{id}");
+    let change = UserChange {
+        deleted_at: Some(now),
+        username_key: Some(&freed_key),
+        ..UserChange::at(now)
+    };
+    update(conn, id, &change).map(drop)
 }
 
 /// Counts a finished game in a player's statistics.
@@ -312,9 +323,11 @@ pub fn set_away(
     until: Option<NaiveDateTime>,
     now: NaiveDateTime,
 ) -> QueryResult<usize> {
-    diesel::update(users::table.find(user_id))
-        .set((users::away_until.eq(until), users::updated_at.eq(now)))
-        .execute(conn)
+    let change = UserChange {
+        away_until: Some(until),
+        ..UserChange::at(now)
+    };
+    update(conn, user_id, &change)
 }
 
 /// Which of `among` are away at `now`.
@@ -355,11 +368,10 @@ pub fn set_muted(
     reason: Option<&str>,
     now: NaiveDateTime,
 ) -> QueryResult<usize> {
-    diesel::update(users::table.find(user_id))
-        .set((
-            users::muted_until.eq(until),
-            users::mute_reason.eq(reason),
-            users::updated_at.eq(now),
-        ))
-        .execute(conn)
+    let change = UserChange {
+        muted_until: Some(until),
+        mute_reason: Some(reason),
+        ..UserChange::at(now)
+    };
+    update(conn, user_id, &change)
 }

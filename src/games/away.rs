@@ -125,7 +125,6 @@ fn in_game(
         if table.status() != GameStatus::Active {
             return Ok(None);
         }
-        let before = table.row.action_count;
         let mut change = Change::new(table)?;
         match hand {
             // A seat a bot holds already (resigned, timed out, an administrator's) stays so.
@@ -138,10 +137,6 @@ fn in_game(
             }
             _ => return Ok(None),
         }
-        Ok(Some(Committed::new(
-            change.commit(conn)?,
-            Some(seat),
-            before,
-        )))
+        change.commit_for(conn, Some(seat)).map(Some)
     })
 }

@@ -12,7 +12,7 @@ use crate::rules::{Action, Card, Game, Phase, Seat};
 
 use super::events::{self, ServerEvent};
 use super::table::{Table, decode_plays, encode_plays, encode_to_act};
-use super::{Actor, BotReason, GameStatus};
+use super::{Actor, BotReason, Committed, GameStatus};
 
 /// A change to a loaded game, committed as one unit by [`Change::commit`].
 pub struct Change {
@@ -30,6 +30,9 @@ pub struct Change {
     plays: Vec<(Seat, Card)>,
     /// The row's version and reminder as loaded: the guard of [`Change::commit_unlocked`].
     loaded: (i64, Option<NaiveDateTime>),
+    /// The row's action count as loaded, from which [`Change::commit_for`] counts the
+    /// actions this change applied.
+    actions_loaded: i64,
     /// Set by [`Change::seal`] when this change ended the game.
     finished: Option<crate::rules::GameResult>,
     /// Bots still had to act when [`Change::run_bots`] stopped at its bound: the scheduler
@@ -59,6 +62,7 @@ impl Change {
         let turn_key_before = game.as_ref().and_then(turn_key);
         Ok(Self {
             loaded: (table.row.version, table.row.reminder_at),
+            actions_loaded: table.row.action_count,
             finished: None,
             bots_pending: false,
             table,
@@ -325,6 +329,20 @@ impl Change {
     pub fn commit(mut self, conn: &mut AnyConnection) -> Result<Table, Error> {
         self.seal()?;
         self.write(conn)
+    }
+
+    /// Commits ([`Change::commit`]) as a use case's result: the game as written, `seat` for
+    /// the caller's view, and how many actions this change applied.
+    ///
+    /// # Errors
+    /// Those of [`Change::commit`].
+    pub fn commit_for(
+        self,
+        conn: &mut AnyConnection,
+        seat: Option<Seat>,
+    ) -> Result<Committed, Error> {
+        let before = self.actions_loaded;
+        Ok(Committed::new(self.commit(conn)?, seat, before))
     }
 
     /// Commits without the game's lock and outside any transaction, when the whole change

@@ -2,7 +2,7 @@
 //! one viewer: private parts (a hand, a pass, received cards) stay in their owner's copy.
 
 use serde::{Deserialize, Serialize};
-use serde_json::{Value, json};
+use serde_json::{Map, Value, json};
 
 use crate::rules::Seat;
 
@@ -83,31 +83,26 @@ pub fn project(kind: &str, data: &str, viewer: Option<Seat>) -> Value {
     map.remove("type");
     let mine = |seat: &Value| viewer.is_some_and(|v| seat.as_u64() == Some(u64::from(v.number())));
     match kind {
-        "round_dealt" => {
-            // The four hands become the viewer's hand only.
-            let hands = map.remove("hands");
-            if let (Some(v), Some(Value::Array(hands))) = (viewer, hands) {
-                map.insert(
-                    "hand".into(),
-                    hands.get(v.index()).cloned().unwrap_or(Value::Null),
-                );
-            }
-        }
+        // The four hands become the viewer's hand only.
+        "round_dealt" => keep_own(map, "hands", "hand", viewer),
         "pass_committed" if !map.get("seat").is_some_and(mine) => {
             map.remove("cards");
         }
-        "passes_exchanged" => {
-            let received = map.remove("received");
-            if let (Some(v), Some(Value::Array(received))) = (viewer, received) {
-                map.insert(
-                    "received".into(),
-                    received.get(v.index()).cloned().unwrap_or(Value::Null),
-                );
-            }
-        }
+        // The four passes received become the one the viewer received.
+        "passes_exchanged" => keep_own(map, "received", "received", viewer),
         _ => {}
     }
     value
+}
+
+/// Replaces the per-seat array `all` of an event with the viewer's element of it, named
+/// `own`; a spectator sees neither.
+fn keep_own(map: &mut Map<String, Value>, all: &str, own: &str, viewer: Option<Seat>) {
+    let per_seat = map.remove(all);
+    if let (Some(v), Some(Value::Array(per_seat))) = (viewer, per_seat) {
+        let mine = per_seat.get(v.index()).cloned().unwrap_or(Value::Null);
+        map.insert(own.into(), mine);
+    }
 }
 
 #[cfg(test)]

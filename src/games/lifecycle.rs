@@ -27,10 +27,9 @@ pub fn abort(
                 format!("the game is already {}", before.as_str()),
             ));
         }
-        let actions_before = table.row.action_count;
         let mut change = Change::new(table)?;
         change.abort(reason);
-        let done = Committed::new(change.commit(conn)?, None, actions_before);
+        let done = change.commit_for(conn, None)?;
         audit::record(
             conn,
             admin_id,

@@ -88,6 +88,19 @@ fn locked<T>(
     })
 }
 
+/// [`locked`], for a use case on the seat of `user_id` ([`seat_of`]).
+fn locked_seat<T>(
+    conn: &mut AnyConnection,
+    id: &str,
+    user_id: &str,
+    f: impl FnOnce(&mut AnyConnection, Table, Seat) -> Result<T, Error>,
+) -> Result<T, Error> {
+    locked(conn, id, |conn, table| {
+        let seat = seat_of(&table, user_id)?;
+        f(conn, table, seat)
+    })
+}
+
 /// The seat a visible game gives `user_id`: 404 when the game is hidden from them, 403
 /// `not_seated` when they hold no seat.
 fn seat_of(table: &Table, user_id: &str) -> Result<Seat, Error> {

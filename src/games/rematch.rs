@@ -4,7 +4,7 @@ use crate::db::{self, AnyConnection};
 use crate::error::Error;
 
 use super::create::{self, NewGame, SeatPlan};
-use super::{Committed, GameStatus, Table, Visibility, locked, seat_of};
+use super::{Committed, GameStatus, Table, Visibility, locked_seat};
 
 /// What a rematch request did.
 #[derive(Debug)]
@@ -35,14 +35,11 @@ pub fn rematch(
     user_id: &str,
     max_active_games: i64,
 ) -> Result<Rematch, Error> {
-    locked(conn, game_id, |conn, table| {
-        let my_seat = seat_of(&table, user_id)?;
-        if table.status() != GameStatus::Finished {
-            return Err(Error::conflict(
-                "game_not_finished",
-                "only a finished game can be played again",
-            ));
-        }
+    locked_seat(conn, game_id, user_id, |conn, table, my_seat| {
+        table.require(
+            GameStatus::Finished,
+            "only a finished game can be played again",
+        )?;
         if let Some(existing) = table.row.rematch_id.clone() {
             return join_rematch(conn, &existing, user_id, max_active_games);
         }

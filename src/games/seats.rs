@@ -8,7 +8,7 @@ use crate::db::{self, AnyConnection};
 use crate::error::Error;
 use crate::rules::Seat;
 
-use super::{BotReason, Change, Committed, GameStatus, locked, seat_of};
+use super::{BotReason, Change, Committed, GameStatus, locked, locked_seat};
 
 /// Takes a seat: `wanted`, else the one reserved for the caller, else the first open one.
 /// The game starts when the fourth seat is taken.
@@ -28,12 +28,10 @@ pub fn join(
         if !table.visible_to(user_id) {
             return Err(Error::not_found("no such game"));
         }
-        if table.status() != GameStatus::Waiting {
-            return Err(Error::conflict(
-                "game_not_waiting",
-                "the game is no longer waiting for players",
-            ));
-        }
+        table.require(
+            GameStatus::Waiting,
+            "the game is no longer waiting for players",
+        )?;
         if table.seat_of(user_id).is_some() {
             return Err(Error::conflict(
                 "already_seated",
@@ -68,7 +66,6 @@ pub fn join(
                     .ok_or_else(|| Error::conflict("game_full", "no seat is open"))?,
             },
         };
-        let before = table.row.action_count;
         let mut change = Change::new(table)?;
         // Taking another seat than the reserved one gives the reservation up.
         if let Some(r) = reserved
@@ -89,7 +86,7 @@ pub fn join(
             change.start()?;
             super::away::hand_over_away_seats(conn, &mut change)?;
         }
-        Ok(Committed::new(change.commit(conn)?, Some(seat), before))
+        change.commit_for(conn, Some(seat))
     })
 }
 
@@ -112,13 +109,7 @@ pub fn leave(conn: &mut AnyConnection, game_id: &str, user_id: &str) -> Result<C
                 );
             }
         };
-        if table.status() != GameStatus::Waiting {
-            return Err(Error::conflict(
-                "game_not_waiting",
-                "the game has started: resign instead",
-            ));
-        }
-        let before = table.row.action_count;
+        table.require(GameStatus::Waiting, "the game has started: resign instead")?;
         let mut change = Change::new(table)?;
         let row = change.seat_mut(seat);
         row.user_id = None;
@@ -132,9 +123,9 @@ pub fn leave(conn: &mut AnyConnection, game_id: &str, user_id: &str) -> Result<C
         if !humans {
             change.abort("every player left");
         }
-        let table = change.commit(conn)?;
-        let seat = table.seat_of(user_id);
-        Ok(Committed::new(table, seat, before))
+        let mut done = change.commit_for(conn, None)?;
+        done.seat = done.table.seat_of(user_id);
+        Ok(done)
     })
 }
 
@@ -143,25 +134,21 @@ pub fn leave(conn: &mut AnyConnection, game_id: &str, user_id: &str) -> Result<C
 /// # Errors
 /// 404 for a hidden game; 403 `not_seated`; 409 `game_not_active`, `already_resigned`.
 pub fn resign(conn: &mut AnyConnection, game_id: &str, user_id: &str) -> Result<Committed, Error> {
-    locked(conn, game_id, |conn, table| {
-        let seat = seat_of(&table, user_id)?;
-        if table.status() != GameStatus::Active {
-            return Err(Error::conflict(
-                "game_not_active",
-                "only a running game can be resigned; leave a waiting one",
-            ));
-        }
+    locked_seat(conn, game_id, user_id, |conn, table, seat| {
+        table.require(
+            GameStatus::Active,
+            "only a running game can be resigned; leave a waiting one",
+        )?;
         if table.bot_reason(seat) == Some(BotReason::Resigned) {
             return Err(Error::conflict(
                 "already_resigned",
                 "you already resigned this game",
             ));
         }
-        let before = table.row.action_count;
         let mut change = Change::new(table)?;
         change.hand_to_bot(seat, BotReason::Resigned);
         change.run_bots()?;
-        Ok(Committed::new(change.commit(conn)?, Some(seat), before))
+        change.commit_for(conn, Some(seat))
     })
 }
 
@@ -170,24 +157,17 @@ pub fn resign(conn: &mut AnyConnection, game_id: &str, user_id: &str) -> Result<
 /// # Errors
 /// 404 for a hidden game; 403 `not_seated`; 409 `game_not_active`, `nothing_to_reclaim`.
 pub fn reclaim(conn: &mut AnyConnection, game_id: &str, user_id: &str) -> Result<Committed, Error> {
-    locked(conn, game_id, |conn, table| {
-        let seat = seat_of(&table, user_id)?;
-        if table.status() != GameStatus::Active {
-            return Err(Error::conflict(
-                "game_not_active",
-                "the game is not running",
-            ));
-        }
+    locked_seat(conn, game_id, user_id, |conn, table, seat| {
+        table.require(GameStatus::Active, "the game is not running")?;
         if table.bot_reason(seat) != Some(BotReason::Timeout) {
             return Err(Error::conflict(
                 "nothing_to_reclaim",
                 "no bot holds your seat for timeouts",
             ));
         }
-        let before = table.row.action_count;
         let mut change = Change::new(table)?;
         change.give_back(seat, "reclaimed");
-        Ok(Committed::new(change.commit(conn)?, Some(seat), before))
+        change.commit_for(conn, Some(seat))
     })
 }
 
@@ -204,12 +184,10 @@ pub fn seat_to_bot(
     reason: Option<&str>,
 ) -> Result<Committed, Error> {
     locked(conn, game_id, |conn, table| {
-        if table.status() != GameStatus::Active {
-            return Err(Error::conflict(
-                "game_not_active",
-                "only a running game's seats can be handed to a bot",
-            ));
-        }
+        table.require(
+            GameStatus::Active,
+            "only a running game's seats can be handed to a bot",
+        )?;
         if table.bot_of(seat).is_some() {
             return Err(Error::conflict(
                 "seat_controlled_by_bot",
@@ -217,11 +195,10 @@ pub fn seat_to_bot(
             ));
         }
         let held_by = table.seats[seat.index()].user_id.clone();
-        let before = table.row.action_count;
         let mut change = Change::new(table)?;
         change.hand_to_bot(seat, BotReason::Admin);
         change.run_bots()?;
-        let done = Committed::new(change.commit(conn)?, None, before);
+        let done = change.commit_for(conn, None)?;
         audit::record(
             conn,
             admin_id,

@@ -136,6 +136,24 @@ impl Table {
         self.row.status
     }
 
+    /// 409 `game_not_<status>` with `detail` unless the game is `status` (`game_not_finished`
+    /// also for `Aborted`, which no use case requires).
+    ///
+    /// # Errors
+    /// That conflict.
+    pub fn require(&self, status: GameStatus, detail: &str) -> Result<(), Error> {
+        if self.status() == status {
+            return Ok(());
+        }
+        Err(match status {
+            GameStatus::Waiting => Error::conflict("game_not_waiting", detail),
+            GameStatus::Active => Error::conflict("game_not_active", detail),
+            GameStatus::Finished | GameStatus::Aborted => {
+                Error::conflict("game_not_finished", detail)
+            }
+        })
+    }
+
     /// The resolved rule set.
     pub fn rules(&self) -> Result<RuleOptions, Error> {
         serde_json::from_str(&self.row.rules)

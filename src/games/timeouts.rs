@@ -59,15 +59,10 @@ pub fn wake(conn: &mut AnyConnection, id: &str) -> Result<Woken, Error> {
         let mut table = Table::load(conn, id)?;
         let active = table.status() == GameStatus::Active;
         if active {
-            let before = table.row.action_count;
             let mut change = Change::new(table)?;
             if change.bots_must_act() {
                 change.run_bots()?;
-                return Ok(Woken::BotsPlayed(Box::new(Committed::new(
-                    change.commit(conn)?,
-                    None,
-                    before,
-                ))));
+                return Ok(Woken::BotsPlayed(Box::new(change.commit_for(conn, None)?)));
             }
             table = change.into_table();
         }
@@ -98,7 +93,6 @@ fn time_out(
     now: NaiveDateTime,
 ) -> Result<Woken, Error> {
     let id = table.row.id.clone();
-    let before = table.row.action_count;
     let mut change = Change::new(table)?;
     let Some(late) = change
         .game
@@ -138,7 +132,7 @@ fn time_out(
         }
     }
     change.run_bots()?;
-    let done = Committed::new(change.commit(conn)?, None, before);
+    let done = change.commit_for(conn, None)?;
     Ok(Woken::TimedOut {
         lag_ms: (now - deadline).num_milliseconds(),
         done: Box::new(done),

@@ -34,21 +34,9 @@ pub fn verify_game(conn: &mut AnyConnection, id: &str) -> Result<Option<String>,
         Err(e) => return Ok(Some(format!("the rules do not parse: {e}"))),
     };
     let action_rows = store::actions(conn, id)?;
-    for (i, a) in action_rows.iter().enumerate() {
-        if a.seq != i as i64 + 1 {
-            return Ok(Some(format!(
-                "action log has a gap: #{} holds seq {}",
-                i + 1,
-                a.seq
-            )));
-        }
-    }
-    if action_rows.len() as i64 != row.action_count {
-        return Ok(Some(format!(
-            "action_count is {} but the log holds {}",
-            row.action_count,
-            action_rows.len()
-        )));
+    let action_seqs = action_rows.iter().map(|a| a.seq);
+    if let Some(problem) = log_problem("action", action_seqs, row.action_count) {
+        return Ok(Some(problem));
     }
     let mut actions = Vec::with_capacity(action_rows.len());
     for a in &action_rows {
@@ -58,21 +46,8 @@ pub fn verify_game(conn: &mut AnyConnection, id: &str) -> Result<Option<String>,
         }
     }
     let events = store::all_events(conn, id)?;
-    for (i, e) in events.iter().enumerate() {
-        if e.seq != i as i64 + 1 {
-            return Ok(Some(format!(
-                "event log has a gap: #{} holds seq {}",
-                i + 1,
-                e.seq
-            )));
-        }
-    }
-    if events.len() as i64 != row.event_count {
-        return Ok(Some(format!(
-            "event_count is {} but the log holds {}",
-            row.event_count,
-            events.len()
-        )));
+    if let Some(problem) = log_problem("event", events.iter().map(|e| e.seq), row.event_count) {
+        return Ok(Some(problem));
     }
     let replayed = match replay(rules, *seed.bytes(), &actions) {
         Ok(g) => g,
@@ -97,6 +72,19 @@ pub fn verify_game(conn: &mut AnyConnection, id: &str) -> Result<Option<String>,
         )));
     }
     Ok(None)
+}
+
+/// What is wrong with a log (of `what`: `action`, `event`) whose entries hold `seqs`, in
+/// order, and whose game counts `count` entries: they must be numbered 1, 2, … up to `count`.
+fn log_problem(what: &str, seqs: impl Iterator<Item = i64>, count: i64) -> Option<String> {
+    let mut held = 0;
+    for (i, seq) in (1..).zip(seqs) {
+        if seq != i {
+            return Some(format!("{what} log has a gap: #{i} holds seq {seq}"));
+        }
+        held = i;
+    }
+    (held != count).then(|| format!("{what}_count is {count} but the log holds {held}"))
 }
 
 /// Checks every started game, then that the stored ratings replay from the rated games in
@@ -150,4 +138,23 @@ fn rated_game(
         result,
         players,
     }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::log_problem;
+
+    #[test]
+    fn a_log_is_numbered_from_one_without_gaps_up_to_its_count() {
+        assert_eq!(log_problem("event", [1, 2, 3].into_iter(), 3), None);
+        assert_eq!(log_problem("event", [].into_iter(), 0), None);
+        assert_eq!(
+            log_problem("event", [1, 3].into_iter(), 2).as_deref(),
+            Some("event log has a gap: #2 holds seq 3")
+        );
+        assert_eq!(
+            log_problem("action", [1, 2].into_iter(), 3).as_deref(),
+            Some("action_count is 3 but the log holds 2")
+        );
+    }
 }

@@ -84,19 +84,22 @@ mod tests {
         (x * 100.0).round()
     }
 
+    /// The new means of every team's players after `update`, in cents.
+    fn new_mus(teams: &[(Vec<Rating>, u32)]) -> Vec<Vec<f64>> {
+        update(teams)
+            .iter()
+            .map(|t| t.iter().map(|p| cents(p.mu)).collect())
+            .collect()
+    }
+
     #[test]
     fn three_teams_match_the_crates_documented_example() {
         // skillratings' `weng_lin_multi_team` example: teams placed 2, 1, 3.
         let one = vec![Rating::initial(), r(30.0, 1.2), r(21.0, 6.5)];
         let two = vec![Rating::initial(), r(41.0, 1.4), r(19.2, 4.3)];
         let three = vec![Rating::initial(), r(29.4, 1.6), r(17.2, 2.1)];
-        let new = update(&[(one, 2), (two, 1), (three, 3)]);
-        let mus: Vec<Vec<f64>> = new
-            .iter()
-            .map(|t| t.iter().map(|p| cents(p.mu)).collect())
-            .collect();
         assert_eq!(
-            mus,
+            new_mus(&[(one, 2), (two, 1), (three, 3)]),
             vec![
                 vec![2538.0, 3001.0, 2123.0],
                 vec![2796.0, 4108.0, 1999.0],
@@ -110,13 +113,8 @@ mod tests {
         // skillratings' `weng_lin_two_teams` example: team one wins.
         let one = vec![Rating::initial(), r(30.0, 1.2), r(21.0, 6.5)];
         let two = vec![Rating::initial(), r(41.0, 1.4), r(19.2, 4.3)];
-        let new = update(&[(one, 1), (two, 2)]);
-        let mus: Vec<Vec<f64>> = new
-            .iter()
-            .map(|t| t.iter().map(|p| cents(p.mu)).collect())
-            .collect();
         assert_eq!(
-            mus,
+            new_mus(&[(one, 1), (two, 2)]),
             vec![vec![2790.0, 3006.0, 2277.0], vec![2210.0, 4092.0, 1843.0]]
         );
     }
