@@ -362,23 +362,6 @@ diesel::joinable!(refresh_tokens -> users (user_id));
 diesel::joinable!(game_seats -> games (game_id));
 diesel::joinable!(game_actions -> games (game_id));
 diesel::joinable!(game_events -> games (game_id));
-diesel::allow_tables_to_appear_in_same_query!(
-    users,
-    refresh_tokens,
-    server_settings,
-    games,
-    game_seats,
-    game_actions,
-    game_events,
-    idempotency_keys,
-    notifications,
-    webhook_deliveries,
-    webhook_attempts,
-    ratings,
-    rating_history,
-    rating_buckets,
-    stream_tickets
-);
 
 diesel::table! {
     /// What administrators did (append-only).
@@ -425,15 +408,6 @@ diesel::table! {
         created_at -> Timestamp,
     }
 }
-
-// Pairs only: a table listed twice in these macros would get conflicting impls.
-diesel::allow_tables_to_appear_in_same_query!(friend_requests, blocks);
-diesel::allow_tables_to_appear_in_same_query!(friend_requests, users);
-diesel::allow_tables_to_appear_in_same_query!(blocks, users);
-diesel::allow_tables_to_appear_in_same_query!(friend_requests, game_seats);
-diesel::allow_tables_to_appear_in_same_query!(friend_requests, games);
-diesel::allow_tables_to_appear_in_same_query!(blocks, game_seats);
-diesel::allow_tables_to_appear_in_same_query!(blocks, games);
 
 diesel::table! {
     /// Table talk; each message is also its game's event `seq`.
@@ -482,10 +456,6 @@ diesel::table! {
 }
 
 diesel::joinable!(chat_reports -> chat_messages (message_id));
-diesel::allow_tables_to_appear_in_same_query!(chat_messages, chat_reports);
-diesel::allow_tables_to_appear_in_same_query!(chat_messages, users);
-diesel::allow_tables_to_appear_in_same_query!(chat_reports, users);
-diesel::allow_tables_to_appear_in_same_query!(chat_messages, blocks);
 
 diesel::table! {
     /// The devices that receive a user's pushes.
@@ -568,7 +538,6 @@ diesel::table! {
 }
 
 diesel::joinable!(push_deliveries -> push_devices (device_id));
-diesel::allow_tables_to_appear_in_same_query!(push_devices, push_deliveries);
 
 diesel::table! {
     /// Who watches a game without a seat, until when.
@@ -583,4 +552,32 @@ diesel::table! {
 }
 
 diesel::joinable!(game_watchers -> games (game_id));
-diesel::allow_tables_to_appear_in_same_query!(game_watchers, games);
+
+// One list for every table: the macro implements each pair of those it is given,
+// so a second call naming two tables already listed together would clash.
+diesel::allow_tables_to_appear_in_same_query!(
+    server_settings,
+    users,
+    refresh_tokens,
+    games,
+    notifications,
+    webhook_deliveries,
+    webhook_attempts,
+    game_seats,
+    game_actions,
+    game_events,
+    idempotency_keys,
+    ratings,
+    rating_history,
+    rating_buckets,
+    stream_tickets,
+    audit_log,
+    friend_requests,
+    blocks,
+    chat_messages,
+    chat_reports,
+    push_devices,
+    push_settings,
+    push_deliveries,
+    game_watchers,
+);
