@@ -72,118 +72,93 @@ impl Metrics {
     /// Never in practice: only on a malformed metric definition in this function.
     pub fn new() -> Self {
         let registry = Registry::new();
-        let http_requests = register(
-            &registry,
-            IntCounterVec::new(
-                Opts::new(
-                    "leekha_http_requests_total",
-                    "HTTP requests answered, by method, route pattern and status",
-                ),
-                &["method", "route", "status"],
-            ),
-        );
-        let http_duration = register(
-            &registry,
-            HistogramVec::new(
-                HistogramOpts::new(
-                    "leekha_http_request_duration_seconds",
-                    "Time to answer HTTP requests (long-polls included), by method and route pattern",
-                )
-                .buckets(LATENCY_BUCKETS.to_vec()),
-                &["method", "route"],
-            ),
-        );
-        let webhook_deliveries = register(
-            &registry,
-            IntCounterVec::new(
-                Opts::new(
-                    "leekha_webhook_deliveries_total",
-                    "Webhook delivery attempts, by outcome",
-                ),
-                &["outcome"],
-            ),
-        );
-        let push_deliveries = register(
-            &registry,
-            IntCounterVec::new(
-                Opts::new(
-                    "leekha_push_deliveries_total",
-                    "Push attempts, by provider (fcm, webpush) and outcome (delivered, retry, failed, gone)",
-                ),
-                &["provider", "outcome"],
-            ),
-        );
         // The metrics without labels: just a name and a help text each.
-        let [actions_applied, version_conflicts, turn_timeouts] = [
-            (
+        let counter = |name, help| register(&registry, IntCounter::new(name, help));
+        let gauge = |name, help| register(&registry, IntGauge::new(name, help));
+        Self {
+            http_requests: register(
+                &registry,
+                IntCounterVec::new(
+                    Opts::new(
+                        "leekha_http_requests_total",
+                        "HTTP requests answered, by method, route pattern and status",
+                    ),
+                    &["method", "route", "status"],
+                ),
+            ),
+            http_duration: register(
+                &registry,
+                HistogramVec::new(
+                    HistogramOpts::new(
+                        "leekha_http_request_duration_seconds",
+                        "Time to answer HTTP requests (long-polls included), by method and route pattern",
+                    )
+                    .buckets(LATENCY_BUCKETS.to_vec()),
+                    &["method", "route"],
+                ),
+            ),
+            actions_applied: counter(
                 "leekha_actions_applied_total",
                 "Game actions applied (passes and plays, bots' included)",
             ),
-            (
+            version_conflicts: counter(
                 "leekha_version_conflicts_total",
                 "Requests refused with 409 version_conflict",
             ),
-            (
+            turn_timeouts: counter(
                 "leekha_turn_timeouts_total",
                 "Turns that timed out and were played by the server",
             ),
-        ]
-        .map(|(name, help)| register(&registry, IntCounter::new(name, help)));
-        let [
-            pool_connections,
-            pool_idle,
-            pool_max,
-            db_up,
-            active_games,
-            open_streams,
-            max_streams,
-        ] = [
-            (
+            webhook_deliveries: register(
+                &registry,
+                IntCounterVec::new(
+                    Opts::new(
+                        "leekha_webhook_deliveries_total",
+                        "Webhook delivery attempts, by outcome",
+                    ),
+                    &["outcome"],
+                ),
+            ),
+            push_deliveries: register(
+                &registry,
+                IntCounterVec::new(
+                    Opts::new(
+                        "leekha_push_deliveries_total",
+                        "Push attempts, by provider (fcm, webpush) and outcome (delivered, retry, failed, gone)",
+                    ),
+                    &["provider", "outcome"],
+                ),
+            ),
+            pool_connections: gauge(
                 "leekha_db_pool_connections",
                 "Database connections open in the pool",
             ),
-            (
+            pool_idle: gauge(
                 "leekha_db_pool_idle_connections",
                 "Database connections open and idle in the pool",
             ),
-            (
+            pool_max: gauge(
                 "leekha_db_pool_max_connections",
                 "The most connections the pool opens",
             ),
-            (
+            db_up: gauge(
                 "leekha_db_up",
                 "1 when the database answered the last scrape's query, else 0",
             ),
-            (
+            active_games: gauge(
                 "leekha_active_games",
                 "Games being played (status active), as of the last successful scrape",
             ),
-            (
+            open_streams: gauge(
                 "leekha_open_streams",
                 "Event streams and waiting long-polls open on this instance",
             ),
-            (
+            max_streams: gauge(
                 "leekha_max_streams",
                 "The most streams and long-polls this instance admits (LEEKHA_MAX_STREAMS)",
             ),
-        ]
-        .map(|(name, help)| register(&registry, IntGauge::new(name, help)));
-        Self {
+            // Last: the fields above borrow it while they register.
             registry,
-            http_requests,
-            http_duration,
-            actions_applied,
-            version_conflicts,
-            turn_timeouts,
-            webhook_deliveries,
-            push_deliveries,
-            pool_connections,
-            pool_idle,
-            pool_max,
-            db_up,
-            active_games,
-            open_streams,
-            max_streams,
         }
     }
 
