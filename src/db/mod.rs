@@ -59,6 +59,23 @@ macro_rules! record_end {
     }};
 }
 
+/// Claims the rows of an outbox table (`webhook_deliveries`, `push_deliveries`) that its
+/// `due` query selects ([`outbox::due_ids`]) until `lease`, and evaluates to a query of the
+/// table filtered to them, for the caller to order and load. When none is due it returns
+/// `Ok(Vec::new())` from the enclosing function at once, so an idle poll costs one query.
+macro_rules! claim_due {
+    ($conn:expr, $table:ident, $due:expr, ($now:expr, $lease:expr, $limit:expr)) => {{
+        let ids = $crate::db::outbox::due_ids($conn, $due, $now, $limit)?;
+        if ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        diesel::update($table::table.filter($table::id.eq_any(&ids)))
+            .set($table::next_attempt_at.eq($lease))
+            .execute($conn)?;
+        $table::table.filter($table::id.eq_any(ids))
+    }};
+}
+
 pub mod admin;
 pub mod chat;
 pub mod games;

@@ -218,15 +218,7 @@ pub fn claim_due(
     lease: NaiveDateTime,
     limit: i64,
 ) -> QueryResult<Vec<Delivery>> {
-    let ids = due_ids(conn, DUE, now, limit)?;
-    if ids.is_empty() {
-        return Ok(Vec::new());
-    }
-    diesel::update(webhook_deliveries::table.filter(webhook_deliveries::id.eq_any(&ids)))
-        .set(webhook_deliveries::next_attempt_at.eq(lease))
-        .execute(conn)?;
-    webhook_deliveries::table
-        .filter(webhook_deliveries::id.eq_any(&ids))
+    claim_due!(conn, webhook_deliveries, DUE, (now, lease, limit))
         .select(Delivery::as_select())
         .load(conn)
 }

@@ -273,15 +273,7 @@ pub fn claim_due(
     lease: NaiveDateTime,
     limit: i64,
 ) -> QueryResult<Vec<PushRow>> {
-    let ids = super::outbox::due_ids(conn, DUE, now, limit)?;
-    if ids.is_empty() {
-        return Ok(Vec::new());
-    }
-    diesel::update(push_deliveries::table.filter(push_deliveries::id.eq_any(&ids)))
-        .set(push_deliveries::next_attempt_at.eq(lease))
-        .execute(conn)?;
-    push_deliveries::table
-        .filter(push_deliveries::id.eq_any(&ids))
+    claim_due!(conn, push_deliveries, DUE, (now, lease, limit))
         .order((
             push_deliveries::created_at.asc(),
             push_deliveries::seq.asc(),
