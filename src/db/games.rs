@@ -812,13 +812,7 @@ pub fn events_after(
     after: i64,
     limit: i64,
 ) -> QueryResult<Vec<EventRow>> {
-    game_events::table
-        .filter(game_events::game_id.eq(id))
-        .filter(game_events::seq.gt(after))
-        .order(game_events::seq.asc())
-        .limit(limit)
-        .select(EventRow::as_select())
-        .load(conn)
+    log_after!(conn, game_events, game_id = id, EventRow, (after, limit))
 }
 
 /// Every event of a game.

@@ -76,6 +76,20 @@ macro_rules! claim_due {
     }};
 }
 
+/// The rows of a per-owner log (`game_events` by game, `notifications` by user) whose `seq`
+/// comes after `after`, in `seq` order, at most `limit`: how both logs are read on.
+macro_rules! log_after {
+    ($conn:expr, $table:ident, $owner:ident = $id:expr, $row:ty, ($after:expr, $limit:expr)) => {
+        $table::table
+            .filter($table::$owner.eq($id))
+            .filter($table::seq.gt($after))
+            .order($table::seq.asc())
+            .limit($limit)
+            .select(<$row>::as_select())
+            .load($conn)
+    };
+}
+
 pub mod admin;
 pub mod chat;
 pub mod games;

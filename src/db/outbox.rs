@@ -154,13 +154,13 @@ pub fn after(
     after: i64,
     limit: i64,
 ) -> QueryResult<Vec<NotificationRow>> {
-    notifications::table
-        .filter(notifications::user_id.eq(user_id))
-        .filter(notifications::seq.gt(after))
-        .order(notifications::seq.asc())
-        .limit(limit)
-        .select(NotificationRow::as_select())
-        .load(conn)
+    log_after!(
+        conn,
+        notifications,
+        user_id = user_id,
+        NotificationRow,
+        (after, limit)
+    )
 }
 
 /// The last seq of the user's feed.
