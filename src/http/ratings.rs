@@ -8,8 +8,8 @@ use utoipa::{IntoParams, ToSchema};
 
 use crate::error::Error;
 use crate::http::extract::AuthUser;
-use crate::http::pagination::keyset_page;
-use crate::http::reply::{PageQuery, Reply, State, keyset_page, ok};
+use crate::http::pagination::{PageQuery, keyset_page, page};
+use crate::http::reply::{Reply, State, ok};
 use crate::http::views::game::PlayerRef;
 use crate::ratings::{self, BoardEntry, PageStart, Standing};
 use crate::rules::Mode;
@@ -84,7 +84,7 @@ impl From<BoardEntry> for LeaderboardItem {
     }
 }
 
-keyset_page! {
+page! {
     /// A page of a board.
     pub struct LeaderboardPage {
         /// Players by ordinal, best first.
@@ -276,7 +276,7 @@ pub struct RatingHistoryItem {
     pub rating: RatingView,
 }
 
-keyset_page! {
+page! {
     /// A page of the caller's rating history.
     pub struct RatingHistoryPage {
         /// Newest first.

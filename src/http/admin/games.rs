@@ -6,9 +6,9 @@ use crate::db::AnyConnection;
 use crate::error::Error;
 use crate::games::{self, Committed, lists};
 use crate::http::extract::{AdminUser, OptionalJson};
-use crate::http::pagination::keyset_page;
+use crate::http::pagination::{PageQuery, keyset_page};
 use crate::http::preconditions::with_etag;
-use crate::http::reply::{PageQuery, Reply, State, ok};
+use crate::http::reply::{Reply, State, ok};
 use crate::http::views::game::{GameView, game_view};
 use crate::rules::Seat;
 

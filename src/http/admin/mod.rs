@@ -36,7 +36,7 @@ pub fn routes(cfg: &mut utoipa_actix_web::service_config::ServiceConfig) {
 /// The longest reason an administrator may give.
 const MAX_REASON_CHARS: usize = 500;
 
-/// Users to list (a page of them: [`crate::http::reply::PageQuery`]).
+/// Users to list (a page of them: [`crate::http::pagination::PageQuery`]).
 #[derive(Debug, Deserialize, IntoParams)]
 #[into_params(parameter_in = Query)]
 pub struct UsersQuery {
@@ -44,7 +44,7 @@ pub struct UsersQuery {
     pub query: Option<String>,
 }
 
-/// Games to list (a page of them: [`crate::http::reply::PageQuery`]).
+/// Games to list (a page of them: [`crate::http::pagination::PageQuery`]).
 #[derive(Debug, Deserialize, IntoParams)]
 #[into_params(parameter_in = Query)]
 pub struct GamesQuery {
@@ -55,7 +55,7 @@ pub struct GamesQuery {
     pub player: Option<String>,
 }
 
-/// Audit entries to list (a page of them: [`crate::http::reply::PageQuery`]).
+/// Audit entries to list (a page of them: [`crate::http::pagination::PageQuery`]).
 #[derive(Debug, Deserialize, IntoParams)]
 #[into_params(parameter_in = Query)]
 pub struct AuditQuery {

@@ -10,8 +10,8 @@ use crate::chat;
 use crate::db::chat as store;
 use crate::http::chat::ChatMessageView;
 use crate::http::extract::{AdminUser, OptionalJson};
-use crate::http::pagination::keyset_page;
-use crate::http::reply::{PageQuery, Reply, State, keyset_page, ok};
+use crate::http::pagination::{PageQuery, keyset_page, page};
+use crate::http::reply::{Reply, State, ok};
 
 use super::views::AdminUserView;
 use super::{BanRequest, reason};
@@ -33,7 +33,7 @@ pub struct ReportView {
     pub message: ChatMessageView,
 }
 
-keyset_page! {
+page! {
     /// A page of the queue.
     pub struct ReportsPage {
         /// Oldest first.

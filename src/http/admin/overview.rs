@@ -7,8 +7,8 @@ use crate::db::admin::{self as store, AuditRow};
 use crate::db::{self, games as games_store};
 use crate::games::GameStatus;
 use crate::http::extract::AdminUser;
-use crate::http::pagination::keyset_page;
-use crate::http::reply::{PageQuery, Reply, State, ok};
+use crate::http::pagination::{PageQuery, keyset_page};
+use crate::http::reply::{Reply, State, ok};
 use crate::http::views::game::PlayerRef;
 
 use super::AuditQuery;

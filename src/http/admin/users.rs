@@ -7,9 +7,9 @@ use crate::db::admin as store;
 use crate::db::users::UserRow;
 use crate::error::Error;
 use crate::http::extract::{AdminUser, OptionalJson};
-use crate::http::pagination::keyset_page;
+use crate::http::pagination::{PageQuery, keyset_page};
 use crate::http::ratings::RatingsView;
-use crate::http::reply::{PageQuery, Reply, State, ok};
+use crate::http::reply::{Reply, State, ok};
 
 use super::views::{AdminUserView, AdminUsersPage};
 use super::{
