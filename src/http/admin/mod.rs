@@ -8,12 +8,18 @@ mod overview;
 mod users;
 pub mod views;
 
+use std::future::Future;
+use std::pin::Pin;
+
+use actix_web::{FromRequest, HttpRequest, dev::Payload, web};
 use serde::Deserialize;
 use utoipa::{IntoParams, ToSchema};
 
 use crate::auth::Role;
+use crate::db::AnyConnection;
 use crate::error::Error;
-use crate::http::extract::AdminUser;
+use crate::http::extract::{AdminUser, OptionalJson};
+use crate::http::reply::State;
 
 /// Registers the routes of this module.
 pub fn routes(cfg: &mut utoipa_actix_web::service_config::ServiceConfig) {
@@ -31,6 +37,59 @@ pub fn routes(cfg: &mut utoipa_actix_web::service_config::ServiceConfig) {
         .service(moderation::list_reports)
         .service(moderation::hide_message)
         .service(moderation::mute_user);
+}
+
+/// An administrator's request as every handler of this module takes it: the state, the
+/// caller, and what the route takes from the path and the body (`()` where it takes none).
+///
+/// Extracted as the arguments `state: State, admin: AdminUser, path: P, body: B` of a
+/// handler would be, from one tuple of them, so the same request meets the same error first.
+#[derive(Debug)]
+pub struct Admin<P = (), B = ()> {
+    /// The application state.
+    pub state: State,
+    /// The caller, an administrator.
+    pub user: AdminUser,
+    /// What the path names.
+    pub path: P,
+    /// The body.
+    pub body: B,
+}
+
+/// An administrator's change of the thing whose id the path names, with its optional JSON
+/// body.
+pub type Change<B, P = uuid::Uuid> = Admin<web::Path<P>, OptionalJson<B>>;
+
+impl<P: FromRequest + 'static, B: FromRequest + 'static> FromRequest for Admin<P, B> {
+    type Error = actix_web::Error;
+    type Future = Pin<Box<dyn Future<Output = Result<Self, actix_web::Error>>>>;
+
+    fn from_request(req: &HttpRequest, payload: &mut Payload) -> Self::Future {
+        let parts = <(State, AdminUser, P, B)>::from_request(req, payload);
+        Box::pin(async move {
+            let (state, user, path, body) = parts.await?;
+            Ok(Self {
+                state,
+                user,
+                path,
+                body,
+            })
+        })
+    }
+}
+
+impl<P, B> Admin<P, B> {
+    /// Runs `use_case(conn, admin_id)` on the blocking pool.
+    ///
+    /// # Errors
+    /// What the use case returns, and pool errors.
+    pub async fn run<T, F>(&self, use_case: F) -> Result<T, Error>
+    where
+        F: FnOnce(&mut AnyConnection, &str) -> Result<T, Error> + Send + 'static,
+        T: Send + 'static,
+    {
+        self.user.0.run(&self.state, use_case).await
+    }
 }
 
 /// The longest reason an administrator may give.
