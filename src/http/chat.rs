@@ -12,6 +12,7 @@ use crate::chat::{self, Content, PHRASES};
 use crate::db::chat::{Listed, MessageRow};
 use crate::error::Error;
 use crate::http::extract::AuthUser;
+use crate::http::games::for_caller;
 use crate::http::problem::ApiError;
 use crate::http::reply::{Reply, State, created, ok};
 use crate::http::views::game::PlayerRef;
@@ -212,7 +213,7 @@ pub async fn post_message(
     path: web::Path<uuid::Uuid>,
     body: web::Json<NewMessage>,
 ) -> Reply {
-    let id = path.into_inner().to_string();
+    let id = path.to_string();
     let NewMessage { text, phrase } = body.into_inner();
     let content = match (text, phrase) {
         (Some(text), None) => Content::Text(chat::check_text(&text)?),
@@ -222,11 +223,11 @@ pub async fn post_message(
         }
     };
     let limit = limits().check(&[format!("chat:{}", user.id())])?;
-    let gid = id.clone();
-    let posted = user
-        .run(&state, move |conn, me| chat::post(conn, &gid, me, content))
-        .await
-        .map_err(|e| ApiError::from(e).with_rate_limit(limit))?;
+    let posted = for_caller(&state, &user, path, move |conn, game, me| {
+        chat::post(conn, game, me, content)
+    })
+    .await
+    .map_err(|e| ApiError::from(e).with_rate_limit(limit))?;
     state.published(&posted.done);
     let view = ChatMessageView::from(&posted.message);
     let mut reply = created(format!("/api/v1/games/{id}/chat"), view);
@@ -252,17 +253,15 @@ pub async fn list_messages(
     path: web::Path<uuid::Uuid>,
     query: web::Query<ChatQuery>,
 ) -> Reply {
-    let id = path.into_inner().to_string();
     let after = query.after.unwrap_or(0);
     if after < 0 {
         return Err(Error::validation("after must be ≥ 0").into());
     }
     let limit = pagination::limit(query.limit, 100, 200)?;
-    let rows = user
-        .run(&state, move |conn, me| {
-            chat::list(conn, &id, me, after, limit)
-        })
-        .await?;
+    let rows = for_caller(&state, &user, path, move |conn, game, me| {
+        chat::list(conn, game, me, after, limit)
+    })
+    .await?;
     let last_seq = rows.last().map_or(after, |(m, _)| m.seq);
     ok(ChatPage {
         items: rows.iter().map(ChatMessageView::from).collect(),

@@ -77,7 +77,7 @@ pub(crate) async fn spectate(state: &AppState, game_id: &str, viewer: Option<Sea
 
 /// Runs `use_case(conn, game_id, user_id)` for the caller on the game the path names, on the
 /// blocking pool.
-async fn for_caller<T, F>(
+pub(crate) async fn for_caller<T, F>(
     state: &AppState,
     user: &AuthUser,
     path: web::Path<uuid::Uuid>,
