@@ -75,7 +75,7 @@ pub async fn get_game(admin: Admin<web::Path<uuid::Uuid>>) -> Reply {
         (status = 409, description = "The game already ended (`game_over`)")))]
 #[post("/admin/games/{id}/abort")]
 pub async fn abort_game(admin: Change<AbortRequest>) -> Reply {
-    let why = reason(&admin.body.0.reason)?;
+    let why = reason(&admin.input.0.reason)?;
     let id = admin.path.to_string();
     admin
         .change_game(move |conn, admin_id| games::abort(conn, &id, admin_id, &why))
@@ -99,7 +99,7 @@ pub async fn abort_game(admin: Change<AbortRequest>) -> Reply {
         (status = 409, description = "`game_not_active`, or a bot already plays the seat (`seat_controlled_by_bot`)")))]
 #[post("/admin/games/{id}/seats/{seat}/bot")]
 pub async fn seat_to_bot(admin: Change<OptionalReason, (uuid::Uuid, u8)>) -> Reply {
-    let why = optional_reason(admin.body.0.reason.as_deref())?;
+    let why = optional_reason(admin.input.0.reason.as_deref())?;
     let (id, seat) = *admin.path;
     let seat = Seat::new(seat)
         .ok_or_else(|| Error::validation(format!("seat must be 0..=3, got {seat}")))?;

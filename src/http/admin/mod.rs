@@ -8,18 +8,14 @@ mod overview;
 mod users;
 pub mod views;
 
-use std::future::Future;
-use std::pin::Pin;
-
-use actix_web::{FromRequest, HttpRequest, dev::Payload, web};
+use actix_web::web;
 use serde::Deserialize;
 use utoipa::{IntoParams, ToSchema};
 
 use crate::auth::Role;
 use crate::db::AnyConnection;
 use crate::error::Error;
-use crate::http::extract::{AdminUser, OptionalJson};
-use crate::http::reply::State;
+use crate::http::extract::{AdminUser, Call, OptionalJson};
 
 /// Registers the routes of this module.
 pub fn routes(cfg: &mut utoipa_actix_web::service_config::ServiceConfig) {
@@ -40,43 +36,12 @@ pub fn routes(cfg: &mut utoipa_actix_web::service_config::ServiceConfig) {
 }
 
 /// An administrator's request as every handler of this module takes it: the state, the
-/// caller, and what the route takes from the path and the body (`()` where it takes none).
-///
-/// Extracted as the arguments `state: State, admin: AdminUser, path: P, body: B` of a
-/// handler would be, from one tuple of them, so the same request meets the same error first.
-#[derive(Debug)]
-pub struct Admin<P = (), B = ()> {
-    /// The application state.
-    pub state: State,
-    /// The caller, an administrator.
-    pub user: AdminUser,
-    /// What the path names.
-    pub path: P,
-    /// The body.
-    pub body: B,
-}
+/// caller, and what the route takes from the path and the body.
+pub type Admin<P = (), B = ()> = Call<AdminUser, P, B>;
 
 /// An administrator's change of the thing whose id the path names, with its optional JSON
 /// body.
 pub type Change<B, P = uuid::Uuid> = Admin<web::Path<P>, OptionalJson<B>>;
-
-impl<P: FromRequest + 'static, B: FromRequest + 'static> FromRequest for Admin<P, B> {
-    type Error = actix_web::Error;
-    type Future = Pin<Box<dyn Future<Output = Result<Self, actix_web::Error>>>>;
-
-    fn from_request(req: &HttpRequest, payload: &mut Payload) -> Self::Future {
-        let parts = <(State, AdminUser, P, B)>::from_request(req, payload);
-        Box::pin(async move {
-            let (state, user, path, body) = parts.await?;
-            Ok(Self {
-                state,
-                user,
-                path,
-                body,
-            })
-        })
-    }
-}
 
 impl<P, B> Admin<P, B> {
     /// Runs `use_case(conn, admin_id)` on the blocking pool.

@@ -112,7 +112,7 @@ pub async fn list_reports(admin: Admin, page: web::Query<PageQuery>) -> Reply {
         (status = 409, description = "Hidden already (`already_hidden`)")))]
 #[post("/admin/chat/{message_id}/hide")]
 pub async fn hide_message(admin: Change<BanRequest>) -> Reply {
-    let why = reason(&admin.body.0.reason)?;
+    let why = reason(&admin.input.0.reason)?;
     let message = admin.path.to_string();
     let (row, author) = admin
         .run(move |conn, admin_id| {
@@ -144,7 +144,7 @@ pub async fn hide_message(admin: Change<BanRequest>) -> Reply {
         (status = 404, description = "No such account")))]
 #[post("/admin/users/{id}/mute")]
 pub async fn mute_user(admin: Admin<web::Path<uuid::Uuid>, web::Json<MuteRequest>>) -> Reply {
-    let MuteRequest { until, reason: raw } = &*admin.body;
+    let MuteRequest { until, reason: raw } = &*admin.input;
     let why = reason(raw)?;
     let until = until.map(|t| t.naive_utc());
     admin

@@ -68,7 +68,7 @@ pub async fn list_users(
         (status = 409, description = "Already banned (`already_banned`), or the caller's own account (`own_account`)")))]
 #[post("/admin/users/{id}/ban")]
 pub async fn ban_user(admin: Change<BanRequest>) -> Reply {
-    let why = reason(&admin.body.0.reason)?;
+    let why = reason(&admin.input.0.reason)?;
     let target = admin.path.to_string();
     let state = admin.state.clone();
     let answer = admin
@@ -96,7 +96,7 @@ pub async fn ban_user(admin: Change<BanRequest>) -> Reply {
         (status = 409, description = "Not banned (`not_banned`)")))]
 #[post("/admin/users/{id}/unban")]
 pub async fn unban_user(admin: Change<OptionalReason>) -> Reply {
-    let why = optional_reason(admin.body.0.reason.as_deref())?;
+    let why = optional_reason(admin.input.0.reason.as_deref())?;
     admin
         .change_user(None, move |conn, admin_id, target| {
             crate::admin::unban(conn, admin_id, target, why.as_deref())
@@ -117,7 +117,7 @@ pub async fn unban_user(admin: Change<OptionalReason>) -> Reply {
         (status = 409, description = "The caller's own account (`own_account`)")))]
 #[put("/admin/users/{id}/role")]
 pub async fn set_role(admin: Change<RoleRequest>) -> Reply {
-    let request = &admin.body.0;
+    let request = &admin.input.0;
     let role = request
         .role
         .ok_or_else(|| Error::validation("role is required: player or admin"))?;
@@ -144,8 +144,8 @@ pub async fn set_role(admin: Change<RoleRequest>) -> Reply {
         (status = 404, description = "No such (live) account")))]
 #[post("/admin/users/{id}/ratings/reset")]
 pub async fn reset_rating(admin: Change<ResetRatingRequest>) -> Reply {
-    let why = optional_reason(admin.body.0.reason.as_deref())?;
-    let mode = admin.body.0.mode;
+    let why = optional_reason(admin.input.0.reason.as_deref())?;
+    let mode = admin.input.0.mode;
     let target = admin.path.to_string();
     let standings = admin
         .run(move |conn, admin_id| {
