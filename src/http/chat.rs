@@ -12,6 +12,7 @@ use crate::chat::{self, Content, PHRASES};
 use crate::db::chat::{Listed, MessageRow};
 use crate::error::Error;
 use crate::http::extract::AuthUser;
+use crate::http::games::OnGame;
 use crate::http::problem::ApiError;
 use crate::http::reply::{Reply, State, created, ok};
 use crate::http::views::game::PlayerRef;
@@ -206,30 +207,23 @@ pub async fn phrases() -> HttpResponse {
         (status = 409, description = "The game is over (`chat_closed`)"),
         (status = 429, description = "More than 20 messages a minute")))]
 #[post("/games/{id}/chat")]
-pub async fn post_message(
-    state: State,
-    user: AuthUser,
-    path: web::Path<uuid::Uuid>,
-    body: web::Json<NewMessage>,
-) -> Reply {
-    let id = path.into_inner().to_string();
-    let NewMessage { text, phrase } = body.into_inner();
+pub async fn post_message(on: OnGame<web::Json<NewMessage>>) -> Reply {
+    let NewMessage { text, phrase } = &*on.input;
     let content = match (text, phrase) {
-        (Some(text), None) => Content::Text(chat::check_text(&text)?),
-        (None, Some(key)) => Content::Phrase(chat::phrase(&key)?.key),
+        (Some(text), None) => Content::Text(chat::check_text(text)?),
+        (None, Some(key)) => Content::Phrase(chat::phrase(key)?.key),
         _ => {
             return Err(Error::validation("give exactly one of text and phrase").into());
         }
     };
-    let limit = limits().check(&[format!("chat:{}", user.id())])?;
-    let gid = id.clone();
-    let posted = user
-        .run(&state, move |conn, me| chat::post(conn, &gid, me, content))
+    let limit = limits().check(&[format!("chat:{}", on.user.id())])?;
+    let posted = on
+        .run(move |conn, game, me| chat::post(conn, game, me, content))
         .await
         .map_err(|e| ApiError::from(e).with_rate_limit(limit))?;
-    state.published(&posted.done);
+    on.state.published(&posted.done);
     let view = ChatMessageView::from(&posted.message);
-    let mut reply = created(format!("/api/v1/games/{id}/chat"), view);
+    let mut reply = created(format!("/api/v1/games/{}/chat", *on.path), view);
     rate_limit::insert(reply.headers_mut(), limit);
     Ok(reply)
 }
@@ -246,22 +240,15 @@ pub async fn post_message(
         (status = 403, description = "Not seated (`not_seated`)"),
         (status = 404, description = "No such game")))]
 #[get("/games/{id}/chat")]
-pub async fn list_messages(
-    state: State,
-    user: AuthUser,
-    path: web::Path<uuid::Uuid>,
-    query: web::Query<ChatQuery>,
-) -> Reply {
-    let id = path.into_inner().to_string();
+pub async fn list_messages(on: OnGame<web::Query<ChatQuery>>) -> Reply {
+    let query = &on.input;
     let after = query.after.unwrap_or(0);
     if after < 0 {
         return Err(Error::validation("after must be ≥ 0").into());
     }
     let limit = pagination::limit(query.limit, 100, 200)?;
-    let rows = user
-        .run(&state, move |conn, me| {
-            chat::list(conn, &id, me, after, limit)
-        })
+    let rows = on
+        .run(move |conn, game, me| chat::list(conn, game, me, after, limit))
         .await?;
     let last_seq = rows.last().map_or(after, |(m, _)| m.seq);
     ok(ChatPage {

@@ -224,6 +224,47 @@ impl FromRequest for AdminUser {
     }
 }
 
+/// What every handler of a group takes, extracted as one: the state, the caller (an
+/// [`AuthUser`] or an [`AdminUser`]), what the path names and what else the route reads
+/// (a body or a query; `()` where it reads nothing).
+///
+/// Extracted from the tuple `(State, U, P, I)`, the arguments the handlers took one by one
+/// before, so the same request meets the same error first.
+#[derive(Debug)]
+pub struct Call<U, P = (), I = ()> {
+    /// The application state.
+    pub state: web::Data<AppState>,
+    /// The caller.
+    pub user: U,
+    /// What the path names.
+    pub path: P,
+    /// The body or the query.
+    pub input: I,
+}
+
+impl<U, P, I> FromRequest for Call<U, P, I>
+where
+    U: FromRequest + 'static,
+    P: FromRequest + 'static,
+    I: FromRequest + 'static,
+{
+    type Error = actix_web::Error;
+    type Future = Pin<Box<dyn Future<Output = Result<Self, actix_web::Error>>>>;
+
+    fn from_request(req: &HttpRequest, payload: &mut Payload) -> Self::Future {
+        let parts = <(web::Data<AppState>, U, P, I)>::from_request(req, payload);
+        Box::pin(async move {
+            let (state, user, path, input) = parts.await?;
+            Ok(Self {
+                state,
+                user,
+                path,
+                input,
+            })
+        })
+    }
+}
+
 /// Whether a request body of this media type is read as JSON: `application/json` or any
 /// `+json` type, parameters (`charset=utf-8`) aside. This is the rule of actix-web's `Json`
 /// extractor (a `json` subtype or a `+json` suffix), so endpoints with a required body and

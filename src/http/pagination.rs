@@ -127,16 +127,76 @@ fn first<R>(mut rows: Vec<R>, limit: i64) -> (Vec<R>, bool) {
     (rows, more)
 }
 
-/// Declares the page type of a list: its `items`, in the list's order (the item doc says
-/// which), and `next_cursor`, the same in every page.
+/// What a keyset-paginated list takes besides its filters: the page size and where the page
+/// starts. Declared once so that every such list documents and checks them alike; an
+/// operation names it in `params(...)` beside its own query.
+#[derive(Debug, serde::Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct PageQuery {
+    /// 1..=200, default 50.
+    #[param(minimum = 1, maximum = 200)]
+    pub limit: Option<i64>,
+    /// `next_cursor` of the previous page.
+    pub cursor: Option<String>,
+}
+
+impl PageQuery {
+    /// The page size: 50 when absent.
+    ///
+    /// # Errors
+    /// `validation_failed` outside 1..=200.
+    pub fn size(&self) -> Result<i64, Error> {
+        limit(self.limit, 50, 200)
+    }
+
+    /// The page size and the row of a `(time, id)` keyset the page starts after, if any.
+    ///
+    /// # Errors
+    /// `validation_failed` for a size outside 1..=200 or a cursor that is not a keyset one.
+    pub fn keyset(&self) -> Result<(i64, Option<(NaiveDateTime, String)>), Error> {
+        let size = self.size()?;
+        let after = Cursor::keyset(self.cursor.as_deref())?;
+        Ok((size, after))
+    }
+}
+
+/// Declares the page type of a list, written as the struct it makes without the derives and
+/// without the type of `next_cursor`, which every list answers alike: an `Option<String>`,
+/// always present, documented by a standard sentence unless the declaration documents a
+/// `pub next_cursor,` of its own. `items` are in the list's order; their doc says which.
 macro_rules! page {
-    ($(#[$doc:meta])* $name:ident { $(#[$items_doc:meta])* items: Vec<$item:ty> $(,)? }) => {
-        $(#[$doc])*
+    (
+        $(#[doc = $doc:literal])*
+        pub struct $page:ident {
+            $(#[doc = $items_doc:literal])*
+            pub items: Vec<$item:ty>,
+        }
+    ) => {
+        $crate::http::pagination::page! {
+            $(#[doc = $doc])*
+            pub struct $page {
+                $(#[doc = $items_doc])*
+                pub items: Vec<$item>,
+                /// Pass as `cursor` for the next page; null on the last page.
+                pub next_cursor,
+            }
+        }
+    };
+    (
+        $(#[doc = $doc:literal])*
+        pub struct $page:ident {
+            $(#[doc = $items_doc:literal])*
+            pub items: Vec<$item:ty>,
+            $(#[doc = $next_doc:literal])*
+            pub next_cursor,
+        }
+    ) => {
+        $(#[doc = $doc])*
         #[derive(Debug, serde::Serialize, serde::Deserialize, utoipa::ToSchema)]
-        pub struct $name {
-            $(#[$items_doc])*
+        pub struct $page {
+            $(#[doc = $items_doc])*
             pub items: Vec<$item>,
-            /// Pass as `cursor` for the next page; null on the last page.
+            $(#[doc = $next_doc])*
             #[schema(required = true)]
             pub next_cursor: Option<String>,
         }

@@ -1,15 +1,14 @@
 //! Ratings over HTTP: the boards per mode, public profiles, the caller's rating history.
 
 use actix_web::{get, web};
-use base64::Engine;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 
 use crate::error::Error;
 use crate::http::extract::AuthUser;
-use crate::http::pagination::keyset_page;
-use crate::http::reply::{PageQuery, Reply, State, keyset_page, ok};
+use crate::http::pagination::{self, PageQuery, keyset_page, page};
+use crate::http::reply::{Reply, State, ok};
 use crate::http::views::game::PlayerRef;
 use crate::ratings::{self, BoardEntry, PageStart, Standing};
 use crate::rules::Mode;
@@ -84,7 +83,7 @@ impl From<BoardEntry> for LeaderboardItem {
     }
 }
 
-keyset_page! {
+page! {
     /// A page of a board.
     pub struct LeaderboardPage {
         /// Players by ordinal, best first.
@@ -112,17 +111,12 @@ pub enum AroundMe {
 /// The board cursor: a board position `(ordinal, user id)`, the ordinal by its exact bits so
 /// that ties resume where they stopped.
 fn encode_board_cursor(ordinal: f64, user_id: &str) -> String {
-    base64::engine::general_purpose::URL_SAFE_NO_PAD
-        .encode(format!("b:{:016x}|{user_id}", ordinal.to_bits()))
+    pagination::opaque(&format!("b:{:016x}|{user_id}", ordinal.to_bits()))
 }
 
 fn decode_board_cursor(raw: &str) -> Result<(f64, String), Error> {
     let invalid = || Error::validation("cursor is not valid");
-    let text = base64::engine::general_purpose::URL_SAFE_NO_PAD
-        .decode(raw)
-        .ok()
-        .and_then(|b| String::from_utf8(b).ok())
-        .ok_or_else(invalid)?;
+    let text = pagination::from_opaque(raw).ok_or_else(invalid)?;
     let (bits, user) = text
         .strip_prefix("b:")
         .and_then(|t| t.split_once('|'))
@@ -276,7 +270,7 @@ pub struct RatingHistoryItem {
     pub rating: RatingView,
 }
 
-keyset_page! {
+page! {
     /// A page of the caller's rating history.
     pub struct RatingHistoryPage {
         /// Newest first.
@@ -353,8 +347,7 @@ mod tests {
         }
         assert!(decode_board_cursor("!!").is_err());
         assert!(decode_board_cursor(&Cursor::Offset(3).encode()).is_err());
-        let nan = base64::engine::general_purpose::URL_SAFE_NO_PAD
-            .encode(format!("b:{:016x}|{id}", f64::NAN.to_bits()));
+        let nan = pagination::opaque(&format!("b:{:016x}|{id}", f64::NAN.to_bits()));
         assert!(decode_board_cursor(&nan).is_err());
     }
 }

@@ -5,6 +5,8 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
+use crate::db::AnyConnection;
+use crate::error::Error;
 use crate::http::extract::AuthUser;
 use crate::http::reply::{Reply, State, made_or_held, no_content, ok};
 use crate::http::views::game::PlayerRef;
@@ -115,10 +117,7 @@ pub async fn list_friends(state: State, user: AuthUser) -> Reply {
         (status = 409, description = "At most 500 friends and requests (`too_many_friends`)")))]
 #[put("/me/friends/{username}")]
 pub async fn put_friend(state: State, user: AuthUser, path: web::Path<String>) -> Reply {
-    let other = path.into_inner();
-    let changed = user
-        .run(&state, move |c, me| social::request_friend(c, me, &other))
-        .await?;
+    let changed = about(&state, &user, path, social::request_friend).await?;
     state.announce_users(&changed.notified);
     let view = FriendView {
         user: RelatedUser::from(&changed.other).user,
@@ -142,9 +141,7 @@ pub async fn put_friend(state: State, user: AuthUser, path: web::Path<String>) -
         (status = 404, description = "No such user")))]
 #[delete("/me/friends/{username}")]
 pub async fn delete_friend(state: State, user: AuthUser, path: web::Path<String>) -> Reply {
-    let other = path.into_inner();
-    user.run(&state, move |c, me| social::remove_friend(c, me, &other))
-        .await?;
+    about(&state, &user, path, social::remove_friend).await?;
     no_content()
 }
 
@@ -176,10 +173,7 @@ pub async fn list_blocks(state: State, user: AuthUser) -> Reply {
         (status = 409, description = "At most 1,000 blocked users (`too_many_blocks`)")))]
 #[put("/me/blocks/{username}")]
 pub async fn put_block(state: State, user: AuthUser, path: web::Path<String>) -> Reply {
-    let other = path.into_inner();
-    let changed = user
-        .run(&state, move |c, me| social::block(c, me, &other))
-        .await?;
+    let changed = about(&state, &user, path, social::block).await?;
     let view = RelatedUser::from(&changed.other);
     made_or_held(changed.created, "/api/v1/me/blocks", view)
 }
@@ -195,8 +189,19 @@ pub async fn put_block(state: State, user: AuthUser, path: web::Path<String>) ->
         (status = 404, description = "No such user")))]
 #[delete("/me/blocks/{username}")]
 pub async fn delete_block(state: State, user: AuthUser, path: web::Path<String>) -> Reply {
-    let other = path.into_inner();
-    user.run(&state, move |c, me| social::unblock(c, me, &other))
-        .await?;
+    about(&state, &user, path, social::unblock).await?;
     no_content()
+}
+
+/// Runs `change(conn, caller_id, username)` for the caller and the user the path names: the
+/// one database round of every change of a relation.
+async fn about<T: Send + 'static>(
+    state: &State,
+    user: &AuthUser,
+    path: web::Path<String>,
+    change: fn(&mut AnyConnection, &str, &str) -> Result<T, Error>,
+) -> Result<T, Error> {
+    let other = path.into_inner();
+    user.run(state, move |conn, me| change(conn, me, &other))
+        .await
 }

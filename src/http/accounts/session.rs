@@ -82,6 +82,19 @@ async fn rate_limited(
     }
 }
 
+/// The refusals that login and refresh document alike: both reopen a session of an existing
+/// account from a body, under a rate limit. Never constructed; only its responses are used.
+#[derive(utoipa::IntoResponses)]
+#[allow(dead_code)]
+enum SessionRefusals {
+    #[response(status = 400, description = "Malformed input")]
+    Malformed,
+    #[response(status = 403, description = "The account is banned (`banned`)")]
+    Banned,
+    #[response(status = 429, description = "Rate limited")]
+    RateLimited,
+}
+
 /// Where a new account can be read back: the `Location` of a 201 from register and guest.
 const ME: &str = "/api/v1/me";
 
@@ -137,10 +150,8 @@ pub async fn register(state: State, req: HttpRequest, body: web::Json<Credential
     request_body = Credentials,
     responses(
         (status = 200, description = "Logged in", body = TokenResponse),
-        (status = 400, description = "Malformed input"),
         (status = 401, description = "Wrong username or password (`invalid_credentials`)"),
-        (status = 403, description = "The account is banned (`banned`)"),
-        (status = 429, description = "Rate limited")))]
+        SessionRefusals))]
 #[post("/auth/login")]
 pub async fn login(state: State, req: HttpRequest, body: web::Json<Credentials>) -> Reply {
     let Credentials { username, password } = body.into_inner();
@@ -174,10 +185,8 @@ pub async fn guest(state: State, req: HttpRequest) -> Reply {
     request_body = RefreshRequest,
     responses(
         (status = 200, description = "A new token pair; the presented refresh token is spent", body = TokenResponse),
-        (status = 400, description = "Malformed input"),
         (status = 401, description = "Unknown, expired, spent or revoked (`invalid_token`)"),
-        (status = 403, description = "The account is banned (`banned`)"),
-        (status = 429, description = "Rate limited")))]
+        SessionRefusals))]
 #[post("/auth/refresh")]
 pub async fn refresh(state: State, req: HttpRequest, body: web::Json<RefreshRequest>) -> Reply {
     let RefreshRequest { refresh_token } = body.into_inner();

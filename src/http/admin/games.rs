@@ -5,15 +5,14 @@ use actix_web::{get, post, web};
 use crate::db::AnyConnection;
 use crate::error::Error;
 use crate::games::{self, Committed, lists};
-use crate::http::extract::{AdminUser, OptionalJson};
-use crate::http::pagination::keyset_page;
+use crate::http::pagination::{PageQuery, keyset_page};
 use crate::http::preconditions::with_etag;
-use crate::http::reply::{PageQuery, Reply, State, ok};
+use crate::http::reply::{Reply, ok};
 use crate::http::views::game::{GameView, game_view};
 use crate::rules::Seat;
 
 use super::views::{AdminGameView, AdminGamesPage, full_state, summary};
-use super::{AbortRequest, GamesQuery, OptionalReason, optional_reason, reason};
+use super::{AbortRequest, Admin, Change, GamesQuery, OptionalReason, optional_reason, reason};
 
 /// Search games.
 ///
@@ -23,8 +22,7 @@ use super::{AbortRequest, GamesQuery, OptionalReason, optional_reason, reason};
     responses((status = 200, description = "A page of games", body = AdminGamesPage)))]
 #[get("/admin/games")]
 pub async fn list_games(
-    state: State,
-    _admin: AdminUser,
+    admin: Admin,
     query: web::Query<GamesQuery>,
     page: web::Query<PageQuery>,
 ) -> Reply {
@@ -36,7 +34,8 @@ pub async fn list_games(
         .filter(|p| !p.is_empty())
         .map(str::to_ascii_lowercase);
     let (limit, before) = page.keyset()?;
-    let tables = state
+    let tables = admin
+        .state
         .db
         .run(move |conn| lists::search(conn, &statuses, player.as_deref(), before, limit + 1))
         .await?;
@@ -55,13 +54,10 @@ pub async fn list_games(
     params(("id" = uuid::Uuid, Path, description = "Game id")),
     responses((status = 200, description = "The whole game", body = AdminGameView)))]
 #[get("/admin/games/{id}")]
-pub async fn get_game(state: State, admin: AdminUser, path: web::Path<uuid::Uuid>) -> Reply {
-    let id = path.into_inner().to_string();
+pub async fn get_game(admin: Admin<web::Path<uuid::Uuid>>) -> Reply {
+    let id = admin.path.to_string();
     let (table, record) = admin
-        .0
-        .run(&state, move |conn, admin_id| {
-            games::inspect(conn, &id, admin_id)
-        })
+        .run(move |conn, admin_id| games::inspect(conn, &id, admin_id))
         .await?;
     ok(full_state(&table, &record)?)
 }
@@ -78,18 +74,12 @@ pub async fn get_game(state: State, admin: AdminUser, path: web::Path<uuid::Uuid
         (status = 400, description = "Invalid reason or id"),
         (status = 409, description = "The game already ended (`game_over`)")))]
 #[post("/admin/games/{id}/abort")]
-pub async fn abort_game(
-    state: State,
-    admin: AdminUser,
-    path: web::Path<uuid::Uuid>,
-    OptionalJson(request): OptionalJson<AbortRequest>,
-) -> Reply {
-    let why = reason(&request.reason)?;
-    let id = path.into_inner().to_string();
-    change_game(&state, &admin, move |conn, admin_id| {
-        games::abort(conn, &id, admin_id, &why)
-    })
-    .await
+pub async fn abort_game(admin: Change<AbortRequest>) -> Reply {
+    let why = reason(&admin.input.0.reason)?;
+    let id = admin.path.to_string();
+    admin
+        .change_game(move |conn, admin_id| games::abort(conn, &id, admin_id, &why))
+        .await
 }
 
 /// Hand a seat to a bot.
@@ -108,30 +98,28 @@ pub async fn abort_game(
         (status = 400, description = "Invalid seat, reason or id"),
         (status = 409, description = "`game_not_active`, or a bot already plays the seat (`seat_controlled_by_bot`)")))]
 #[post("/admin/games/{id}/seats/{seat}/bot")]
-pub async fn seat_to_bot(
-    state: State,
-    admin: AdminUser,
-    path: web::Path<(uuid::Uuid, u8)>,
-    OptionalJson(request): OptionalJson<OptionalReason>,
-) -> Reply {
-    let why = optional_reason(request.reason.as_deref())?;
-    let (id, seat) = path.into_inner();
+pub async fn seat_to_bot(admin: Change<OptionalReason, (uuid::Uuid, u8)>) -> Reply {
+    let why = optional_reason(admin.input.0.reason.as_deref())?;
+    let (id, seat) = *admin.path;
     let seat = Seat::new(seat)
         .ok_or_else(|| Error::validation(format!("seat must be 0..=3, got {seat}")))?;
     let id = id.to_string();
-    change_game(&state, &admin, move |conn, admin_id| {
-        games::seat_to_bot(conn, &id, seat, admin_id, why.as_deref())
-    })
-    .await
+    admin
+        .change_game(move |conn, admin_id| {
+            games::seat_to_bot(conn, &id, seat, admin_id, why.as_deref())
+        })
+        .await
 }
 
-/// Runs an administrator's change of a game and answers the game as spectators see it.
-async fn change_game<F>(state: &State, admin: &AdminUser, change: F) -> Reply
-where
-    F: FnOnce(&mut AnyConnection, &str) -> Result<Committed, Error> + Send + 'static,
-{
-    let done = admin.0.run(state, change).await?;
-    state.published(&done);
-    let view = game_view(&done.table, None)?;
-    Ok(with_etag(&view, view.version))
+impl<P, B> Admin<P, B> {
+    /// Runs an administrator's change of a game and answers the game as spectators see it.
+    async fn change_game<F>(&self, change: F) -> Reply
+    where
+        F: FnOnce(&mut AnyConnection, &str) -> Result<Committed, Error> + Send + 'static,
+    {
+        let done = self.run(change).await?;
+        self.state.published(&done);
+        let view = game_view(&done.table, None)?;
+        Ok(with_etag(&view, view.version))
+    }
 }

@@ -8,12 +8,14 @@ mod overview;
 mod users;
 pub mod views;
 
+use actix_web::web;
 use serde::Deserialize;
 use utoipa::{IntoParams, ToSchema};
 
 use crate::auth::Role;
+use crate::db::AnyConnection;
 use crate::error::Error;
-use crate::http::extract::AdminUser;
+use crate::http::extract::{AdminUser, Call, OptionalJson};
 
 /// Registers the routes of this module.
 pub fn routes(cfg: &mut utoipa_actix_web::service_config::ServiceConfig) {
@@ -33,10 +35,32 @@ pub fn routes(cfg: &mut utoipa_actix_web::service_config::ServiceConfig) {
         .service(moderation::mute_user);
 }
 
+/// An administrator's request as every handler of this module takes it: the state, the
+/// caller, and what the route takes from the path and the body.
+pub type Admin<P = (), B = ()> = Call<AdminUser, P, B>;
+
+/// An administrator's change of the thing whose id the path names, with its optional JSON
+/// body.
+pub type Change<B, P = uuid::Uuid> = Admin<web::Path<P>, OptionalJson<B>>;
+
+impl<P, B> Admin<P, B> {
+    /// Runs `use_case(conn, admin_id)` on the blocking pool.
+    ///
+    /// # Errors
+    /// What the use case returns, and pool errors.
+    pub async fn run<T, F>(&self, use_case: F) -> Result<T, Error>
+    where
+        F: FnOnce(&mut AnyConnection, &str) -> Result<T, Error> + Send + 'static,
+        T: Send + 'static,
+    {
+        self.user.0.run(&self.state, use_case).await
+    }
+}
+
 /// The longest reason an administrator may give.
 const MAX_REASON_CHARS: usize = 500;
 
-/// Users to list (a page of them: [`crate::http::reply::PageQuery`]).
+/// Users to list (a page of them: [`crate::http::pagination::PageQuery`]).
 #[derive(Debug, Deserialize, IntoParams)]
 #[into_params(parameter_in = Query)]
 pub struct UsersQuery {
@@ -44,7 +68,7 @@ pub struct UsersQuery {
     pub query: Option<String>,
 }
 
-/// Games to list (a page of them: [`crate::http::reply::PageQuery`]).
+/// Games to list (a page of them: [`crate::http::pagination::PageQuery`]).
 #[derive(Debug, Deserialize, IntoParams)]
 #[into_params(parameter_in = Query)]
 pub struct GamesQuery {
@@ -55,7 +79,7 @@ pub struct GamesQuery {
     pub player: Option<String>,
 }
 
-/// Audit entries to list (a page of them: [`crate::http::reply::PageQuery`]).
+/// Audit entries to list (a page of them: [`crate::http::pagination::PageQuery`]).
 #[derive(Debug, Deserialize, IntoParams)]
 #[into_params(parameter_in = Query)]
 pub struct AuditQuery {

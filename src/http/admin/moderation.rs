@@ -9,12 +9,11 @@ use utoipa::ToSchema;
 use crate::chat;
 use crate::db::chat as store;
 use crate::http::chat::ChatMessageView;
-use crate::http::extract::{AdminUser, OptionalJson};
-use crate::http::pagination::keyset_page;
-use crate::http::reply::{PageQuery, Reply, State, keyset_page, ok};
+use crate::http::pagination::{PageQuery, keyset_page, page};
+use crate::http::reply::{Reply, ok};
 
 use super::views::AdminUserView;
-use super::{BanRequest, reason};
+use super::{Admin, BanRequest, Change, reason};
 
 /// A report waiting for a moderator.
 #[derive(Debug, Serialize, Deserialize, ToSchema)]
@@ -33,7 +32,7 @@ pub struct ReportView {
     pub message: ChatMessageView,
 }
 
-keyset_page! {
+page! {
     /// A page of the queue.
     pub struct ReportsPage {
         /// Oldest first.
@@ -72,9 +71,10 @@ pub struct MuteRequest {
     params(PageQuery),
     responses((status = 200, description = "A page of open reports", body = ReportsPage)))]
 #[get("/admin/reports")]
-pub async fn list_reports(state: State, _admin: AdminUser, page: web::Query<PageQuery>) -> Reply {
+pub async fn list_reports(admin: Admin, page: web::Query<PageQuery>) -> Reply {
     let (limit, after) = page.keyset()?;
-    let rows = state
+    let rows = admin
+        .state
         .db
         .run(move |conn| Ok(store::open_reports(conn, after, limit + 1)?))
         .await?;
@@ -111,17 +111,11 @@ pub async fn list_reports(state: State, _admin: AdminUser, page: web::Query<Page
         (status = 404, description = "No such message"),
         (status = 409, description = "Hidden already (`already_hidden`)")))]
 #[post("/admin/chat/{message_id}/hide")]
-pub async fn hide_message(
-    state: State,
-    admin: AdminUser,
-    path: web::Path<uuid::Uuid>,
-    OptionalJson(request): OptionalJson<BanRequest>,
-) -> Reply {
-    let why = reason(&request.reason)?;
-    let message = path.into_inner().to_string();
+pub async fn hide_message(admin: Change<BanRequest>) -> Reply {
+    let why = reason(&admin.input.0.reason)?;
+    let message = admin.path.to_string();
     let (row, author) = admin
-        .0
-        .run(&state, move |conn, admin_id| {
+        .run(move |conn, admin_id| {
             let row = chat::hide(conn, admin_id, &message, &why)?;
             let author = crate::db::users::by_id(conn, &row.user_id)?
                 .map(|u| u.username)
@@ -130,7 +124,7 @@ pub async fn hide_message(
         })
         .await?;
     // The event changed: long-polls and streams of the game re-read it.
-    state.announce(&row.game_id, &[]);
+    admin.state.announce(&row.game_id, &[]);
     ok(HiddenMessageView {
         hidden_at: row.hidden_at.unwrap_or(row.created_at).and_utc(),
         message: ChatMessageView::of(&row, &author),
@@ -149,17 +143,13 @@ pub async fn hide_message(
         (status = 400, description = "A time in the past or more than a year ahead, or an invalid reason"),
         (status = 404, description = "No such account")))]
 #[post("/admin/users/{id}/mute")]
-pub async fn mute_user(
-    state: State,
-    admin: AdminUser,
-    path: web::Path<uuid::Uuid>,
-    body: web::Json<MuteRequest>,
-) -> Reply {
-    let MuteRequest { until, reason: raw } = body.into_inner();
-    let why = reason(&raw)?;
+pub async fn mute_user(admin: Admin<web::Path<uuid::Uuid>, web::Json<MuteRequest>>) -> Reply {
+    let MuteRequest { until, reason: raw } = &*admin.input;
+    let why = reason(raw)?;
     let until = until.map(|t| t.naive_utc());
-    super::users::change_user(&state, &admin, path, None, move |conn, admin_id, target| {
-        chat::mute(conn, admin_id, target, until, &why)
-    })
-    .await
+    admin
+        .change_user(None, move |conn, admin_id, target| {
+            chat::mute(conn, admin_id, target, until, &why)
+        })
+        .await
 }

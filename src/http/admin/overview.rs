@@ -6,13 +6,12 @@ use serde_json::json;
 use crate::db::admin::{self as store, AuditRow};
 use crate::db::{self, games as games_store};
 use crate::games::GameStatus;
-use crate::http::extract::AdminUser;
-use crate::http::pagination::keyset_page;
-use crate::http::reply::{PageQuery, Reply, State, ok};
+use crate::http::pagination::{PageQuery, keyset_page};
+use crate::http::reply::{Reply, ok};
 use crate::http::views::game::PlayerRef;
 
-use super::AuditQuery;
 use super::views::{ActionCounts, AuditEntryView, AuditPage, GameCounts, StatsView, UserCounts};
+use super::{Admin, AuditQuery};
 
 /// Server counts.
 ///
@@ -22,9 +21,10 @@ use super::views::{ActionCounts, AuditEntryView, AuditPage, GameCounts, StatsVie
 #[utoipa::path(operation_id = "admin_stats", tag = "admin", security(("bearer" = [])),
     responses((status = 200, description = "The counts", body = StatsView)))]
 #[get("/admin/stats")]
-pub async fn stats(state: State, _admin: AdminUser) -> Reply {
+pub async fn stats(admin: Admin) -> Reply {
     let now = db::now();
-    let (counts, rated) = state
+    let (counts, rated) = admin
+        .state
         .db
         .run(move |conn| Ok((store::stats(conn, now)?, db::ratings::rated_games(conn)?)))
         .await?;
@@ -66,15 +66,15 @@ pub async fn stats(state: State, _admin: AdminUser) -> Reply {
     responses((status = 200, description = "A page of the audit log", body = AuditPage)))]
 #[get("/admin/audit")]
 pub async fn audit_log(
-    state: State,
-    _admin: AdminUser,
+    admin: Admin,
     query: web::Query<AuditQuery>,
     page: web::Query<PageQuery>,
 ) -> Reply {
     let (limit, before) = page.keyset()?;
     let action = query.action.clone();
     let target = query.target_id.clone();
-    let audit = state
+    let audit = admin
+        .state
         .db
         .run(move |conn| {
             let rows = store::audit_page(

@@ -6,15 +6,14 @@ use crate::db::AnyConnection;
 use crate::db::admin as store;
 use crate::db::users::UserRow;
 use crate::error::Error;
-use crate::http::extract::{AdminUser, OptionalJson};
-use crate::http::pagination::keyset_page;
+use crate::http::pagination::{PageQuery, keyset_page};
 use crate::http::ratings::RatingsView;
-use crate::http::reply::{PageQuery, Reply, State, ok};
+use crate::http::reply::{Reply, ok};
 
 use super::views::{AdminUserView, AdminUsersPage};
 use super::{
-    BanRequest, OptionalReason, ResetRatingRequest, RoleRequest, UsersQuery, not_yourself,
-    optional_reason, reason,
+    Admin, BanRequest, Change, OptionalReason, ResetRatingRequest, RoleRequest, UsersQuery,
+    not_yourself, optional_reason, reason,
 };
 
 /// Search accounts.
@@ -26,8 +25,7 @@ use super::{
     responses((status = 200, description = "A page of accounts", body = AdminUsersPage)))]
 #[get("/admin/users")]
 pub async fn list_users(
-    state: State,
-    _admin: AdminUser,
+    admin: Admin,
     query: web::Query<UsersQuery>,
     page: web::Query<PageQuery>,
 ) -> Reply {
@@ -37,7 +35,8 @@ pub async fn list_users(
     }
     let needle = (!needle.is_empty()).then(|| needle.to_owned());
     let (limit, before) = page.keyset()?;
-    let rows = state
+    let rows = admin
+        .state
         .db
         .run(move |conn| {
             Ok(store::search_users(
@@ -68,22 +67,15 @@ pub async fn list_users(
         (status = 404, description = "No such (live) account"),
         (status = 409, description = "Already banned (`already_banned`), or the caller's own account (`own_account`)")))]
 #[post("/admin/users/{id}/ban")]
-pub async fn ban_user(
-    state: State,
-    admin: AdminUser,
-    path: web::Path<uuid::Uuid>,
-    OptionalJson(request): OptionalJson<BanRequest>,
-) -> Reply {
-    let why = reason(&request.reason)?;
-    let target = path.to_string();
-    let answer = change_user(
-        &state,
-        &admin,
-        path,
-        Some("ban"),
-        move |conn, admin_id, target| crate::admin::ban(conn, admin_id, target, &why),
-    )
-    .await;
+pub async fn ban_user(admin: Change<BanRequest>) -> Reply {
+    let why = reason(&admin.input.0.reason)?;
+    let target = admin.path.to_string();
+    let state = admin.state.clone();
+    let answer = admin
+        .change_user(Some("ban"), move |conn, admin_id, target| {
+            crate::admin::ban(conn, admin_id, target, &why)
+        })
+        .await;
     if answer.is_ok() {
         state.end_streams_of(&target);
     }
@@ -103,17 +95,13 @@ pub async fn ban_user(
         (status = 404, description = "No such (live) account"),
         (status = 409, description = "Not banned (`not_banned`)")))]
 #[post("/admin/users/{id}/unban")]
-pub async fn unban_user(
-    state: State,
-    admin: AdminUser,
-    path: web::Path<uuid::Uuid>,
-    OptionalJson(request): OptionalJson<OptionalReason>,
-) -> Reply {
-    let why = optional_reason(request.reason.as_deref())?;
-    change_user(&state, &admin, path, None, move |conn, admin_id, target| {
-        crate::admin::unban(conn, admin_id, target, why.as_deref())
-    })
-    .await
+pub async fn unban_user(admin: Change<OptionalReason>) -> Reply {
+    let why = optional_reason(admin.input.0.reason.as_deref())?;
+    admin
+        .change_user(None, move |conn, admin_id, target| {
+            crate::admin::unban(conn, admin_id, target, why.as_deref())
+        })
+        .await
 }
 
 /// Set an account's role.
@@ -128,26 +116,17 @@ pub async fn unban_user(
         (status = 404, description = "No such (live) account"),
         (status = 409, description = "The caller's own account (`own_account`)")))]
 #[put("/admin/users/{id}/role")]
-pub async fn set_role(
-    state: State,
-    admin: AdminUser,
-    path: web::Path<uuid::Uuid>,
-    OptionalJson(request): OptionalJson<RoleRequest>,
-) -> Reply {
+pub async fn set_role(admin: Change<RoleRequest>) -> Reply {
+    let request = &admin.input.0;
     let role = request
         .role
         .ok_or_else(|| Error::validation("role is required: player or admin"))?;
     let why = optional_reason(request.reason.as_deref())?;
-    change_user(
-        &state,
-        &admin,
-        path,
-        Some("change the role of"),
-        move |conn, admin_id, target| {
+    admin
+        .change_user(Some("change the role of"), move |conn, admin_id, target| {
             crate::admin::set_role(conn, admin_id, target, role, why.as_deref())
-        },
-    )
-    .await
+        })
+        .await
 }
 
 /// Reset an account's rating.
@@ -164,44 +143,33 @@ pub async fn set_role(
         (status = 400, description = "Invalid mode, reason or id"),
         (status = 404, description = "No such (live) account")))]
 #[post("/admin/users/{id}/ratings/reset")]
-pub async fn reset_rating(
-    state: State,
-    admin: AdminUser,
-    path: web::Path<uuid::Uuid>,
-    OptionalJson(request): OptionalJson<ResetRatingRequest>,
-) -> Reply {
-    let why = optional_reason(request.reason.as_deref())?;
-    let mode = request.mode;
-    let target = path.into_inner().to_string();
+pub async fn reset_rating(admin: Change<ResetRatingRequest>) -> Reply {
+    let why = optional_reason(admin.input.0.reason.as_deref())?;
+    let mode = admin.input.0.mode;
+    let target = admin.path.to_string();
     let standings = admin
-        .0
-        .run(&state, move |conn, admin_id| {
+        .run(move |conn, admin_id| {
             crate::ratings::reset(conn, admin_id, &target, mode, why.as_deref())
         })
         .await?;
     ok(RatingsView::from(standings))
 }
 
-/// Runs an administrator's change of the account the path names and answers the account.
-/// With `not_own`, the change is refused on the administrator's own account (`own_account`),
-/// `not_own` naming what is refused.
-pub(super) async fn change_user<F>(
-    state: &State,
-    admin: &AdminUser,
-    path: web::Path<uuid::Uuid>,
-    not_own: Option<&str>,
-    change: F,
-) -> Reply
-where
-    F: FnOnce(&mut AnyConnection, &str, &str) -> Result<UserRow, Error> + Send + 'static,
-{
-    let target = path.into_inner().to_string();
-    if let Some(what) = not_own {
-        not_yourself(admin, &target, what)?;
+impl<B> Admin<web::Path<uuid::Uuid>, B> {
+    /// Runs an administrator's change of the account the path names and answers the account.
+    /// With `not_own`, the change is refused on the administrator's own account
+    /// (`own_account`), `not_own` naming what is refused.
+    pub(super) async fn change_user<F>(&self, not_own: Option<&str>, change: F) -> Reply
+    where
+        F: FnOnce(&mut AnyConnection, &str, &str) -> Result<UserRow, Error> + Send + 'static,
+    {
+        let target = self.path.to_string();
+        if let Some(what) = not_own {
+            not_yourself(&self.user, &target, what)?;
+        }
+        let user = self
+            .run(move |conn, admin_id| change(conn, admin_id, &target))
+            .await?;
+        ok(AdminUserView::from(&user))
     }
-    let user = admin
-        .0
-        .run(state, move |conn, admin_id| change(conn, admin_id, &target))
-        .await?;
-    ok(AdminUserView::from(&user))
 }

@@ -9,7 +9,7 @@ use crate::db::users::UserRow;
 use crate::error::Error;
 use crate::games::{GameStatus, Record, Table};
 use crate::http::accounts::{UserStats, UserView};
-use crate::http::reply::keyset_page;
+use crate::http::pagination::page;
 use crate::http::views::game::{CardCode, GameView, LegalActionsView, PlayerRef, codes, game_view};
 use crate::http::views::lists::{SeatBrief, seat_briefs};
 use crate::http::views::replay::{ReplayAction, ReplayRound, rounds_and_actions};
@@ -82,7 +82,7 @@ impl From<&UserRow> for AdminUserView {
     }
 }
 
-keyset_page! {
+page! {
     /// A page of accounts.
     pub struct AdminUsersPage {
         /// Newest first.
@@ -123,7 +123,7 @@ pub struct AdminGameSummary {
     pub finished_at: Option<DateTime<Utc>>,
 }
 
-keyset_page! {
+page! {
     /// A page of games.
     pub struct AdminGamesPage {
         /// Newest first.
@@ -260,7 +260,7 @@ pub struct AuditEntryView {
     pub created_at: DateTime<Utc>,
 }
 
-keyset_page! {
+page! {
     /// A page of the audit log.
     pub struct AuditPage {
         /// Newest first.

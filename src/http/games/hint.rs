@@ -6,12 +6,11 @@ use utoipa::ToSchema;
 
 use crate::bots::BotLevel;
 use crate::games::hint::{HINT_LEVEL, prepare};
-use crate::http::extract::AuthUser;
-use crate::http::reply::{Reply, State, ok};
+use crate::http::reply::{Reply, ok};
 use crate::http::views::game::{CardCode, codes_of};
 use crate::rules::Action;
 
-use super::for_caller;
+use super::OnGame;
 
 /// The strongest bot's suggestion for the caller's pending action, by `type`.
 #[derive(Debug, Serialize, Deserialize, ToSchema)]
@@ -50,8 +49,8 @@ pub enum HintView {
         (status = 403, description = "Not seated (`not_seated`), or banned"),
         (status = 409, description = "The game is not running (`game_not_active`) or the caller has nothing to do now (`nothing_to_do`)")))]
 #[get("/games/{id}/hint")]
-pub async fn hint(state: State, user: AuthUser, path: web::Path<uuid::Uuid>) -> Reply {
-    let job = for_caller(&state, &user, path, prepare).await?;
+pub async fn hint(on: OnGame) -> Reply {
+    let job = on.run(prepare).await?;
     let version = job.version;
     let action = web::block(move || job.run()).await??;
     let level = HINT_LEVEL;

@@ -27,7 +27,7 @@ use crate::app::AppState;
 use crate::db::AnyConnection;
 use crate::error::Error;
 use crate::games::{Committed, Table};
-use crate::http::extract::AuthUser;
+use crate::http::extract::{AuthUser, Call};
 use crate::http::preconditions::etag;
 use crate::http::reply::Reply;
 use crate::http::views::game::game_view;
@@ -75,21 +75,26 @@ pub(crate) async fn spectate(state: &AppState, game_id: &str, viewer: Option<Sea
     }
 }
 
-/// Runs `use_case(conn, game_id, user_id)` for the caller on the game the path names, on the
-/// blocking pool.
-async fn for_caller<T, F>(
-    state: &AppState,
-    user: &AuthUser,
-    path: web::Path<uuid::Uuid>,
-    use_case: F,
-) -> Result<T, Error>
-where
-    F: FnOnce(&mut AnyConnection, &str, &str) -> Result<T, Error> + Send + 'static,
-    T: Send + 'static,
-{
-    let id = path.into_inner().to_string();
-    user.run(state, move |conn, me| use_case(conn, &id, me))
-        .await
+/// A request about the game the path names, as the game and chat handlers take it: the
+/// state, the caller, the game id, and the body or query the route reads.
+pub type OnGame<I = ()> = Call<AuthUser, web::Path<uuid::Uuid>, I>;
+
+impl<I> OnGame<I> {
+    /// Runs `use_case(conn, game_id, user_id)` for the caller on the game the path names, on
+    /// the blocking pool.
+    ///
+    /// # Errors
+    /// What the use case returns, and pool errors.
+    pub async fn run<T, F>(&self, use_case: F) -> Result<T, Error>
+    where
+        F: FnOnce(&mut AnyConnection, &str, &str) -> Result<T, Error> + Send + 'static,
+        T: Send + 'static,
+    {
+        let id = self.path.to_string();
+        self.user
+            .run(&self.state, move |conn, me| use_case(conn, &id, me))
+            .await
+    }
 }
 
 /// The answer to a change of a game, once its long-polls are woken: the caller's view, its

@@ -1,13 +1,12 @@
 //! `POST /games/{id}/rematch`.
 
-use actix_web::{post, web};
+use actix_web::post;
 
 use crate::games;
-use crate::http::extract::AuthUser;
-use crate::http::reply::{Reply, State};
+use crate::http::reply::Reply;
 use crate::http::views::game::GameView;
 
-use super::{answer, for_caller};
+use super::{OnGame, answer};
 
 /// Play a finished game again.
 ///
@@ -25,17 +24,15 @@ use super::{answer, for_caller};
         (status = 403, description = "The caller had no seat (`not_seated`)"),
         (status = 409, description = "`game_not_finished`, `rematch_unavailable`, `too_many_games`, `too_many_active_games`")))]
 #[post("/games/{id}/rematch")]
-pub async fn rematch(state: State, user: AuthUser, path: web::Path<uuid::Uuid>) -> Reply {
-    let old = path.to_string();
-    let max_active = state.config.max_active_games_per_user;
-    let done = for_caller(&state, &user, path, move |conn, id, user_id| {
-        games::rematch(conn, id, user_id, max_active)
-    })
-    .await?;
-    let reply = answer(&state, &done.committed, done.created);
+pub async fn rematch(on: OnGame) -> Reply {
+    let max_active = on.state.config.max_active_games_per_user;
+    let done = on
+        .run(move |conn, id, user_id| games::rematch(conn, id, user_id, max_active))
+        .await?;
+    let reply = answer(&on.state, &done.committed, done.created);
     if done.created {
         // The finished game's view changed too (its `rematch_id`).
-        state.announce(&old, &[]);
+        on.state.announce(&on.path.to_string(), &[]);
     }
     reply
 }

@@ -1,13 +1,12 @@
 //! `GET /games/{id}/replay`.
 
-use actix_web::{get, web};
+use actix_web::get;
 
 use crate::games;
-use crate::http::extract::AuthUser;
-use crate::http::reply::{Reply, State, ok};
+use crate::http::reply::{Reply, ok};
 use crate::http::views::replay::{ReplayView, replay_view};
 
-use super::for_caller;
+use super::OnGame;
 
 /// The whole game, after its end.
 ///
@@ -20,7 +19,7 @@ use super::for_caller;
         (status = 403, description = "Not one of the game's players (`not_seated`), or banned"),
         (status = 409, description = "The game is not over yet (`game_not_finished`)")))]
 #[get("/games/{id}/replay")]
-pub async fn replay(state: State, user: AuthUser, path: web::Path<uuid::Uuid>) -> Reply {
-    let (table, record) = for_caller(&state, &user, path, games::replay).await?;
+pub async fn replay(on: OnGame) -> Reply {
+    let (table, record) = on.run(games::replay).await?;
     ok(replay_view(&table, &record)?)
 }

@@ -1,15 +1,15 @@
 //! Seats: join, leave, resign, reclaim.
 
-use actix_web::{post, web};
+use actix_web::post;
 use serde::Deserialize;
 use utoipa::ToSchema;
 
 use crate::games;
-use crate::http::extract::{AuthUser, OptionalJson};
-use crate::http::reply::{Reply, State};
+use crate::http::extract::OptionalJson;
+use crate::http::reply::Reply;
 use crate::http::views::game::GameView;
 
-use super::{answer, for_caller};
+use super::{OnGame, answer};
 
 /// Which seat to take.
 #[derive(Debug, Clone, Default, Deserialize, ToSchema)]
@@ -32,19 +32,13 @@ pub struct JoinRequest {
         (status = 400, description = "Invalid seat"),
         (status = 409, description = "`already_seated`, `seat_taken`, `game_full`, `game_not_waiting`, `too_many_active_games`")))]
 #[post("/games/{id}/join")]
-pub async fn join(
-    state: State,
-    user: AuthUser,
-    path: web::Path<uuid::Uuid>,
-    OptionalJson(request): OptionalJson<JoinRequest>,
-) -> Reply {
-    let seat = request.seat;
-    let max_active = state.config.max_active_games_per_user;
-    let done = for_caller(&state, &user, path, move |conn, id, user_id| {
-        games::join(conn, id, user_id, seat, max_active)
-    })
-    .await?;
-    answer(&state, &done, false)
+pub async fn join(on: OnGame<OptionalJson<JoinRequest>>) -> Reply {
+    let seat = on.input.0.seat;
+    let max_active = on.state.config.max_active_games_per_user;
+    let done = on
+        .run(move |conn, id, user_id| games::join(conn, id, user_id, seat, max_active))
+        .await?;
+    answer(&on.state, &done, false)
 }
 
 /// The handlers of the seat use cases that need only the game and the caller, one entry
@@ -60,8 +54,8 @@ macro_rules! seat_changes {
             params(("id" = uuid::Uuid, Path, description = "Game id")),
             responses($($response)*))]
         #[post($path)]
-        pub async fn $name(state: State, user: AuthUser, path: web::Path<uuid::Uuid>) -> Reply {
-            answer(&state, &for_caller(&state, &user, path, $use_case).await?, false)
+        pub async fn $name(on: OnGame) -> Reply {
+            answer(&on.state, &on.run($use_case).await?, false)
         }
     )*};
 }

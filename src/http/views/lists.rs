@@ -13,9 +13,9 @@ use super::game::{GameView, PlayerRef, player_ref};
 
 page! {
     /// A page of the lobby.
-    LobbyPage {
+    pub struct LobbyPage {
         /// Public games waiting for players, oldest first.
-        items: Vec<GameView>,
+        pub items: Vec<GameView>,
     }
 }
 
@@ -63,9 +63,9 @@ pub struct SeatBrief {
 
 page! {
     /// A page of the caller's games.
-    MyGamesPage {
+    pub struct MyGamesPage {
         /// Most urgent first: the caller's turn, then the nearest deadline, then the latest change.
-        items: Vec<MyGame>,
+        pub items: Vec<MyGame>,
     }
 }
 
