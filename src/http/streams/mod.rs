@@ -31,14 +31,9 @@ use crate::http::long_poll;
 use crate::http::problem::ApiError;
 use crate::http::reply::{Reply, State};
 
-use sse::{AccountWatch, EventStream, Source};
+use sse::{AccountWatch, EventStream, Source, Subscription};
 
-/// Registers the routes of this module.
-pub fn routes(cfg: &mut utoipa_actix_web::service_config::ServiceConfig) {
-    cfg.service(game_stream)
-        .service(feed_stream)
-        .service(stream_ticket);
-}
+routes! { self::{game_stream, feed_stream, stream_ticket} }
 
 /// Where a stream starts, and how a browser authenticates.
 #[derive(Debug, Deserialize, IntoParams)]
@@ -181,8 +176,15 @@ fn open(
     // A ban from here on ends the stream (its first read re-checks the account).
     let account = AccountWatch::subscribe(state, user.id(), session.as_deref());
     let watch = long_poll::admit(state, user.id(), topic_name)?;
-    let user_id = user.id().to_owned();
-    let stream = EventStream::new(state.clone(), user_id, source, after, topic, account, watch);
+    let stream = EventStream::new(Subscription {
+        state: state.clone(),
+        user_id: user.id().to_owned(),
+        source,
+        after,
+        topic,
+        account,
+        watch,
+    });
     Ok(HttpResponse::Ok()
         .content_type("text/event-stream")
         .insert_header((header::CACHE_CONTROL, "no-cache"))

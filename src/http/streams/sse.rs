@@ -103,44 +103,41 @@ impl AccountWatch {
     }
 }
 
+/// What a stream follows, for whom, and what holds it open.
+pub struct Subscription {
+    /// The application state.
+    pub state: AppState,
+    /// The caller.
+    pub user_id: String,
+    /// The game's events or the caller's notifications.
+    pub source: Source,
+    /// The last position sent.
+    pub after: i64,
+    /// Woken when the source has something new.
+    pub topic: Arc<Topic>,
+    /// What ends the stream: a ban, a logout, a deletion.
+    pub account: AccountWatch,
+    /// The stream's place under `LEEKHA_MAX_STREAMS`, held while it is open.
+    pub watch: Watch,
+}
+
 /// An open stream.
 pub struct EventStream {
-    state: AppState,
-    user_id: String,
-    source: Source,
-    after: i64,
-    topic: Arc<Topic>,
-    account: AccountWatch,
+    sub: Subscription,
     queue: VecDeque<Bytes>,
     ending: bool,
     /// When a spectator's watch was last renewed (see `db::watchers`).
     renewed: Option<Instant>,
-    _watch: Watch,
 }
 
 impl EventStream {
-    /// A stream of `source` for `user_id` after `after`, waking on `topic`; `watch` holds its
-    /// place under the ceiling for as long as it is open.
-    pub fn new(
-        state: AppState,
-        user_id: String,
-        source: Source,
-        after: i64,
-        topic: Arc<Topic>,
-        account: AccountWatch,
-        watch: Watch,
-    ) -> Self {
+    /// A stream of what `sub` follows.
+    pub fn new(sub: Subscription) -> Self {
         Self {
-            state,
-            user_id,
-            source,
-            after,
-            topic,
-            account,
+            sub,
             queue: VecDeque::from([Bytes::from_static(RETRY_FRAME)]),
             ending: false,
             renewed: None,
-            _watch: watch,
         }
     }
 
@@ -159,12 +156,12 @@ impl EventStream {
             if let Some(frame) = self.queue.pop_front() {
                 return Some(frame);
             }
-            if self.ending || self.state.notifier.is_shutting_down() {
+            if self.ending || self.sub.state.notifier.is_shutting_down() {
                 return None;
             }
-            let topic = self.topic.clone();
-            let account = self.account.topic.clone();
-            let session = self.account.session_topic();
+            let topic = self.sub.topic.clone();
+            let account = self.sub.account.topic.clone();
+            let session = self.sub.account.session_topic();
             // Armed before reading: a change in between still wakes the stream.
             let woken = topic.notified();
             let ended = account.notified();
@@ -179,13 +176,13 @@ impl EventStream {
             self.renew_spectator().await;
             if let Err(e) = self.read(topic.generation()).await {
                 // The client resumes with `Last-Event-ID` on reconnecting; nothing is lost.
-                tracing::warn!(user.id = %self.user_id, error = %e, "an event stream failed; closing it");
+                tracing::warn!(user.id = %self.sub.user_id, error = %e, "an event stream failed; closing it");
                 return None;
             }
             if !self.queue.is_empty() || self.ending {
                 continue;
             }
-            let heartbeat = self.state.config.stream_heartbeat;
+            let heartbeat = self.sub.state.config.stream_heartbeat;
             if tokio::time::timeout(heartbeat, select(woken, select(ended, logged_out)))
                 .await
                 .is_err()
@@ -200,7 +197,7 @@ impl EventStream {
     async fn renew_spectator(&mut self) {
         let Source::Game {
             id, viewer: None, ..
-        } = &self.source
+        } = &self.sub.source
         else {
             return;
         };
@@ -208,38 +205,40 @@ impl EventStream {
             return;
         }
         self.renewed = Some(Instant::now());
-        crate::http::games::spectate(&self.state, id, None, &self.user_id).await;
+        crate::http::games::spectate(&self.sub.state, id, None, &self.sub.user_id).await;
     }
 
     /// False once the account's topic says the stream must end: at once after a ban, a logout
     /// or a deletion; after a catch-up wake-up (the listener reconnected, and may have missed
     /// one) only if the account is now refused.
     async fn still_allowed(&mut self) -> bool {
-        let topic = &self.account.topic;
-        if topic.targeted() != self.account.targeted || self.account.session_ended() {
+        let topic = &self.sub.account.topic;
+        if topic.targeted() != self.sub.account.targeted || self.sub.account.session_ended() {
             return false;
         }
         let generation = topic.generation();
-        if generation == self.account.generation {
+        if generation == self.sub.account.generation {
             return true;
         }
-        self.account.generation = generation;
-        let user = self.user_id.clone();
-        self.state
+        self.sub.account.generation = generation;
+        let user = self.sub.user_id.clone();
+        self.sub
+            .state
             .db
             .run(move |conn| crate::auth::check_account(conn, &user))
             .await
             .is_ok()
     }
 
-    /// Queues the frames of what is new after `self.after` (at most [`BATCH`]).
+    /// Queues the frames of what is new after `self.sub.after` (at most [`BATCH`]).
     async fn read(&mut self, generation: u64) -> Result<(), Error> {
-        match &self.source {
+        match &self.sub.source {
             Source::Game { id, viewer, over } => {
                 let (rows, _) = self
+                    .sub
                     .state
                     .tails
-                    .after(&self.state.db, id, self.after, BATCH, generation)
+                    .after(&self.sub.state.db, id, self.sub.after, BATCH, generation)
                     .await?;
                 if rows.is_empty() && *over {
                     self.ending = true;
@@ -247,8 +246,9 @@ impl EventStream {
                 // As in the event list: hidden messages and the words of users the caller
                 // blocks lose their text (one read per batch that holds any chat).
                 let without_text = if rows.iter().any(|r| r.kind == "chat_message") {
-                    let (gid, me) = (id.clone(), self.user_id.clone());
-                    self.state
+                    let (gid, me) = (id.clone(), self.sub.user_id.clone());
+                    self.sub
+                        .state
                         .db
                         .run(move |conn| crate::chat::blocked_seqs(conn, &gid, &me))
                         .await?
@@ -273,9 +273,12 @@ impl EventStream {
                         render(row)?
                     } else {
                         let copy = viewer.map_or(4, |s| s.number());
-                        self.state.tails.rendered(id, seq, copy, || render(row))?
+                        self.sub
+                            .state
+                            .tails
+                            .rendered(id, seq, copy, || render(row))?
                     };
-                    self.after = seq;
+                    self.sub.after = seq;
                     self.queue.push_back(rendered);
                     if last {
                         // The game is over: nothing follows.
@@ -285,15 +288,16 @@ impl EventStream {
                 }
             }
             Source::Feed => {
-                let (user, after) = (self.user_id.clone(), self.after);
+                let (user, after) = (self.sub.user_id.clone(), self.sub.after);
                 let rows = self
+                    .sub
                     .state
                     .db
                     .run(move |conn| Ok(notifications::after(conn, &user, after, BATCH)?))
                     .await?;
                 for row in &rows {
                     let view = NotificationView::from(row);
-                    self.after = view.seq;
+                    self.sub.after = view.seq;
                     self.queue.push_back(frame(
                         view.seq,
                         &view.kind,
