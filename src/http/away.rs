@@ -7,13 +7,10 @@ use utoipa::ToSchema;
 
 use crate::app::AppState;
 use crate::games::away::{self, AwayChange};
-use crate::http::extract::AuthUser;
-use crate::http::reply::{Reply, State, no_content, ok};
+use crate::http::extract::Mine;
+use crate::http::reply::{Reply, no_content, ok};
 
-/// Registers the routes of this module.
-pub fn routes(cfg: &mut utoipa_actix_web::service_config::ServiceConfig) {
-    cfg.service(put_away).service(delete_away);
-}
+routes! { self::{put_away, delete_away} }
 
 /// How long the caller will be away.
 #[derive(Debug, Deserialize, ToSchema)]
@@ -46,12 +43,12 @@ pub struct AwayView {
         (status = 200, description = "Away until then", body = AwayView),
         (status = 400, description = "`until` not in the future or more than 30 days ahead")))]
 #[put("/me/away")]
-pub async fn put_away(state: State, user: AuthUser, body: web::Json<AwayRequest>) -> Reply {
-    let until = body.into_inner().until.naive_utc();
-    let changed = user
-        .run(&state, move |conn, me| away::go_away(conn, me, until))
+pub async fn put_away(me: Mine<(), web::Json<AwayRequest>>) -> Reply {
+    let until = me.input.until.naive_utc();
+    let changed = me
+        .mine(move |conn, id| away::go_away(conn, id, until))
         .await?;
-    publish(&state, &changed);
+    publish(&me.state, &changed);
     ok(AwayView {
         until: until.and_utc(),
         games_handed_over: changed.games.len(),
@@ -65,9 +62,9 @@ pub async fn put_away(state: State, user: AuthUser, body: web::Json<AwayRequest>
 #[utoipa::path(operation_id = "delete_away", tag = "social", security(("bearer" = [])),
     responses((status = 204, description = "Not away (any more)")))]
 #[delete("/me/away")]
-pub async fn delete_away(state: State, user: AuthUser) -> Reply {
-    let changed = user.run(&state, away::come_back).await?;
-    publish(&state, &changed);
+pub async fn delete_away(me: Mine) -> Reply {
+    let changed = me.mine(away::come_back).await?;
+    publish(&me.state, &changed);
     no_content()
 }
 

@@ -11,20 +11,14 @@ use crate::auth::ratelimit::AuthLimits;
 use crate::chat::{self, Content, PHRASES};
 use crate::db::chat::{Listed, MessageRow};
 use crate::error::Error;
-use crate::http::extract::AuthUser;
+use crate::http::extract::Mine;
 use crate::http::games::OnGame;
 use crate::http::problem::ApiError;
-use crate::http::reply::{Reply, State, created, ok};
+use crate::http::reply::{Reply, created, ok};
 use crate::http::views::game::PlayerRef;
 use crate::http::{pagination, rate_limit};
 
-/// Registers the routes of this module.
-pub fn routes(cfg: &mut utoipa_actix_web::service_config::ServiceConfig) {
-    cfg.service(phrases)
-        .service(post_message)
-        .service(list_messages)
-        .service(report_message);
-}
+routes! { self::{phrases, post_message, list_messages, report_message} }
 
 /// Messages one user may post per minute, across all their tables.
 pub const MESSAGES_PER_MINUTE: u32 = 20;
@@ -257,6 +251,9 @@ pub async fn list_messages(on: OnGame<web::Query<ChatQuery>>) -> Reply {
     })
 }
 
+/// A report of the message the path names (game id, message id).
+type Report = Mine<web::Path<(uuid::Uuid, uuid::Uuid)>, web::Json<ReportRequest>>;
+
 /// Report a message to the moderators.
 ///
 /// Puts the message in the moderators' queue (`GET /api/v1/admin/reports`). For the seated
@@ -272,18 +269,11 @@ pub async fn list_messages(on: OnGame<web::Query<ChatQuery>>) -> Reply {
         (status = 400, description = "A reason outside 1–500 characters, or the caller's own message"),
         (status = 404, description = "No such message the caller can read")))]
 #[post("/games/{id}/chat/{message_id}/report")]
-pub async fn report_message(
-    state: State,
-    user: AuthUser,
-    path: web::Path<(uuid::Uuid, uuid::Uuid)>,
-    body: web::Json<ReportRequest>,
-) -> Reply {
-    let (game, message) = path.into_inner();
-    let reason = body.into_inner().reason;
-    let new = user
-        .run(&state, move |conn, me| {
-            chat::report(conn, &game.to_string(), &message.to_string(), me, &reason)
-        })
+pub async fn report_message(on: Report) -> Reply {
+    let (game, message) = (on.path.0.to_string(), on.path.1.to_string());
+    let reason = on.input.reason.clone();
+    let new = on
+        .mine(move |conn, me| chat::report(conn, &game, &message, me, &reason))
         .await?;
     Ok(HttpResponse::Accepted().json(ReportReceived { new }))
 }

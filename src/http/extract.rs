@@ -242,6 +242,26 @@ pub struct Call<U, P = (), I = ()> {
     pub input: I,
 }
 
+impl<U, P, I> Call<U, P, I> {
+    /// Splits off the body or query, for a handler that consumes it and goes on with the
+    /// rest.
+    pub fn split(self) -> (Call<U, P>, I) {
+        let Call {
+            state,
+            user,
+            path,
+            input,
+        } = self;
+        let rest = Call {
+            state,
+            user,
+            path,
+            input: (),
+        };
+        (rest, input)
+    }
+}
+
 impl<U, P, I> FromRequest for Call<U, P, I>
 where
     U: FromRequest + 'static,
@@ -262,6 +282,25 @@ where
                 input,
             })
         })
+    }
+}
+
+/// A signed-in user's request, as the handlers of the caller's own things take it: the
+/// state, the caller, what the path names and the body or query the route reads.
+pub type Mine<P = (), I = ()> = Call<AuthUser, P, I>;
+
+impl<P, I> Mine<P, I> {
+    /// Runs `use_case(conn, caller_id)` on the blocking pool: the one shape of a handler's
+    /// database round for the caller.
+    ///
+    /// # Errors
+    /// What the use case returns, and pool errors.
+    pub async fn mine<T, F>(&self, use_case: F) -> Result<T, Error>
+    where
+        F: FnOnce(&mut crate::db::AnyConnection, &str) -> Result<T, Error> + Send + 'static,
+        T: Send + 'static,
+    {
+        self.user.run(&self.state, use_case).await
     }
 }
 

@@ -1,6 +1,17 @@
 //! The HTTP layer: [`build_app`] assembles the actix-web application that both `main` and the
 //! tests run, and [`openapi`] the document generated from the same routes.
 
+/// Declares a module's `routes`, which registers the documented handlers it names, module by
+/// module and in the order given (the order of the OpenAPI document).
+macro_rules! routes {
+    ($($module:ident::{$($handler:ident),+ $(,)?}),+ $(,)?) => {
+        /// Registers the routes of this module.
+        pub fn routes(cfg: &mut utoipa_actix_web::service_config::ServiceConfig) {
+            $($(cfg.service($module::$handler);)+)+
+        }
+    };
+}
+
 pub mod accounts;
 pub mod admin;
 pub mod away;

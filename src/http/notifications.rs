@@ -7,18 +7,12 @@ use utoipa::{IntoParams, ToSchema};
 
 use crate::db::{self, outbox};
 use crate::error::Error;
-use crate::http::extract::AuthUser;
-use crate::http::reply::{Reply, State, no_content, ok};
+use crate::http::extract::Mine;
+use crate::http::reply::{Reply, no_content, ok};
 use crate::http::{long_poll, pagination};
 use crate::notifications::{self, NotificationView};
 
-/// Registers the routes of this module.
-pub fn routes(cfg: &mut utoipa_actix_web::service_config::ServiceConfig) {
-    cfg.service(feed)
-        .service(put_webhook)
-        .service(get_webhook)
-        .service(delete_webhook);
-}
+routes! { self::{feed, put_webhook, get_webhook, delete_webhook} }
 
 /// Which notifications.
 #[derive(Debug, Deserialize, IntoParams)]
@@ -116,20 +110,21 @@ pub struct WebhookView {
     params(FeedQuery),
     responses((status = 200, description = "Notifications (possibly none when the wait ran out)", body = FeedPage)))]
 #[get("/me/notifications")]
-pub async fn feed(state: State, user: AuthUser, query: web::Query<FeedQuery>) -> Reply {
+pub async fn feed(me: Mine<(), web::Query<FeedQuery>>) -> Reply {
+    let query = &me.input;
     let (after, wait) = long_poll::check(query.after, query.wait)?;
     let limit = pagination::limit(query.limit, 100, 500)?;
     let (rows, last_seq) = long_poll::poll(
-        &state,
-        user.id(),
-        &crate::db::wake::feed_topic(user.id()),
+        &me.state,
+        me.user.id(),
+        &crate::db::wake::feed_topic(me.user.id()),
         wait,
         |(rows, _): &(Vec<_>, i64)| rows.is_empty(),
         |_| {
-            user.run(&state, move |conn, me| {
-                let last = notifications::last_seq(conn, me)?;
+            me.mine(move |conn, id| {
+                let last = notifications::last_seq(conn, id)?;
                 let rows = if last > after {
-                    notifications::after(conn, me, after, limit)?
+                    notifications::after(conn, id, after, limit)?
                 } else {
                     Vec::new()
                 };
@@ -155,21 +150,22 @@ pub async fn feed(state: State, user: AuthUser, query: web::Query<FeedQuery>) ->
         (status = 200, description = "Set", body = WebhookView),
         (status = 400, description = "Invalid URL or secret; private addresses (`webhook_url_not_allowed`)")))]
 #[put("/me/webhook")]
-pub async fn put_webhook(state: State, user: AuthUser, body: web::Json<WebhookRequest>) -> Reply {
+pub async fn put_webhook(me: Mine<(), web::Json<WebhookRequest>>) -> Reply {
+    let (me, body) = me.split();
     let WebhookRequest { url, secret } = body.into_inner();
     let n = secret.chars().count();
     if !(16..=256).contains(&n) {
         return Err(Error::validation(format!("secret must be 16–256 characters, got {n}")).into());
     }
-    let allow_private = state.config.webhook_allow_private;
+    let allow_private = me.state.config.webhook_allow_private;
     let checked = web::block(move || crate::webhooks::check_url(&url, allow_private)).await?;
     let url = checked
         .map_err(|e| Error::validation(e).with_code("webhook_url_not_allowed"))?
         .to_string();
-    let view = user
-        .run(&state, move |conn, me| {
-            outbox::set_webhook(conn, me, Some((&url, &secret)), db::now())?;
-            webhook_view(conn, me)
+    let view = me
+        .mine(move |conn, id| {
+            outbox::set_webhook(conn, id, Some((&url, &secret)), db::now())?;
+            webhook_view(conn, id)
         })
         .await?;
     ok(view)
@@ -182,8 +178,8 @@ pub async fn put_webhook(state: State, user: AuthUser, body: web::Json<WebhookRe
 #[utoipa::path(operation_id = "get_webhook", tag = "notifications", security(("bearer" = [])),
     responses((status = 200, description = "The webhook (url null when none)", body = WebhookView)))]
 #[get("/me/webhook")]
-pub async fn get_webhook(state: State, user: AuthUser) -> Reply {
-    ok(user.run(&state, webhook_view).await?)
+pub async fn get_webhook(me: Mine) -> Reply {
+    ok(me.mine(webhook_view).await?)
 }
 
 /// Remove the caller's webhook.
@@ -193,11 +189,9 @@ pub async fn get_webhook(state: State, user: AuthUser) -> Reply {
 #[utoipa::path(operation_id = "delete_webhook", tag = "notifications", security(("bearer" = [])),
     responses((status = 204, description = "Removed")))]
 #[delete("/me/webhook")]
-pub async fn delete_webhook(state: State, user: AuthUser) -> Reply {
-    user.run(&state, |conn, me| {
-        Ok(outbox::set_webhook(conn, me, None, db::now())?)
-    })
-    .await?;
+pub async fn delete_webhook(me: Mine) -> Reply {
+    me.mine(|conn, id| Ok(outbox::set_webhook(conn, id, None, db::now())?))
+        .await?;
     no_content()
 }
 

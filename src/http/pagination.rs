@@ -140,6 +140,10 @@ pub struct PageQuery {
     pub cursor: Option<String>,
 }
 
+/// What a paginated list with filters of its own reads from the query string: its filters
+/// `Q`, then the page.
+pub type Paged<Q> = (actix_web::web::Query<Q>, actix_web::web::Query<PageQuery>);
+
 impl PageQuery {
     /// The page size: 50 when absent.
     ///

@@ -8,18 +8,12 @@ use utoipa::ToSchema;
 
 use crate::db;
 use crate::db::push::DeviceRow;
-use crate::http::extract::AuthUser;
+use crate::http::extract::Mine;
 use crate::http::reply::{Reply, State, made_or_held, no_content, ok};
 use crate::push::{self, NotificationSettings, Platform, Registration};
 
-/// Registers the routes of this module.
-pub fn routes(cfg: &mut utoipa_actix_web::service_config::ServiceConfig) {
-    cfg.service(push_config)
-        .service(register_device)
-        .service(list_devices)
-        .service(delete_device)
-        .service(get_settings)
-        .service(put_settings);
+routes! {
+    self::{push_config, register_device, list_devices, delete_device, get_settings, put_settings},
 }
 
 /// What this server can deliver.
@@ -155,11 +149,8 @@ pub async fn push_config(state: State) -> Reply {
         (status = 400, description = "Invalid token, subscription or locale; an endpoint on a private address (`push_endpoint_not_allowed`)"),
         (status = 422, description = "This server does not deliver to the platform (`push_platform_unavailable`)")))]
 #[post("/me/devices")]
-pub async fn register_device(
-    state: State,
-    user: AuthUser,
-    body: web::Json<DeviceRequest>,
-) -> Reply {
+pub async fn register_device(me: Mine<(), web::Json<DeviceRequest>>) -> Reply {
+    let (me, body) = me.split();
     let DeviceRequest {
         platform,
         token,
@@ -172,12 +163,12 @@ pub async fn register_device(
         subscription: subscription.map(|s| (s.endpoint, s.keys.p256dh, s.keys.auth)),
         locale,
     };
-    let config = state.config.clone();
+    let config = me.state.config.clone();
     // Resolves a Web Push endpoint's host: off the async threads.
     let checked = web::block(move || push::check(registration, &config)).await??;
-    let registered = user
-        .run(&state, move |conn, me| {
-            db::write_transaction(conn, |conn| push::register(conn, me, checked, db::now()))
+    let registered = me
+        .mine(move |conn, id| {
+            db::write_transaction(conn, |conn| push::register(conn, id, checked, db::now()))
         })
         .await?;
     let view = DeviceView::from(&registered.device);
@@ -192,8 +183,8 @@ pub async fn register_device(
 #[utoipa::path(operation_id = "list_devices", tag = "push", security(("bearer" = [])),
     responses((status = 200, description = "The devices", body = DeviceList)))]
 #[get("/me/devices")]
-pub async fn list_devices(state: State, user: AuthUser) -> Reply {
-    let rows = user.run(&state, push::devices).await?;
+pub async fn list_devices(me: Mine) -> Reply {
+    let rows = me.mine(push::devices).await?;
     ok(DeviceList {
         items: rows.iter().map(DeviceView::from).collect(),
     })
@@ -208,9 +199,9 @@ pub async fn list_devices(state: State, user: AuthUser) -> Reply {
         (status = 204, description = "Removed"),
         (status = 404, description = "The caller has no such device")))]
 #[delete("/me/devices/{id}")]
-pub async fn delete_device(state: State, user: AuthUser, path: web::Path<uuid::Uuid>) -> Reply {
-    let id = path.into_inner().to_string();
-    user.run(&state, move |conn, me| push::remove(conn, me, &id))
+pub async fn delete_device(me: Mine<web::Path<uuid::Uuid>>) -> Reply {
+    let device = me.path.to_string();
+    me.mine(move |conn, id| push::remove(conn, id, &device))
         .await?;
     no_content()
 }
@@ -222,8 +213,8 @@ pub async fn delete_device(state: State, user: AuthUser, path: web::Path<uuid::U
 #[utoipa::path(operation_id = "get_notification_settings", tag = "push", security(("bearer" = [])),
     responses((status = 200, description = "The settings", body = NotificationSettings)))]
 #[get("/me/notification-settings")]
-pub async fn get_settings(state: State, user: AuthUser) -> Reply {
-    ok(user.run(&state, push::settings::load).await?)
+pub async fn get_settings(me: Mine) -> Reply {
+    ok(me.mine(push::settings::load).await?)
 }
 
 /// Change the caller's notification settings.
@@ -237,19 +228,14 @@ pub async fn get_settings(state: State, user: AuthUser) -> Reply {
         (status = 200, description = "Saved", body = NotificationSettings),
         (status = 400, description = "Invalid quiet hours or time zone")))]
 #[put("/me/notification-settings")]
-pub async fn put_settings(
-    state: State,
-    user: AuthUser,
-    body: web::Json<NotificationSettings>,
-) -> Reply {
+pub async fn put_settings(me: Mine<(), web::Json<NotificationSettings>>) -> Reply {
+    let (me, body) = me.split();
     let settings = body.into_inner();
     if let Some(q) = &settings.quiet_hours {
         q.check()?;
     }
-    let saved = user
-        .run(&state, move |conn, me| {
-            push::settings::save(conn, me, settings, db::now())
-        })
+    let saved = me
+        .mine(move |conn, id| push::settings::save(conn, id, settings, db::now()))
         .await?;
     ok(saved)
 }

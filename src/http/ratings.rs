@@ -6,19 +6,14 @@ use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 
 use crate::error::Error;
-use crate::http::extract::AuthUser;
-use crate::http::pagination::{self, PageQuery, keyset_page, page};
-use crate::http::reply::{Reply, State, ok};
+use crate::http::extract::Mine;
+use crate::http::pagination::{self, PageQuery, Paged, keyset_page, page};
+use crate::http::reply::{Reply, ok};
 use crate::http::views::game::PlayerRef;
 use crate::ratings::{self, BoardEntry, PageStart, Standing};
 use crate::rules::Mode;
 
-/// Registers the routes of this module.
-pub fn routes(cfg: &mut utoipa_actix_web::service_config::ServiceConfig) {
-    cfg.service(leaderboard)
-        .service(profile)
-        .service(my_history);
-}
+routes! { self::{leaderboard, profile, my_history} }
 
 /// A Weng-Lin rating in one mode.
 #[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
@@ -146,17 +141,12 @@ fn decode_board_cursor(raw: &str) -> Result<(f64, String), Error> {
         (status = 400, description = "Invalid mode, limit, cursor or `around`"),
         (status = 404, description = "`around=me` and the caller has no rating in the mode (`not_rated`)")))]
 #[get("/leaderboards/{mode}")]
-pub async fn leaderboard(
-    state: State,
-    user: AuthUser,
-    path: web::Path<Mode>,
-    page: web::Query<PageQuery>,
-    query: web::Query<LeaderboardQuery>,
-) -> Reply {
-    let mode = path.into_inner();
+pub async fn leaderboard(on: Mine<web::Path<Mode>, Paged<LeaderboardQuery>>) -> Reply {
+    let (query, page) = &on.input;
+    let mode = *on.path;
     let limit = page.size()?;
     let start = match (query.around.as_deref(), page.cursor.as_deref()) {
-        (Some("me"), None) => PageStart::Around(user.id().to_owned()),
+        (Some("me"), None) => PageStart::Around(on.user.id().to_owned()),
         (Some("me"), Some(_)) => {
             return Err(Error::validation("around=me takes no cursor").into());
         }
@@ -165,7 +155,8 @@ pub async fn leaderboard(
         }
         (None, cursor) => PageStart::After(cursor.map(decode_board_cursor).transpose()?),
     };
-    let board = state
+    let board = on
+        .state
         .db
         .run(move |conn| ratings::board(conn, mode, start, limit))
         .await?;
@@ -232,9 +223,10 @@ pub struct ProfileView {
         (status = 200, description = "The profile", body = ProfileView),
         (status = 404, description = "No such player")))]
 #[get("/users/{username}")]
-pub async fn profile(state: State, _user: AuthUser, path: web::Path<String>) -> Reply {
-    let key = path.into_inner().to_ascii_lowercase();
-    let view = state
+pub async fn profile(on: Mine<web::Path<String>>) -> Reply {
+    let key = on.path.to_ascii_lowercase();
+    let view = on
+        .state
         .db
         .run(move |conn| {
             let user = crate::db::users::by_username(conn, &key)?
@@ -299,18 +291,12 @@ pub struct HistoryQuery {
         (status = 200, description = "A page of the history", body = RatingHistoryPage),
         (status = 400, description = "Invalid mode, limit or cursor")))]
 #[get("/me/ratings/history")]
-pub async fn my_history(
-    state: State,
-    user: AuthUser,
-    query: web::Query<HistoryQuery>,
-    page: web::Query<PageQuery>,
-) -> Reply {
+pub async fn my_history(me: Mine<(), Paged<HistoryQuery>>) -> Reply {
+    let (query, page) = &me.input;
     let mode = query.mode.unwrap_or(Mode::Solo);
     let (limit, after) = page.keyset()?;
-    let rows = user
-        .run(&state, move |conn, me| {
-            ratings::history(conn, me, mode, after, limit + 1)
-        })
+    let rows = me
+        .mine(move |conn, id| ratings::history(conn, id, mode, after, limit + 1))
         .await?;
     let (rows, next_cursor) = keyset_page(rows, limit, |r| (r.at, &r.id));
     ok(RatingHistoryPage {

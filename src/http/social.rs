@@ -7,19 +7,13 @@ use utoipa::ToSchema;
 
 use crate::db::AnyConnection;
 use crate::error::Error;
-use crate::http::extract::AuthUser;
-use crate::http::reply::{Reply, State, made_or_held, no_content, ok};
+use crate::http::extract::Mine;
+use crate::http::reply::{Reply, made_or_held, no_content, ok};
 use crate::http::views::game::PlayerRef;
 use crate::social::{self, Person, Relation};
 
-/// Registers the routes of this module.
-pub fn routes(cfg: &mut utoipa_actix_web::service_config::ServiceConfig) {
-    cfg.service(list_friends)
-        .service(put_friend)
-        .service(delete_friend)
-        .service(list_blocks)
-        .service(put_block)
-        .service(delete_block);
+routes! {
+    self::{list_friends, put_friend, delete_friend, list_blocks, put_block, delete_block},
 }
 
 /// Another user in the caller's lists.
@@ -89,8 +83,8 @@ pub struct BlocksView {
 #[utoipa::path(operation_id = "list_friends", tag = "social", security(("bearer" = [])),
     responses((status = 200, description = "Friends and pending requests", body = FriendsView)))]
 #[get("/me/friends")]
-pub async fn list_friends(state: State, user: AuthUser) -> Reply {
-    let friends = user.run(&state, social::friends).await?;
+pub async fn list_friends(me: Mine) -> Reply {
+    let friends = me.mine(social::friends).await?;
     let list = |people: &[Person]| people.iter().map(RelatedUser::from).collect();
     ok(FriendsView {
         friends: list(&friends.friends),
@@ -116,9 +110,9 @@ pub async fn list_friends(state: State, user: AuthUser) -> Reply {
         (status = 404, description = "No such user"),
         (status = 409, description = "At most 500 friends and requests (`too_many_friends`)")))]
 #[put("/me/friends/{username}")]
-pub async fn put_friend(state: State, user: AuthUser, path: web::Path<String>) -> Reply {
-    let changed = about(&state, &user, path, social::request_friend).await?;
-    state.announce_users(&changed.notified);
+pub async fn put_friend(on: About) -> Reply {
+    let changed = on.about(social::request_friend).await?;
+    on.state.announce_users(&changed.notified);
     let view = FriendView {
         user: RelatedUser::from(&changed.other).user,
         state: match changed.value {
@@ -140,8 +134,8 @@ pub async fn put_friend(state: State, user: AuthUser, path: web::Path<String>) -
         (status = 400, description = "The caller's own name"),
         (status = 404, description = "No such user")))]
 #[delete("/me/friends/{username}")]
-pub async fn delete_friend(state: State, user: AuthUser, path: web::Path<String>) -> Reply {
-    about(&state, &user, path, social::remove_friend).await?;
+pub async fn delete_friend(on: About) -> Reply {
+    on.about(social::remove_friend).await?;
     no_content()
 }
 
@@ -151,8 +145,8 @@ pub async fn delete_friend(state: State, user: AuthUser, path: web::Path<String>
 #[utoipa::path(operation_id = "list_blocks", tag = "social", security(("bearer" = [])),
     responses((status = 200, description = "The blocked users", body = BlocksView)))]
 #[get("/me/blocks")]
-pub async fn list_blocks(state: State, user: AuthUser) -> Reply {
-    let blocked = user.run(&state, social::blocks).await?;
+pub async fn list_blocks(me: Mine) -> Reply {
+    let blocked = me.mine(social::blocks).await?;
     ok(BlocksView {
         items: blocked.iter().map(RelatedUser::from).collect(),
     })
@@ -172,8 +166,8 @@ pub async fn list_blocks(state: State, user: AuthUser) -> Reply {
         (status = 404, description = "No such user"),
         (status = 409, description = "At most 1,000 blocked users (`too_many_blocks`)")))]
 #[put("/me/blocks/{username}")]
-pub async fn put_block(state: State, user: AuthUser, path: web::Path<String>) -> Reply {
-    let changed = about(&state, &user, path, social::block).await?;
+pub async fn put_block(on: About) -> Reply {
+    let changed = on.about(social::block).await?;
     let view = RelatedUser::from(&changed.other);
     made_or_held(changed.created, "/api/v1/me/blocks", view)
 }
@@ -188,20 +182,22 @@ pub async fn put_block(state: State, user: AuthUser, path: web::Path<String>) ->
         (status = 400, description = "The caller's own name"),
         (status = 404, description = "No such user")))]
 #[delete("/me/blocks/{username}")]
-pub async fn delete_block(state: State, user: AuthUser, path: web::Path<String>) -> Reply {
-    about(&state, &user, path, social::unblock).await?;
+pub async fn delete_block(on: About) -> Reply {
+    on.about(social::unblock).await?;
     no_content()
 }
 
-/// Runs `change(conn, caller_id, username)` for the caller and the user the path names: the
-/// one database round of every change of a relation.
-async fn about<T: Send + 'static>(
-    state: &State,
-    user: &AuthUser,
-    path: web::Path<String>,
-    change: fn(&mut AnyConnection, &str, &str) -> Result<T, Error>,
-) -> Result<T, Error> {
-    let other = path.into_inner();
-    user.run(state, move |conn, me| change(conn, me, &other))
-        .await
+/// A change of the caller's relation to the user the path names.
+type About = Mine<web::Path<String>>;
+
+impl About {
+    /// Runs `change(conn, caller_id, username)`: the one database round of every change of
+    /// a relation.
+    async fn about<T: Send + 'static>(
+        &self,
+        change: fn(&mut AnyConnection, &str, &str) -> Result<T, Error>,
+    ) -> Result<T, Error> {
+        let other = self.path.clone();
+        self.mine(move |conn, me| change(conn, me, &other)).await
+    }
 }

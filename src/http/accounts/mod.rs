@@ -17,16 +17,9 @@ use crate::http::extract::client_ip;
 pub use me::{UpdateMe, UpdatedMe};
 pub use session::{Credentials, RefreshRequest, TokenResponse};
 
-/// Registers the routes of this module.
-pub fn routes(cfg: &mut utoipa_actix_web::service_config::ServiceConfig) {
-    cfg.service(session::register)
-        .service(session::login)
-        .service(session::guest)
-        .service(session::refresh)
-        .service(session::logout)
-        .service(me::me)
-        .service(me::update_me)
-        .service(me::delete_me);
+routes! {
+    session::{register, login, guest, refresh, logout},
+    me::{me, update_me, delete_me},
 }
 
 /// Counts an attempt at `action` from the client's address and, when given, for the

@@ -5,7 +5,7 @@ use actix_web::{get, post, web};
 use crate::db::AnyConnection;
 use crate::error::Error;
 use crate::games::{self, Committed, lists};
-use crate::http::pagination::{PageQuery, keyset_page};
+use crate::http::pagination::{PageQuery, Paged, keyset_page};
 use crate::http::preconditions::with_etag;
 use crate::http::reply::{Reply, ok};
 use crate::http::views::game::{GameView, game_view};
@@ -21,11 +21,8 @@ use super::{AbortRequest, Admin, Change, GamesQuery, OptionalReason, optional_re
     params(GamesQuery, PageQuery),
     responses((status = 200, description = "A page of games", body = AdminGamesPage)))]
 #[get("/admin/games")]
-pub async fn list_games(
-    admin: Admin,
-    query: web::Query<GamesQuery>,
-    page: web::Query<PageQuery>,
-) -> Reply {
+pub async fn list_games(admin: Admin<(), Paged<GamesQuery>>) -> Reply {
+    let (query, page) = &admin.input;
     let statuses = lists::parse_statuses(query.status.as_deref(), &[])?;
     let player = query
         .player

@@ -17,22 +17,11 @@ use crate::db::AnyConnection;
 use crate::error::Error;
 use crate::http::extract::{AdminUser, Call, OptionalJson};
 
-/// Registers the routes of this module.
-pub fn routes(cfg: &mut utoipa_actix_web::service_config::ServiceConfig) {
-    cfg.service(users::list_users)
-        .service(users::ban_user)
-        .service(users::unban_user)
-        .service(users::set_role)
-        .service(users::reset_rating)
-        .service(games::list_games)
-        .service(games::get_game)
-        .service(games::abort_game)
-        .service(games::seat_to_bot)
-        .service(overview::stats)
-        .service(overview::audit_log)
-        .service(moderation::list_reports)
-        .service(moderation::hide_message)
-        .service(moderation::mute_user);
+routes! {
+    users::{list_users, ban_user, unban_user, set_role, reset_rating},
+    games::{list_games, get_game, abort_game, seat_to_bot},
+    overview::{stats, audit_log},
+    moderation::{list_reports, hide_message, mute_user},
 }
 
 /// An administrator's request as every handler of this module takes it: the state, the

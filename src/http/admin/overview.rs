@@ -1,12 +1,12 @@
 //! Statistics and the audit log.
 
-use actix_web::{get, web};
+use actix_web::get;
 use serde_json::json;
 
 use crate::db::admin::{self as store, AuditRow};
 use crate::db::{self, games as games_store};
 use crate::games::GameStatus;
-use crate::http::pagination::{PageQuery, keyset_page};
+use crate::http::pagination::{PageQuery, Paged, keyset_page};
 use crate::http::reply::{Reply, ok};
 use crate::http::views::game::PlayerRef;
 
@@ -65,11 +65,8 @@ pub async fn stats(admin: Admin) -> Reply {
     params(AuditQuery, PageQuery),
     responses((status = 200, description = "A page of the audit log", body = AuditPage)))]
 #[get("/admin/audit")]
-pub async fn audit_log(
-    admin: Admin,
-    query: web::Query<AuditQuery>,
-    page: web::Query<PageQuery>,
-) -> Reply {
+pub async fn audit_log(admin: Admin<(), Paged<AuditQuery>>) -> Reply {
+    let (query, page) = &admin.input;
     let (limit, before) = page.keyset()?;
     let action = query.action.clone();
     let target = query.target_id.clone();

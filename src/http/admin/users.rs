@@ -6,7 +6,7 @@ use crate::db::AnyConnection;
 use crate::db::admin as store;
 use crate::db::users::UserRow;
 use crate::error::Error;
-use crate::http::pagination::{PageQuery, keyset_page};
+use crate::http::pagination::{PageQuery, Paged, keyset_page};
 use crate::http::ratings::RatingsView;
 use crate::http::reply::{Reply, ok};
 
@@ -24,11 +24,8 @@ use super::{
     params(UsersQuery, PageQuery),
     responses((status = 200, description = "A page of accounts", body = AdminUsersPage)))]
 #[get("/admin/users")]
-pub async fn list_users(
-    admin: Admin,
-    query: web::Query<UsersQuery>,
-    page: web::Query<PageQuery>,
-) -> Reply {
+pub async fn list_users(admin: Admin<(), Paged<UsersQuery>>) -> Reply {
+    let (query, page) = &admin.input;
     let needle = query.query.as_deref().map(str::trim).unwrap_or("");
     if needle.chars().count() > 32 {
         return Err(Error::validation("query must be at most 32 characters").into());

@@ -9,9 +9,11 @@ use utoipa::ToSchema;
 use crate::error::Error;
 use crate::games::act::{Idempotency, Wanted};
 use crate::games::{self, Act, Acted};
-use crate::http::extract::Caller;
+use crate::http::extract::Call;
 use crate::http::preconditions::{etag, if_match};
-use crate::http::reply::{Reply, State};
+use crate::http::reply::Reply;
+
+use super::OnGameByToken;
 use crate::http::views::game::{CardCode, GameView, render};
 use crate::rules::Card;
 
@@ -161,13 +163,13 @@ impl ActionRequest {
         (status = 409, description = "`version_conflict`, `game_not_active`, `seat_controlled_by_bot`"),
         (status = 422, description = "Illegal: `not_your_turn`, `wrong_phase`, `card_not_in_hand`, `must_follow_suit`, `must_play_leekha`, `talbees`, `pass_restriction`, `wrong_card_count`, `duplicate_card`, `already_committed`, `game_over`, `idempotency_key_reused`")))]
 #[post("/games/{id}/actions")]
-pub async fn act(
-    state: State,
-    caller: Caller,
-    path: web::Path<uuid::Uuid>,
-    req: HttpRequest,
-    body: web::Json<serde_json::Value>,
-) -> Reply {
+pub async fn act(on: OnGameByToken<(HttpRequest, web::Json<serde_json::Value>)>) -> Reply {
+    let Call {
+        state,
+        user: caller,
+        path,
+        input: (req, body),
+    } = on;
     let id = path.into_inner().to_string();
     // Judged by the service after the account check, so a banned caller hears 403 whatever
     // it sent.

@@ -7,8 +7,8 @@ use utoipa::ToSchema;
 use crate::bots::BotLevel;
 use crate::error::Error;
 use crate::games::{self, NewGame, SeatPlan};
-use crate::http::extract::{AuthUser, OptionalJson};
-use crate::http::reply::{Reply, State};
+use crate::http::extract::{Mine, OptionalJson};
+use crate::http::reply::Reply;
 use crate::http::views::game::GameView;
 use crate::rules::{self, RuleOverrides};
 
@@ -192,14 +192,11 @@ impl CreateGame {
         (status = 400, description = "Invalid rules, seats, visibility or timeout"),
         (status = 409, description = "Too many waiting games (`too_many_games`), or too many running ones (`too_many_active_games`)")))]
 #[post("/games")]
-pub async fn create_game(
-    state: State,
-    user: AuthUser,
-    OptionalJson(body): OptionalJson<CreateGame>,
-) -> Reply {
-    let command = body.command(state.config.max_active_games_per_user)?;
-    let done = user
-        .run(&state, move |conn, me| games::create(conn, me, command))
+pub async fn create_game(me: Mine<(), OptionalJson<CreateGame>>) -> Reply {
+    let (me, OptionalJson(body)) = me.split();
+    let command = body.command(me.state.config.max_active_games_per_user)?;
+    let done = me
+        .mine(move |conn, id| games::create(conn, id, command))
         .await?;
-    answer(&state, &done, true)
+    answer(&me.state, &done, true)
 }

@@ -6,12 +6,12 @@ use utoipa::IntoParams;
 
 use crate::db::games as store;
 use crate::games::Table;
-use crate::http::extract::AuthUser;
-use crate::http::reply::{Reply, State, ok};
+use crate::http::extract::Call;
+use crate::http::reply::{Reply, ok};
 use crate::http::views::events::{EventView, EventsPage};
 use crate::http::{long_poll, pagination};
 
-use super::{spectate, viewer_of};
+use super::{OnGame, spectate, viewer_of};
 
 /// Which events.
 #[derive(Debug, Deserialize, IntoParams)]
@@ -37,12 +37,13 @@ pub struct EventsQuery {
     params(("id" = uuid::Uuid, Path, description = "Game id"), EventsQuery),
     responses((status = 200, description = "Events (possibly none when the wait ran out)", body = EventsPage)))]
 #[get("/games/{id}/events")]
-pub async fn events(
-    state: State,
-    user: AuthUser,
-    path: web::Path<uuid::Uuid>,
-    query: web::Query<EventsQuery>,
-) -> Reply {
+pub async fn events(on: OnGame<web::Query<EventsQuery>>) -> Reply {
+    let Call {
+        state,
+        user,
+        path,
+        input: query,
+    } = on;
     let id = path.into_inner().to_string();
     let (after, wait) = long_poll::check(query.after, query.wait)?;
     let limit = pagination::limit(query.limit, 200, 500)?;

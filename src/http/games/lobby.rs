@@ -6,9 +6,9 @@ use utoipa::IntoParams;
 
 use crate::error::Error;
 use crate::games::{GameStatus, lists};
-use crate::http::extract::AuthUser;
+use crate::http::extract::Mine;
 use crate::http::pagination::{Cursor, keyset_page, limit, offset_page};
-use crate::http::reply::{Reply, State, ok};
+use crate::http::reply::{Reply, ok};
 use crate::http::views::game::game_view;
 use crate::http::views::lists::{LobbyPage, MyGamesPage, my_game};
 
@@ -37,7 +37,8 @@ pub struct ListQuery {
     params(ListQuery),
     responses((status = 200, description = "A page of waiting games", body = LobbyPage)))]
 #[get("/games")]
-pub async fn lobby(state: State, user: AuthUser, query: web::Query<ListQuery>) -> Reply {
+pub async fn lobby(me: Mine<(), web::Query<ListQuery>>) -> Reply {
+    let query = &me.input;
     if let Some(status) = query.status.as_deref()
         && status != "waiting"
     {
@@ -45,8 +46,12 @@ pub async fn lobby(state: State, user: AuthUser, query: web::Query<ListQuery>) -
     }
     let limit = limit(query.limit, 50, 200)?;
     let after = Cursor::keyset(query.cursor.as_deref())?;
-    let friends_of = query.friends.unwrap_or(false).then(|| user.id().to_owned());
-    let tables = state
+    let friends_of = query
+        .friends
+        .unwrap_or(false)
+        .then(|| me.user.id().to_owned());
+    let tables = me
+        .state
         .db
         .run(move |conn| lists::lobby(conn, after, friends_of.as_deref(), limit + 1))
         .await?;
@@ -67,7 +72,8 @@ pub async fn lobby(state: State, user: AuthUser, query: web::Query<ListQuery>) -
     params(ListQuery),
     responses((status = 200, description = "A page of the caller's games", body = MyGamesPage)))]
 #[get("/me/games")]
-pub async fn my_games(state: State, user: AuthUser, query: web::Query<ListQuery>) -> Reply {
+pub async fn my_games(me: Mine<(), web::Query<ListQuery>>) -> Reply {
+    let query = &me.input;
     if query.friends.is_some() {
         return Err(Error::validation("friends filters the lobby only").into());
     }
@@ -77,15 +83,13 @@ pub async fn my_games(state: State, user: AuthUser, query: web::Query<ListQuery>
     )?;
     let limit = limit(query.limit, 50, 200)?;
     let offset = Cursor::offset(query.cursor.as_deref())?;
-    let rows = user
-        .run(&state, move |conn, me| {
-            lists::of_user(conn, me, &statuses, offset, limit + 1)
-        })
+    let rows = me
+        .mine(move |conn, id| lists::of_user(conn, id, &statuses, offset, limit + 1))
         .await?;
     let (rows, next_cursor) = offset_page(rows, offset, limit);
     let items = rows
         .iter()
-        .map(|(table, seat)| my_game(table, *seat, user.id()))
+        .map(|(table, seat)| my_game(table, *seat, me.user.id()))
         .collect::<Result<_, _>>()?;
     ok(MyGamesPage { items, next_cursor })
 }

@@ -27,27 +27,23 @@ use crate::app::AppState;
 use crate::db::AnyConnection;
 use crate::error::Error;
 use crate::games::{Committed, Table};
-use crate::http::extract::{AuthUser, Call};
+use crate::http::extract::{AuthUser, Call, Caller};
 use crate::http::preconditions::etag;
 use crate::http::reply::Reply;
 use crate::http::views::game::game_view;
 use crate::rules::Seat;
 
-/// Registers the routes of this module.
-pub fn routes(cfg: &mut utoipa_actix_web::service_config::ServiceConfig) {
-    cfg.service(create::create_game)
-        .service(lobby::lobby)
-        .service(lobby::my_games)
-        .service(show::get_game)
-        .service(seats::join)
-        .service(seats::leave)
-        .service(act::act)
-        .service(events::events)
-        .service(seats::resign)
-        .service(seats::reclaim)
-        .service(hint::hint)
-        .service(replay::replay)
-        .service(rematch::rematch);
+routes! {
+    create::{create_game},
+    lobby::{lobby, my_games},
+    show::{get_game},
+    seats::{join, leave},
+    act::{act},
+    events::{events},
+    seats::{resign, reclaim},
+    hint::{hint},
+    replay::{replay},
+    rematch::{rematch},
 }
 
 /// The seat from which `user_id` sees a game (`None`: as a spectator); 404 when the game is
@@ -78,6 +74,10 @@ pub(crate) async fn spectate(state: &AppState, game_id: &str, viewer: Option<Sea
 /// A request about the game the path names, as the game and chat handlers take it: the
 /// state, the caller, the game id, and the body or query the route reads.
 pub type OnGame<I = ()> = Call<AuthUser, web::Path<uuid::Uuid>, I>;
+
+/// A request about the game the path names whose caller is checked inside the use case's
+/// own database round ([`Caller`]): the busiest reads and the actions.
+pub type OnGameByToken<I = ()> = Call<Caller, web::Path<uuid::Uuid>, I>;
 
 impl<I> OnGame<I> {
     /// Runs `use_case(conn, game_id, user_id)` for the caller on the game the path names, on

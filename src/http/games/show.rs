@@ -1,13 +1,13 @@
 //! `GET /games/{id}`.
 
-use actix_web::{HttpRequest, get, web};
+use actix_web::{HttpRequest, get};
 
-use crate::http::extract::Caller;
+use crate::http::extract::Call;
 use crate::http::preconditions::{not_modified, with_etag};
-use crate::http::reply::{Reply, State};
+use crate::http::reply::Reply;
 use crate::http::views::game::{GameView, game_view};
 
-use super::{spectate, viewer_of};
+use super::{OnGameByToken, spectate, viewer_of};
 
 /// The game as the caller may see it.
 ///
@@ -22,12 +22,13 @@ use super::{spectate, viewer_of};
         (status = 304, description = "Not modified since the given `ETag`; no body", headers(("ETag" = String, description = "The version, unchanged"))),
         (status = 404, description = "No such game, or a private game the caller is not part of")))]
 #[get("/games/{id}")]
-pub async fn get_game(
-    state: State,
-    caller: Caller,
-    path: web::Path<uuid::Uuid>,
-    req: HttpRequest,
-) -> Reply {
+pub async fn get_game(on: OnGameByToken<HttpRequest>) -> Reply {
+    let Call {
+        state,
+        user: caller,
+        path,
+        input: req,
+    } = on;
     let id = path.into_inner().to_string();
     let user_id = caller.user_id.clone();
     let hot = state.hot.clone();
