@@ -55,6 +55,8 @@ static ASSETS: &[Asset] = &[
     asset!("js/lobby.js", JS),
     asset!("js/admin.js", JS),
     asset!("js/push.js", JS),
+    asset!("i18n/en.json", "application/json"),
+    asset!("i18n/ar.json", "application/json"),
 ];
 
 /// The entity tag of each asset, in the order of [`ASSETS`].

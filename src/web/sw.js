@@ -3,10 +3,11 @@
 // offline starts. The API is never cached: a game view must be fresh.
 
 const worker = /** @type {ServiceWorkerGlobalScope} */ (/** @type {unknown} */ (self));
-const SHELL = 'leekha-shell-v1';
+const SHELL = 'leekha-shell-v2';
 const FILES = ['/', '/app/app.css', '/app/icon.svg', '/app/manifest.webmanifest',
   '/app/js/main.js', '/app/js/api.js', '/app/js/live.js', '/app/js/cards.js', '/app/js/i18n.js',
-  '/app/js/dom.js', '/app/js/table.js', '/app/js/lobby.js', '/app/js/admin.js', '/app/js/push.js'];
+  '/app/js/dom.js', '/app/js/table.js', '/app/js/lobby.js', '/app/js/admin.js', '/app/js/push.js',
+  '/app/i18n/en.json', '/app/i18n/ar.json'];
 
 worker.addEventListener('install', (event) => {
   event.waitUntil(caches.open(SHELL).then((cache) => cache.addAll(FILES)).then(() => worker.skipWaiting()));
