@@ -38,11 +38,12 @@ pub enum Command {
     /// against the baseline; prints points per round saved with a 95% confidence interval,
     /// decision times and rounds per second. Same seed, same results.
     Simulate {
-        /// The bot measured: random, easy, heuristic, expert, or omniscient (the measuring bot
-        /// that sees every hand; it exists only here).
+        /// The bot measured: random, easy, heuristic, expert, ismcts (information-set tree
+        /// search, compared with the expert) or omniscient (the measuring bot that sees every
+        /// hand). The last two exist only here.
         #[arg(long, default_value = "expert")]
         candidate: String,
-        /// The bot it plays against: random, easy, heuristic, expert or omniscient.
+        /// The bot it plays against: random, easy, heuristic, expert, ismcts or omniscient.
         #[arg(long, default_value = "heuristic")]
         baseline: String,
         /// Deals (rounds) to play.

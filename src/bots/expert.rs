@@ -173,7 +173,7 @@ fn search<R: Rng + ?Sized>(
 /// A world to play out: of a few consistent worlds, the one whose hands best explain how
 /// the others played so far, walked towards a better explanation. When that still leaves
 /// plays unexplained it starts again, up to [`WORLD_ATTEMPTS`] times, and keeps the best.
-fn inferred_world<R: Rng + ?Sized>(
+pub(super) fn inferred_world<R: Rng + ?Sized>(
     sampler: &Sampler,
     evidence: &Evidence,
     rng: &mut R,
@@ -212,7 +212,7 @@ fn inferred_world<R: Rng + ?Sized>(
 /// What the other seats know of the hands, as far as `k`'s seat can tell: what each knows
 /// of its own pass is hidden, except for the seat that passed to us, which knows we hold
 /// what it gave us.
-fn others_knowledge(k: &Knowledge) -> [[CardSet; 4]; 4] {
+pub(super) fn others_knowledge(k: &Knowledge) -> [[CardSet; 4]; 4] {
     let mut known = [[CardSet::EMPTY; 4]; 4];
     if let Some((giver, received)) = k.giver {
         known[giver.index()][k.me.index()] = received;
@@ -520,7 +520,7 @@ impl Sim {
 /// complete placement still exists (Hall's condition over the buckets, exact for this
 /// transportation problem). The unconstrained cards then fill the remaining room uniformly.
 /// So sampling never fails on a consistent knowledge and never needs a retry loop.
-struct Sampler {
+pub(super) struct Sampler {
     others: [Seat; 3],
     base: [CardSet; 4],
     cap: [u8; 4],
@@ -533,7 +533,7 @@ struct Sampler {
 const ALL_BUCKETS: u8 = 0b1111;
 
 impl Sampler {
-    fn new(k: &Knowledge) -> Option<Sampler> {
+    pub(super) fn new(k: &Knowledge) -> Option<Sampler> {
         let others = [k.me.offset(1), k.me.offset(2), k.me.offset(3)];
         let mut base = [CardSet::EMPTY; 4];
         base[k.me.index()] = k.hand;

@@ -20,6 +20,7 @@ mod easy;
 mod evidence;
 mod expert;
 mod heuristic;
+mod ismcts;
 mod knowledge;
 mod omniscient;
 pub mod tournament;

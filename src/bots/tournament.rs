@@ -25,6 +25,7 @@ use rand_chacha::ChaCha8Rng;
 
 use crate::rules::{Action, Card, Game, Mode, RuleOptions, Seat, SeatView};
 
+use super::ismcts::choose_ismcts;
 use super::omniscient::choose_omniscient;
 use super::{BotLevel, ExpertConfig, choose, choose_expert};
 
@@ -36,15 +37,19 @@ pub enum Contestant {
     Bot(BotLevel),
     /// The expert's search with every hand revealed: the information limit.
     Omniscient,
+    /// Information-set tree search within the expert's budget, measured against the
+    /// expert's flat search.
+    Ismcts,
 }
 
 impl Contestant {
-    /// Every contestant, weakest first (omniscient last).
+    /// Every contestant: the bot levels weakest first, then the search under measure and
+    /// the omniscient bound.
     pub fn all() -> impl Iterator<Item = Contestant> {
         BotLevel::ALL
             .into_iter()
             .map(Contestant::Bot)
-            .chain([Contestant::Omniscient])
+            .chain([Contestant::Ismcts, Contestant::Omniscient])
     }
 
     /// The name on the command line and in reports.
@@ -52,6 +57,7 @@ impl Contestant {
         match self {
             Contestant::Bot(level) => level.as_str(),
             Contestant::Omniscient => "omniscient",
+            Contestant::Ismcts => "ismcts",
         }
     }
 
@@ -322,6 +328,7 @@ fn decide<R: Rng + ?Sized>(
 ) -> Option<Action> {
     match contestant {
         Contestant::Omniscient => choose_omniscient(game, view.seat?, history),
+        Contestant::Ismcts => choose_ismcts(view, history, &config.expert, rng),
         Contestant::Bot(BotLevel::Expert) => choose_expert(view, history, &config.expert, rng),
         Contestant::Bot(level) => choose(level, view, history, rng),
     }
