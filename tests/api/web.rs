@@ -83,6 +83,7 @@ async fn every_asset_the_page_names_is_served_with_its_type_and_no_other_host() 
             Some("css") => "text/css; charset=utf-8",
             Some("svg") => "image/svg+xml",
             Some("webmanifest") => "application/manifest+json",
+            Some("json") => "application/json",
             _ => "text/html; charset=utf-8",
         };
         assert_eq!(reply.content_type(), expected, "{uri}");
