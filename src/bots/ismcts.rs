@@ -30,11 +30,11 @@ const EXPLORE: f64 = 4.0;
 
 /// The ISMCTS action for the seat of `view` (`None` if it has nothing to do). The same
 /// budget as the expert's: `config.max_iterations` rollouts, `config.time_budget` at most.
-pub(crate) fn choose_ismcts<R: Rng + ?Sized>(
+pub(crate) fn choose_ismcts(
     view: &SeatView,
     history: &[(Seat, Card)],
     config: &ExpertConfig,
-    rng: &mut R,
+    rng: &mut (impl Rng + ?Sized),
 ) -> Option<Action> {
     let seat = view.seat?;
     if let LegalActions::Play { cards } = view.legal_actions
