@@ -12,10 +12,10 @@ use crate::games::{self, Act, Acted};
 use crate::http::extract::Call;
 use crate::http::preconditions::{etag, if_match};
 use crate::http::reply::Reply;
-
-use super::OnGameByToken;
 use crate::http::views::game::{CardCode, GameView, render};
 use crate::rules::Card;
+
+use super::OnGameByToken;
 
 /// An action for the caller's seat.
 #[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
