@@ -6,8 +6,8 @@ use utoipa::ToSchema;
 
 use crate::accounts::{self, ProfileChange};
 use crate::auth::{Password, Username};
-use crate::http::extract::AuthUser;
-use crate::http::reply::{Reply, State, no_content, ok};
+use crate::http::extract::{AuthUser, Call, Mine};
+use crate::http::reply::{Reply, no_content, ok};
 
 use super::{UserView, check_rate};
 
@@ -80,12 +80,13 @@ pub async fn me(user: AuthUser) -> Reply {
         (status = 409, description = "Username taken"),
         (status = 429, description = "Too many `current_password` checks (`rate_limited`)")))]
 #[patch("/me")]
-pub async fn update_me(
-    state: State,
-    req: HttpRequest,
-    user: AuthUser,
-    body: web::Json<UpdateMe>,
-) -> Reply {
+pub async fn update_me(req: HttpRequest, call: Mine<(), web::Json<UpdateMe>>) -> Reply {
+    let Call {
+        state,
+        user,
+        input: body,
+        ..
+    } = call;
     let UpdateMe {
         username,
         password,
@@ -124,8 +125,8 @@ pub async fn update_me(
         (status = 401, description = "Missing or invalid token"),
         (status = 403, description = "Banned")))]
 #[delete("/me")]
-pub async fn delete_me(state: State, user: AuthUser) -> Reply {
-    user.run(&state, accounts::delete_me).await?;
-    state.end_streams_of(user.id());
+pub async fn delete_me(call: Mine) -> Reply {
+    call.mine(accounts::delete_me).await?;
+    call.state.end_streams_of(call.user.id());
     no_content()
 }
