@@ -55,6 +55,10 @@ pub enum Command {
         /// Rule preset: classic or partnership.
         #[arg(long, default_value = "classic")]
         preset: String,
+        /// Threads playing deals side by side. The results do not depend on it; the
+        /// decision times do, so the README's figures use 1 (one core).
+        #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=256))]
+        threads: u16,
     },
     /// Administration tasks.
     Admin {
@@ -120,6 +124,7 @@ pub fn run(cli: Cli) -> i32 {
             deals,
             seed,
             preset,
+            threads,
         } => {
             use crate::bots::tournament::Contestant;
             let (Some(candidate), Some(baseline)) =
@@ -148,7 +153,10 @@ pub fn run(cli: Cli) -> i32 {
                 options,
                 expert: crate::bots::ExpertConfig::DEFAULT,
             };
-            println!("{}", crate::bots::tournament::run(&config));
+            println!(
+                "{}",
+                crate::bots::tournament::run_on(&config, usize::from(threads))
+            );
             0
         }
         Command::Serve => match load().and_then(|(config, db)| {

@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use leekha::bots::tournament::{Contestant, TournamentConfig, run};
+use leekha::bots::tournament::{Contestant, TournamentConfig, run, run_on};
 use leekha::bots::{BotLevel, ExpertConfig};
 use leekha::rules::RuleOptions;
 
@@ -19,6 +19,27 @@ fn config(candidate: BotLevel, baseline: BotLevel, deals: usize, seed: u64) -> T
             max_iterations: 24,
             time_budget: Duration::from_secs(3600),
         },
+    }
+}
+
+fn threads() -> usize {
+    std::thread::available_parallelism().map_or(2, usize::from)
+}
+
+#[test]
+fn threads_change_nothing_but_the_time() {
+    for (candidate, baseline, deals) in [
+        (BotLevel::Heuristic, BotLevel::Random, 23),
+        (BotLevel::Expert, BotLevel::Heuristic, 5),
+    ] {
+        let c = config(candidate, baseline, deals, 13);
+        let one = run(&c);
+        for threads in [2, 3, 64] {
+            let many = run_on(&c, threads);
+            assert_eq!(many.results, one.results, "{threads} threads");
+            assert_eq!(many.timing.decisions, one.timing.decisions);
+            assert_eq!(many.timing.choices, one.timing.choices);
+        }
     }
 }
 
@@ -126,7 +147,9 @@ fn a_bot_against_itself_saves_nothing() {
 fn smoke_expert_beats_heuristic_by_its_confidence_interval() {
     let mut c = config(BotLevel::Expert, BotLevel::Heuristic, 24, 2028);
     c.expert.max_iterations = 400;
-    let report = run(&c);
+    // The slowest test of the suite on one thread (a debug build): every core helps, and
+    // the results are those of one thread (`threads_change_nothing_but_the_time`).
+    let report = run_on(&c, threads());
     println!("{report}");
     let r = &report.results;
     assert!(

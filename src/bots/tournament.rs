@@ -17,6 +17,7 @@
 //! and the round's public history.
 
 use std::fmt;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use rand::SeedableRng;
@@ -156,51 +157,72 @@ pub struct TournamentReport {
 
 /// Runs the tournament on one thread.
 pub fn run(config: &TournamentConfig) -> TournamentReport {
+    run_on(config, 1)
+}
+
+/// What one deal gave: the candidate's saving, the points on both sides and the
+/// candidate's decision times.
+struct DealOutcome {
+    saved: f64,
+    candidate: f64,
+    baseline: f64,
+    timer: Timer,
+}
+
+/// Runs the tournament with up to `threads` threads playing deals side by side. The
+/// results are those of [`run`], deal for deal: each deal's seed is drawn up front in deal
+/// order and its bots' streams depend on the deal alone. Only the timing figures change,
+/// since the threads share the machine.
+pub fn run_on(config: &TournamentConfig, threads: usize) -> TournamentReport {
     let start = Instant::now();
     let mut deal_rng = ChaCha8Rng::seed_from_u64(config.seed);
-    let partnership = config.options.mode == Mode::Partnership;
-    let score = |points: &[u32; 4], seat: Seat| -> f64 {
-        let mut p = points[seat.index()];
-        if partnership {
-            p += points[seat.across().index()];
+    let seeds: Vec<[u8; 32]> = (0..config.deals)
+        .map(|_| {
+            let mut seed = [0u8; 32];
+            deal_rng.fill_bytes(&mut seed);
+            seed
+        })
+        .collect();
+    let next = AtomicUsize::new(0);
+    let mut outcomes: Vec<Option<DealOutcome>> = (0..config.deals).map(|_| None).collect();
+    std::thread::scope(|scope| {
+        let workers: Vec<_> = (0..threads.clamp(1, config.deals.max(1)))
+            .map(|_| {
+                scope.spawn(|| {
+                    let mut played = Vec::new();
+                    loop {
+                        let deal = next.fetch_add(1, Ordering::Relaxed);
+                        let Some(seed) = seeds.get(deal) else {
+                            return played;
+                        };
+                        played.push((deal, play_deal(config, deal, *seed)));
+                    }
+                })
+            })
+            .collect();
+        for worker in workers {
+            // A bot's illegal move panics (see `play_round`): pass it on as it was.
+            let played = worker
+                .join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+            for (deal, outcome) in played {
+                outcomes[deal] = Some(outcome);
+            }
         }
-        f64::from(p)
-    };
+    });
     let mut per_deal = Vec::with_capacity(config.deals);
     let mut candidate_sum = 0.0;
     let mut baseline_sum = 0.0;
     let mut times = Vec::new();
     let mut choice_times = Vec::new();
-    for deal in 0..config.deals {
-        let mut seed = [0u8; 32];
-        deal_rng.fill_bytes(&mut seed);
-        let game = Game::new(config.options, seed);
-        let reference = play_round(
-            &game,
-            [config.baseline; 4],
-            None,
-            config,
-            deal as u64,
-            &mut Timer::default(),
-        );
-        let mut saved = 0.0;
-        for seat in Seat::ALL {
-            let mut levels = [config.baseline; 4];
-            levels[seat.index()] = config.candidate;
-            let mut timer = Timer {
-                all: std::mem::take(&mut times),
-                choices: std::mem::take(&mut choice_times),
-            };
-            let points = play_round(&game, levels, Some(seat), config, deal as u64, &mut timer);
-            times = timer.all;
-            choice_times = timer.choices;
-            let candidate = score(&points, seat);
-            let baseline = score(&reference, seat);
-            candidate_sum += candidate;
-            baseline_sum += baseline;
-            saved += baseline - candidate;
-        }
-        per_deal.push(saved / 4.0);
+    // In deal order, so that the sums are those of one thread (they are whole numbers
+    // anyway, which floating point adds exactly in any order).
+    for outcome in outcomes.into_iter().flatten() {
+        per_deal.push(outcome.saved);
+        candidate_sum += outcome.candidate;
+        baseline_sum += outcome.baseline;
+        times.extend(outcome.timer.all);
+        choice_times.extend(outcome.timer.choices);
     }
     let n = per_deal.len();
     let mean = if n == 0 {
@@ -257,6 +279,53 @@ pub fn run(config: &TournamentConfig) -> TournamentReport {
         results,
         timing,
     }
+}
+
+/// Plays deal number `deal` five times: the reference table of baselines, then the
+/// candidate in each seat.
+fn play_deal(config: &TournamentConfig, deal: usize, seed: [u8; 32]) -> DealOutcome {
+    let partnership = config.options.mode == Mode::Partnership;
+    let score = |points: &[u32; 4], seat: Seat| -> f64 {
+        let mut p = points[seat.index()];
+        if partnership {
+            p += points[seat.across().index()];
+        }
+        f64::from(p)
+    };
+    let game = Game::new(config.options, seed);
+    let reference = play_round(
+        &game,
+        [config.baseline; 4],
+        None,
+        config,
+        deal as u64,
+        &mut Timer::default(),
+    );
+    let mut outcome = DealOutcome {
+        saved: 0.0,
+        candidate: 0.0,
+        baseline: 0.0,
+        timer: Timer::default(),
+    };
+    for seat in Seat::ALL {
+        let mut levels = [config.baseline; 4];
+        levels[seat.index()] = config.candidate;
+        let points = play_round(
+            &game,
+            levels,
+            Some(seat),
+            config,
+            deal as u64,
+            &mut outcome.timer,
+        );
+        let candidate = score(&points, seat);
+        let baseline = score(&reference, seat);
+        outcome.candidate += candidate;
+        outcome.baseline += baseline;
+        outcome.saved += baseline - candidate;
+    }
+    outcome.saved /= 4.0;
+    outcome
 }
 
 /// The decision times of the candidate.
