@@ -55,8 +55,10 @@ pub enum Command {
         /// Rule preset: classic or partnership.
         #[arg(long, default_value = "classic")]
         preset: String,
-        /// Threads playing deals side by side. The results do not depend on it; the
-        /// decision times do, so the README's figures use 1 (one core).
+        /// Threads playing deals side by side. The results do not depend on it as long as
+        /// the expert's rollout cap, not its 45 ms safety net, ends its searches (more
+        /// threads than idle cores make the net bind); the decision times do, so the
+        /// README's figures use 1 (one core).
         #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=256))]
         threads: u16,
     },
