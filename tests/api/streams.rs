@@ -813,3 +813,36 @@ async fn a_spectators_stream_carries_the_public_copy_and_counts_them() {
     let view = get(&app, &format!("/api/v1/games/{id}"), &players[0].access).await;
     assert_eq!(view.json["spectators"], 1, "{}", view.text);
 }
+
+#[actix_web::test]
+async fn a_stream_ends_at_its_maximum_age_and_stays_open_without_one() {
+    let db = TestDb::migrated();
+    let mut config = db.config();
+    assert_eq!(
+        config.stream_max_age,
+        Duration::ZERO,
+        "streams have no age limit by default"
+    );
+    config.stream_max_age = Duration::from_secs(1);
+    let app = common::app(common::state_for(config)).await;
+    let me = register(&app, "sse_aged").await;
+    let feed = "/api/v1/me/notifications/stream";
+    let mut stream = open_ok(&app, stream_req(feed, &me.access)).await;
+    assert!(
+        matches!(
+            stream.next_within(Duration::from_millis(500)).await,
+            Next::Quiet
+        ),
+        "open before its age"
+    );
+    assert!(
+        stream.ends_within(Duration::from_secs(3)).await.is_ok(),
+        "LEEKHA_STREAM_MAX_SECONDS ends the stream"
+    );
+    // The client comes back, and the stream opens again.
+    let mut again = open_ok(&app, stream_req(feed, &me.access)).await;
+    assert!(matches!(
+        again.next_within(Duration::from_millis(300)).await,
+        Next::Quiet
+    ));
+}

@@ -128,16 +128,21 @@ pub struct EventStream {
     ending: bool,
     /// When a spectator's watch was last renewed (see `db::watchers`).
     renewed: Option<Instant>,
+    /// When the stream ends at the latest (`LEEKHA_STREAM_MAX_SECONDS`).
+    closes_at: Option<Instant>,
 }
 
 impl EventStream {
     /// A stream of what `sub` follows.
     pub fn new(sub: Subscription) -> Self {
         Self {
-            sub,
             queue: VecDeque::from([Bytes::from_static(RETRY_FRAME)]),
             ending: false,
             renewed: None,
+            closes_at: Some(sub.state.config.stream_max_age)
+                .filter(|age| !age.is_zero())
+                .map(|age| Instant::now() + age),
+            sub,
         }
     }
 
@@ -183,9 +188,18 @@ impl EventStream {
                 continue;
             }
             let heartbeat = self.sub.state.config.stream_heartbeat;
-            if tokio::time::timeout(heartbeat, select(woken, select(ended, logged_out)))
+            let left = self
+                .closes_at
+                .map(|at| at.saturating_duration_since(Instant::now()));
+            if left.is_some_and(|left| left.is_zero()) {
+                // Everything read so far went out first; the client resumes after it.
+                return None;
+            }
+            let wait = left.map_or(heartbeat, |left| left.min(heartbeat));
+            if tokio::time::timeout(wait, select(woken, select(ended, logged_out)))
                 .await
                 .is_err()
+                && wait == heartbeat
             {
                 self.queue.push_back(Bytes::from_static(HEARTBEAT_FRAME));
             }
