@@ -154,10 +154,43 @@ test('the keyboard alone passes and plays: arrows through the hand, Enter to cho
   }
   await page.locator('#send-pass').focus();
   await page.keyboard.press('Enter');
+  // While passing, the cards that may be passed are `.legal` too: wait for the play.
+  await page.waitForSelector('#send-pass', { state: 'detached' });
   await page.waitForSelector('.hand button.card.legal');
   const before = await page.locator('.hand button.card').count();
   await page.locator('.hand button.card.legal').first().focus();
   await page.keyboard.press('Enter');
+  await page.waitForFunction((n) => document.querySelectorAll('.hand button.card').length === n - 1, before);
+  clean(problems);
+  await context.close();
+});
+
+test('a card chosen while the answer to the pass is still on its way is played once it is in', async () => {
+  const { page, problems, context } = await open(browser, server.url);
+  // The server takes the pass at once, but its answer reaches the page only when released:
+  // meanwhile the stream shows the page the first trick, and our turn in it.
+  /** @type {() => void} */
+  let release = () => {};
+  const held = new Promise((resolve) => { release = () => resolve(undefined); });
+  await page.route('**/actions', async (route) => {
+    if (route.request().method() !== 'POST' || !String(route.request().postData()).includes('"pass"')) {
+      await route.continue();
+      return;
+    }
+    const response = await route.fetch();
+    await held;
+    await route.fulfill({ response });
+  });
+  await page.click('#play-guest');
+  await page.waitForSelector('#send-pass');
+  await page.click('#hint');
+  await page.waitForFunction(() => document.querySelectorAll('.hand button.chosen').length === 3);
+  await page.click('#send-pass');
+  await page.waitForSelector('#send-pass', { state: 'detached' });
+  await page.waitForSelector('.hand button.card.legal');
+  const before = await page.locator('.hand button.card').count();
+  await page.locator('.hand button.card.legal').first().click();
+  release();
   await page.waitForFunction((n) => document.querySelectorAll('.hand button.card').length === n - 1, before);
   clean(problems);
   await context.close();

@@ -29,6 +29,8 @@ export function table(root, id) {
   /** @type {string | null} */
   let hinted = null;
   let busy = false;
+  /** @type {S['ActionRequest'] | null} */
+  let queued = null;
   let reading = false;
   let stale = false;
   /** @type {{seat: number, text: string}[]} */
@@ -106,7 +108,13 @@ export function table(root, id) {
    * @param {S['ActionRequest']} action
    */
   const act = async (action) => {
-    if (busy || !view) return;
+    if (!view) return;
+    // The stream can show the next trick before the answer to our last action is in; a card
+    // chosen then is held and sent after that answer, if it is still legal, not dropped.
+    if (busy) {
+      queued = action;
+      return;
+    }
     busy = true;
     try {
       // No expected_version: the server judges the action against the latest state, and
@@ -122,7 +130,17 @@ export function table(root, id) {
       else fail(e);
     } finally {
       busy = false;
+      const next = queued;
+      queued = null;
+      if (next && stillLegal(next)) act(next);
     }
+  };
+
+  /** @param {S['ActionRequest']} action */
+  const stillLegal = (action) => {
+    const legal = view?.legal_actions;
+    if (!legal || legal.type !== action.type) return false;
+    return action.type === 'play' ? legal.cards.includes(action.card) : true;
   };
 
   /** @param {string} path @param {unknown} [body] */
