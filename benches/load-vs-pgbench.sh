@@ -30,8 +30,19 @@ COMMIT;
 SQL
 echo "== pgbench: $CLIENTS clients, $SECONDS_RUN s"
 PGBENCH="$PG_BIN/pgbench"
-"$PGBENCH" -n -c "$CLIENTS" -j 2 -T "$SECONDS_RUN" -f "$WORK/tx.sql" "$PG_BASE_URL/bench" | tee "$WORK/pgbench.txt" | grep -E "tps|latency"
+# Every transaction's latency is logged, so that the server's p99 has pgbench's beside it.
+"$PGBENCH" -n -c "$CLIENTS" -j 2 -T "$SECONDS_RUN" -f "$WORK/tx.sql" --log --log-prefix="$WORK/pgbench-tx" \
+  "$PG_BASE_URL/bench" | tee "$WORK/pgbench.txt" | grep -E "tps|latency"
 PG_TPS=$(grep -Eo 'tps = [0-9.]+' "$WORK/pgbench.txt" | head -n1 | awk '{print $3}')
+PG_LATENCY=$(python3 - "$WORK" <<'PY'
+import glob, sys
+# pgbench's log: client, transaction, latency in µs, script, epoch s, µs.
+lat = sorted(int(line.split()[2]) for f in glob.glob(sys.argv[1] + "/pgbench-tx.*") for line in open(f))
+pct = lambda q: lat[min(len(lat) - 1, int(q * len(lat)))] / 1000
+print(f"p50 {pct(0.50):.2f} ms  p95 {pct(0.95):.2f} ms  p99 {pct(0.99):.2f} ms")
+PY
+)
+echo "latency           $PG_LATENCY"
 
 PORT=$(free_port 18080)
 start_server "$PORT" "$PG_BASE_URL/leekha" "$WORK/server.log"
@@ -41,13 +52,13 @@ for VIEWS in track fetch; do
   echo "== server: leekha-loadtest --views $VIEWS, $CLIENTS clients, $SECONDS_RUN s"
   "$LOADTEST" --url "http://127.0.0.1:$PORT" --clients "$CLIENTS" --duration "$SECONDS_RUN" \
     --views "$VIEWS" --json > "$WORK/load-$VIEWS.json"
-  python3 - "$WORK/load-$VIEWS.json" "$PG_TPS" <<'PY'
+  python3 - "$WORK/load-$VIEWS.json" "$PG_TPS" "$PG_LATENCY" <<'PY'
 import json, sys
 r = json.load(open(sys.argv[1])); pg = float(sys.argv[2])
 l = r["latency_ms"]
 print(f"server actions/s  {r['actions_per_sec']:.1f}  (requests/s {r['requests_per_sec']:.1f}, errors {sum(r['errors'].values())})")
 print(f"action latency    p50 {l['p50']:.2f} ms  p95 {l['p95']:.2f} ms  p99 {l['p99']:.2f} ms")
-print(f"pgbench tps       {pg:.1f}")
+print(f"pgbench tps       {pg:.1f}  (latency {sys.argv[3]})")
 print(f"ratio             {r['actions_per_sec'] / pg * 100:.1f} % of pgbench")
 PY
 done
