@@ -207,9 +207,16 @@ test('the Arabic page is right-to-left and speaks Arabic', async () => {
   await page.waitForSelector('.hand button.card');
   const label = await page.locator('.hand button.card').first().getAttribute('aria-label');
   assert.match(String(label), /[\u0600-\u06FF]/, 'cards are named in Arabic');
-  // The choice survives a reload.
+  // The choice survives a reload, and the page is right-to-left from its first frame, even
+  // while the dictionaries are slow to come (the load event does not wait for them).
+  await page.route('**/app/i18n/*.json', async (route) => {
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    await route.continue();
+  });
   await page.reload();
   assert.equal(await page.getAttribute('html', 'dir'), 'rtl');
+  await page.waitForSelector('#main > :not(noscript)');
+  await page.unroute('**/app/i18n/*.json');
   clean(problems);
   await context.close();
 });

@@ -15,12 +15,18 @@ async function dictionary(name) {
   return res.json();
 }
 
-const [en, ar] = await Promise.all([dictionary('en'), dictionary('ar')]);
-
 const STORE = 'leekha.lang';
 
 /** @type {Lang} */
 let lang = localStorage.getItem(STORE) === 'ar' ? 'ar' : 'en';
+
+// The direction is set before the dictionaries are awaited: the page's load event does not
+// wait for a module's top-level await, and an Arabic page must never show a frame laid out
+// left to right.
+document.documentElement.lang = lang;
+document.documentElement.dir = lang === 'ar' ? 'rtl' : 'ltr';
+
+const [en, ar] = await Promise.all([dictionary('en'), dictionary('ar')]);
 
 /** The language in use. */
 export function currentLang() {
