@@ -85,6 +85,9 @@ export async function open(browser, url, options = {}) {
   });
   page.setDefaultTimeout(20_000);
   await page.goto(url);
+  // The load event does not wait for the modules' top-level await (the dictionaries): a
+  // click on the static header before the app has drawn its first view would be lost.
+  await page.waitForSelector('#main > :not(noscript)');
   return { context, page, problems };
 }
 
