@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { createECDH, randomBytes } from 'node:crypto';
 import { after, before, test } from 'node:test';
-import { launch, open, playToTheEnd, startServer } from './harness.js';
+import { appDrawn, launch, open, playToTheEnd, startServer } from './harness.js';
 
 /** @type {Awaited<ReturnType<typeof startServer>>} */
 let server;
@@ -215,7 +215,7 @@ test('the Arabic page is right-to-left and speaks Arabic', async () => {
   });
   await page.reload();
   assert.equal(await page.getAttribute('html', 'dir'), 'rtl');
-  await page.waitForSelector('#main > :not(noscript)');
+  await appDrawn(page);
   await page.unroute('**/app/i18n/*.json');
   clean(problems);
   await context.close();

@@ -85,10 +85,17 @@ export async function open(browser, url, options = {}) {
   });
   page.setDefaultTimeout(20_000);
   await page.goto(url);
-  // The load event does not wait for the modules' top-level await (the dictionaries): a
-  // click on the static header before the app has drawn its first view would be lost.
-  await page.waitForSelector('#main > :not(noscript)');
+  await appDrawn(page);
   return { context, page, problems };
+}
+
+/**
+ * Waits for the app's first view. The load event does not wait for the modules' top-level
+ * await (the dictionaries): a click on the static header before then would be lost.
+ * @param {import('playwright-core').Page} page
+ */
+export async function appDrawn(page) {
+  await page.waitForSelector('#main > :not(noscript)');
 }
 
 /**

@@ -23,8 +23,7 @@ let lang = localStorage.getItem(STORE) === 'ar' ? 'ar' : 'en';
 // The direction is set before the dictionaries are awaited: the page's load event does not
 // wait for a module's top-level await, and an Arabic page must never show a frame laid out
 // left to right.
-document.documentElement.lang = lang;
-document.documentElement.dir = lang === 'ar' ? 'rtl' : 'ltr';
+applyDirection();
 
 const [en, ar] = await Promise.all([dictionary('en'), dictionary('ar')]);
 
@@ -44,11 +43,16 @@ export function t(key, params = {}) {
   return text.replace(/\{(\w+)\}/g, (_, name) => String(params[name] ?? `{${name}}`));
 }
 
-/** Sets `lang` and `dir` on the page. */
+/** Sets `lang` and `dir` on the page, and its title. */
 export function applyLang() {
+  applyDirection();
+  document.title = t('app.title');
+}
+
+/** Sets `lang` and `dir` on the page (no dictionary needed). */
+function applyDirection() {
   document.documentElement.lang = lang;
   document.documentElement.dir = lang === 'ar' ? 'rtl' : 'ltr';
-  document.title = t('app.title');
 }
 
 /**

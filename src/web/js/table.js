@@ -139,8 +139,9 @@ export function table(root, id) {
   /** @param {S['ActionRequest']} action */
   const stillLegal = (action) => {
     const legal = view?.legal_actions;
-    if (!legal || legal.type !== action.type) return false;
-    return action.type === 'play' ? legal.cards.includes(action.card) : true;
+    if (!legal) return false;
+    if (action.type === 'play') return legal.type === 'play' && legal.cards.includes(action.card);
+    return legal.type === 'pass' && isLegalPass(action.cards, view?.round?.hand ?? [], legal);
   };
 
   /** @param {string} path @param {unknown} [body] */
