@@ -7,11 +7,22 @@
 //! server, the tests and the benchmarks, whatever runtime (if any) built the state. Diesel
 //! has no way to wait for a notification, hence `tokio-postgres` for this one connection.
 //!
+//! Wake-ups go out only while another instance listens: an instance alone in its database
+//! would pay PostgreSQL's notification queue (and read every wake-up back) for nobody, which
+//! cost about an eighth of the actions it commits under load. It counts the other listeners when it connects and
+//! every [`RECOUNT_EVERY`], and an instance that starts says `hello`
+//! ([`HELLO`]), answered with an [`ACK`]. Either makes the receiver start sending and wake
+//! all its waiters once: a change committed before its writer knew of the receiver went
+//! unannounced, and the re-read finds it. The writer decides whether to announce only after
+//! its commit, and it sends its `hello` or `ack` only after it has started sending, so any
+//! change it left unannounced committed before that message, and the re-read it causes
+//! comes after the change.
+//!
 //! A lost connection is re-opened with backoff (0.1 s doubling to 5 s). Notifications sent
 //! while it was down are lost, so after every (re)connect, once `LISTEN` is in place, it wakes
-//! every topic: each waiter re-reads once and nothing is missed. A cheap ping every
-//! [`PING_EVERY`] finds a connection that died silently. The thread ends when the
-//! [`Notifier`] it serves is dropped (its state went away).
+//! every topic: each waiter re-reads once and nothing is missed. The count of the other
+//! listeners doubles as a ping that finds a connection that died silently. The thread ends
+//! when the [`Notifier`] it serves is dropped (its state went away).
 
 use std::collections::BTreeSet;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -23,8 +34,19 @@ use tokio_postgres::{AsyncMessage, NoTls};
 use super::Notifier;
 use crate::db::wake::CHANNEL;
 
-/// How often the listener pings its connection (one query per instance, not per waiter).
-pub const PING_EVERY: Duration = Duration::from_secs(30);
+/// How often the listener counts the other instances' listeners, so that an instance left
+/// alone stops sending (an instance that arrives says [`HELLO`] at once). The count, one
+/// small query per instance, is also the ping that finds a connection that died silently.
+pub const RECOUNT_EVERY: Duration = Duration::from_secs(10);
+
+/// The topic a listener sends once its `LISTEN` is in place: "I am here, announce to me".
+pub const HELLO: &str = "instance:hello";
+
+/// The answer to [`HELLO`]: "I announce to you from now on".
+pub const ACK: &str = "instance:ack";
+
+/// The name the listener's connection carries, by which the instances count each other.
+const APPLICATION_NAME: &str = "leekha-listen";
 
 /// The pause after sending wake-ups, so that the next send carries all that came meanwhile.
 const GATHER: Duration = Duration::from_millis(2);
@@ -36,8 +58,8 @@ pub struct ListenStatus {
     connects: AtomicU64,
     received: AtomicU64,
     sent: AtomicU64,
-    /// Set once a listener runs: only then are topics queued for sending.
-    running: AtomicBool,
+    /// Set while another instance listens: only then are topics queued for sending.
+    others: AtomicBool,
     /// Topics to send with the next batch.
     outgoing: Mutex<BTreeSet<String>>,
     ready: tokio::sync::Notify,
@@ -51,9 +73,10 @@ impl ListenStatus {
     /// That is why the action's own transaction does not notify: PostgreSQL serializes the
     /// commits of notifying transactions under one lock, flushes included, which capped
     /// actions at about half of what the same transaction does without a notification.
-    /// Does nothing without a listener (SQLite: one process).
+    /// Does nothing while no other instance listens (and without a listener at all: SQLite,
+    /// one process).
     pub fn send<'a>(&self, topics: impl IntoIterator<Item = &'a str>) {
-        if !self.running.load(Ordering::Acquire) {
+        if !self.others.load(Ordering::SeqCst) {
             return;
         }
         let mut outgoing = self
@@ -78,8 +101,28 @@ impl ListenStatus {
         std::mem::take(&mut *outgoing).into_iter().collect()
     }
 
-    /// How many times `LISTEN` was established (1 after the first connect; more after
-    /// reconnects).
+    /// Whether another instance listens, so that this one sends its wake-ups.
+    pub fn sends(&self) -> bool {
+        self.others.load(Ordering::SeqCst)
+    }
+
+    /// Starts or stops sending; on a change, says so in the log.
+    fn set_others(&self, others: bool) {
+        if self.others.swap(others, Ordering::SeqCst) != others {
+            tracing::info!(
+                sending = others,
+                "{}",
+                if others {
+                    "another instance listens: wake-ups are sent"
+                } else {
+                    "no other instance listens: wake-ups are not sent"
+                }
+            );
+        }
+    }
+
+    /// How many times `LISTEN` was established and this instance made itself known (1 after
+    /// the first connect; more after reconnects).
     pub fn connects(&self) -> u64 {
         self.connects.load(Ordering::Acquire)
     }
@@ -103,14 +146,13 @@ pub fn spawn(
         .parse()
         .map_err(|e| std::io::Error::other(format!("the database URL: {e}")))?;
     config
-        .application_name("leekha-listen")
+        .application_name(APPLICATION_NAME)
         .connect_timeout(Duration::from_secs(5))
         .keepalives_idle(Duration::from_secs(30));
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
     let notifier = Arc::downgrade(notifier);
-    status.running.store(true, Ordering::Release);
     std::thread::Builder::new()
         .name("leekha-listen".into())
         .spawn(move || runtime.block_on(run(config, notifier, status)))?;
@@ -174,6 +216,15 @@ async fn session(
             .query_one("SELECT pg_backend_pid()", &[])
             .await?
             .get(0);
+        let count = client
+            .prepare(&format!(
+                "SELECT count(*) FROM pg_stat_activity WHERE application_name = '{APPLICATION_NAME}' \
+                 AND datname = current_database() AND pid <> pg_backend_pid()"
+            ))
+            .await?;
+        let others = client.query_one(&count, &[]).await?.get::<_, i64>(0) > 0;
+        status.set_others(others);
+        client.execute(&send, &[&CHANNEL, &vec![HELLO]]).await?;
         status.connects.fetch_add(1, Ordering::AcqRel);
         tracing::info!("listening for wake-ups");
         // Catch-up: whatever was sent while no connection listened is re-read by everyone.
@@ -181,6 +232,9 @@ async fn session(
             Some(n) => n.notify_all(),
             None => return Ok(true),
         }
+        let mut recount = tokio::time::interval(RECOUNT_EVERY);
+        recount.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        recount.tick().await;
         loop {
             let outgoing = status.take_outgoing();
             if !outgoing.is_empty() {
@@ -196,10 +250,20 @@ async fn session(
             let next = tokio::select! {
                 topic = rx.recv() => Ok(topic),
                 () = status.ready.notified() => continue,
-                () = tokio::time::sleep(PING_EVERY) => Err(()),
+                _ = recount.tick() => Err(()),
             };
             match next {
                 Ok(Some((pid, _))) if pid == own_pid => {}
+                Ok(Some((_, topic))) if topic == HELLO || topic == ACK => {
+                    status.set_others(true);
+                    if topic == HELLO {
+                        client.execute(&send, &[&CHANNEL, &vec![ACK]]).await?;
+                    }
+                    let Some(n) = notifier.upgrade() else {
+                        return Ok(true);
+                    };
+                    n.notify_all();
+                }
                 Ok(Some((_, topic))) => {
                     status.received.fetch_add(1, Ordering::AcqRel);
                     let Some(n) = notifier.upgrade() else {
@@ -209,11 +273,14 @@ async fn session(
                 }
                 // The driver ended: the connection is closed.
                 Ok(None) => return Ok(false),
-                Err(_) => {
+                Err(()) => {
                     if notifier.strong_count() == 0 {
                         return Ok(true);
                     }
-                    client.simple_query("").await?;
+                    // A newcomer that this count misses says hello later, and that message,
+                    // handled after the count, turns sending on again.
+                    let others = client.query_one(&count, &[]).await?.get::<_, i64>(0) > 0;
+                    status.set_others(others);
                 }
             }
         }

@@ -774,6 +774,53 @@ async fn a_change_through_another_instance_wakes_streams_and_long_polls_promptly
     }
 }
 
+#[actix_web::test]
+async fn an_instance_alone_sends_no_wake_ups_and_one_that_arrives_is_woken_at_once() {
+    if common::pg_base_url().is_none() {
+        eprintln!("skipped: needs LEEKHA_TEST_DATABASE_URL (PostgreSQL)");
+        return;
+    }
+    let db = TestDb::migrated();
+    let s1 = db.state();
+    listening(&s1).await;
+    let app1 = common::app(s1.clone()).await;
+    let players = four(&app1, "alone").await;
+    let id = game_of(&app1, &players, json!({})).await;
+    for _ in 0..4 {
+        act_once(&app1, &id, &players).await;
+    }
+    assert!(!s1.listen.sends(), "no other instance listens");
+    assert_eq!(s1.listen.sent(), 0, "nothing is announced to nobody");
+
+    // A second instance counts the first; its hello makes the first one announce too.
+    let s2 = db.state();
+    listening(&s2).await;
+    assert!(s2.listen.sends(), "the newcomer counted the first instance");
+    let started = Instant::now();
+    while !s1.listen.sends() {
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "the first instance never heard the newcomer's hello"
+        );
+        actix_web::rt::time::sleep(Duration::from_millis(10)).await;
+    }
+    let app2 = common::app(s2).await;
+    let seen = listed(&app2, &id, &players[0]).await.len() as i64;
+    let uri = format!("/api/v1/games/{id}/events?after={seen}&wait=10");
+    let poll = get(&app2, &uri, &players[0].access);
+    let act = async {
+        // Lets the long-poll start waiting first.
+        actix_web::rt::time::sleep(Duration::from_millis(50)).await;
+        act_once(&app1, &id, &players).await
+    };
+    let (page, sent) = futures_util::future::join(poll, act).await;
+    let events = page.json["events"].as_array().unwrap();
+    assert_eq!(events[0]["seq"], seen + 1, "{}", page.text);
+    let ms = sent.elapsed().as_secs_f64() * 1000.0;
+    assert!(ms < 1000.0, "the wake-up took {ms:.0} ms");
+    assert!(s1.listen.sent() > 0, "the first instance now announces");
+}
+
 /// Prints the measured latencies (the action's own round trip included).
 fn report(stream_ms: &[f64], poll_ms: &[f64]) {
     eprintln!("cross-instance wake-up: stream {stream_ms:.1?} ms, long-poll {poll_ms:.1?} ms");
