@@ -704,12 +704,18 @@ async fn presence_tells_who_watches_a_game() {
 
 /// Waits until a state's PostgreSQL listener has its `LISTEN` in place.
 async fn listening(state: &leekha::app::AppState) {
+    eventually(
+        || state.listen.connects() > 0,
+        "the listener never connected",
+    )
+    .await;
+}
+
+/// Waits up to 10 s for `done`, failing with `never` after that.
+async fn eventually(done: impl Fn() -> bool, never: &str) {
     let started = Instant::now();
-    while state.listen.connects() == 0 {
-        assert!(
-            started.elapsed() < Duration::from_secs(10),
-            "the listener never connected"
-        );
+    while !done() {
+        assert!(started.elapsed() < Duration::from_secs(10), "{never}");
         actix_web::rt::time::sleep(Duration::from_millis(10)).await;
     }
 }
@@ -750,17 +756,7 @@ async fn a_change_through_another_instance_wakes_streams_and_long_polls_promptly
             assert_eq!(f.id, seen + 1);
             seen += 1;
         } else {
-            let uri = format!("/api/v1/games/{id}/events?after={seen}&wait=10");
-            let poll = get(&app1, &uri, &players[0].access);
-            let act = async {
-                // Lets the long-poll start waiting first.
-                actix_web::rt::time::sleep(Duration::from_millis(50)).await;
-                act_once(&app2, &id, &players).await
-            };
-            let (page, sent) = futures_util::future::join(poll, act).await;
-            poll_ms.push(sent.elapsed().as_secs_f64() * 1000.0);
-            let events = page.json["events"].as_array().unwrap();
-            assert_eq!(events[0]["seq"], seen + 1);
+            poll_ms.push(woken_poll(&app1, &app2, &id, &players, seen).await);
         }
         // Whatever else arrived, in order and once.
         while let Next::Event(f) = stream.next_within(Duration::from_millis(200)).await {
@@ -796,29 +792,37 @@ async fn an_instance_alone_sends_no_wake_ups_and_one_that_arrives_is_woken_at_on
     let s2 = db.state();
     listening(&s2).await;
     assert!(s2.listen.sends(), "the newcomer counted the first instance");
-    let started = Instant::now();
-    while !s1.listen.sends() {
-        assert!(
-            started.elapsed() < Duration::from_secs(10),
-            "the first instance never heard the newcomer's hello"
-        );
-        actix_web::rt::time::sleep(Duration::from_millis(10)).await;
-    }
+    eventually(
+        || s1.listen.sends(),
+        "the first instance never heard the newcomer's hello",
+    )
+    .await;
     let app2 = common::app(s2).await;
     let seen = listed(&app2, &id, &players[0]).await.len() as i64;
+    let ms = woken_poll(&app2, &app1, &id, &players, seen).await;
+    assert!(ms < 1000.0, "the wake-up took {ms:.0} ms");
+    assert!(s1.listen.sent() > 0, "the first instance now announces");
+}
+
+/// Long-polls the game's events after `seen` on `waiting` while an action goes through
+/// `acting`; checks that the poll returns that action's event and answers the milliseconds
+/// from the action's request to the poll's answer.
+async fn woken_poll<S, B>(waiting: &S, acting: &S, id: &str, players: &[Session], seen: i64) -> f64
+where
+    S: Service<actix_http::Request, Response = ServiceResponse<B>, Error = actix_web::Error>,
+    B: MessageBody,
+{
     let uri = format!("/api/v1/games/{id}/events?after={seen}&wait=10");
-    let poll = get(&app2, &uri, &players[0].access);
+    let poll = get(waiting, &uri, &players[0].access);
     let act = async {
         // Lets the long-poll start waiting first.
         actix_web::rt::time::sleep(Duration::from_millis(50)).await;
-        act_once(&app1, &id, &players).await
+        act_once(acting, id, players).await
     };
     let (page, sent) = futures_util::future::join(poll, act).await;
     let events = page.json["events"].as_array().unwrap();
     assert_eq!(events[0]["seq"], seen + 1, "{}", page.text);
-    let ms = sent.elapsed().as_secs_f64() * 1000.0;
-    assert!(ms < 1000.0, "the wake-up took {ms:.0} ms");
-    assert!(s1.listen.sent() > 0, "the first instance now announces");
+    sent.elapsed().as_secs_f64() * 1000.0
 }
 
 /// Prints the measured latencies (the action's own round trip included).
