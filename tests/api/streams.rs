@@ -831,6 +831,93 @@ fn report(stream_ms: &[f64], poll_ms: &[f64]) {
 }
 
 #[actix_web::test]
+async fn an_open_stream_follows_its_caller_leaving_or_taking_a_seat() {
+    let db = TestDb::migrated();
+    let app = common::app(db.state()).await;
+    let creator = register(&app, "reseat_c").await;
+    let leaver = register(&app, "reseat_x").await;
+    let joiner = register(&app, "reseat_j").await;
+    let others = [
+        register(&app, "reseat_1").await,
+        register(&app, "reseat_2").await,
+    ];
+    let game = |body: Value| post(&app, "/api/v1/games", body, &creator.access);
+
+    // A player who left before the start keeps no seat's copy, and no sight of a game
+    // without spectators: their open stream ends at the start, before any hand is dealt.
+    let hidden = game(json!({ "allow_spectators": false })).await;
+    let hidden = hidden.json["id"].as_str().unwrap().to_owned();
+    take_seat(&app, &hidden, 3, &leaver).await;
+    let stream_uri = |id: &str| format!("/api/v1/games/{id}/events/stream");
+    let mut stream = open_ok(&app, stream_req(&stream_uri(&hidden), &leaver.access)).await;
+    let left = post(
+        &app,
+        &format!("/api/v1/games/{hidden}/leave"),
+        json!({}),
+        &leaver.access,
+    )
+    .await;
+    assert_eq!(left.status, 200, "{}", left.text);
+    take_seat(&app, &hidden, 1, &others[0]).await;
+    take_seat(&app, &hidden, 2, &others[1]).await;
+    take_seat(&app, &hidden, 3, &joiner).await;
+    match stream.next_within(Duration::from_secs(5)).await {
+        Next::Ended => {}
+        Next::Event(f) => panic!("the stream of a player who left sent {f:?}"),
+        Next::Quiet => panic!("the stream of a player who left stayed open"),
+    }
+    let again = send(&app, stream_req(&stream_uri(&hidden), &leaver.access)).await;
+    assert_eq!(again.status, 404, "{}", again.text);
+    let poll = get(
+        &app,
+        &format!("/api/v1/games/{hidden}/events"),
+        &leaver.access,
+    )
+    .await;
+    assert_eq!(poll.status, 404, "{}", poll.text);
+
+    // A spectator who takes a seat: the stream ends before the start, and the stream
+    // resumed there carries the player's own hand.
+    let open = game(json!({})).await;
+    let open = open.json["id"].as_str().unwrap().to_owned();
+    let mut stream = open_ok(&app, stream_req(&stream_uri(&open), &leaver.access)).await;
+    take_seat(&app, &open, 1, &others[0]).await;
+    take_seat(&app, &open, 2, &others[1]).await;
+    take_seat(&app, &open, 3, &leaver).await;
+    assert!(
+        matches!(
+            stream.next_within(Duration::from_secs(5)).await,
+            Next::Ended
+        ),
+        "the stream ends when its caller takes a seat"
+    );
+    let mut resumed = open_ok(&app, stream_req(&stream_uri(&open), &leaver.access)).await;
+    let dealt = loop {
+        let f = resumed.next().await;
+        if f.event == "round_dealt" {
+            break f;
+        }
+    };
+    assert_eq!(
+        dealt.data["data"]["hand"].as_array().map(Vec::len),
+        Some(13),
+        "{:?}",
+        dealt.data
+    );
+}
+
+/// `who` takes `seat` of the waiting game `id`.
+async fn take_seat<S, B>(app: &S, id: &str, seat: u8, who: &Session)
+where
+    S: Service<actix_http::Request, Response = ServiceResponse<B>, Error = actix_web::Error>,
+    B: MessageBody,
+{
+    let uri = format!("/api/v1/games/{id}/join");
+    let r = post(app, &uri, json!({ "seat": seat }), &who.access).await;
+    assert_eq!(r.status, 200, "{}", r.text);
+}
+
+#[actix_web::test]
 async fn a_spectators_stream_carries_the_public_copy_and_counts_them() {
     let db = TestDb::migrated();
     let app = common::app(db.state()).await;

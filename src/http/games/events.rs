@@ -11,7 +11,8 @@ use crate::http::reply::{Reply, ok};
 use crate::http::views::events::{EventView, EventsPage};
 use crate::http::{long_poll, pagination};
 
-use super::{OnGame, spectate, viewer_of};
+use super::{OnGame, reseats, spectate, viewer_now, viewer_of};
+use crate::error::Error;
 
 /// Which events.
 #[derive(Debug, Deserialize, IntoParams)]
@@ -49,7 +50,7 @@ pub async fn events(on: OnGame<web::Query<EventsQuery>>) -> Reply {
     let limit = pagination::limit(query.limit, 200, 500)?;
     let gid = id.clone();
     let table = state.db.run(move |conn| Table::load(conn, &gid)).await?;
-    let viewer = viewer_of(&table, user.id())?;
+    let mut viewer = viewer_of(&table, user.id())?;
     spectate(&state, &id, viewer, user.id()).await;
     let (rows, known_last) = long_poll::poll(
         &state,
@@ -72,6 +73,13 @@ pub async fn events(on: OnGame<web::Query<EventsQuery>>) -> Reply {
                 .await?
         }
     };
+    // The caller may have left (or taken) a seat while the call waited: the page is the
+    // copy of whoever the caller is now.
+    if rows.iter().any(|r| reseats(&r.kind)) {
+        viewer = viewer_now(&state, &id, user.id())
+            .await?
+            .ok_or_else(|| Error::not_found("no such game"))?;
+    }
     // The words of users the caller blocks stay out of the caller's copy.
     let muted_seqs = if rows.iter().any(|r| r.kind == "chat_message") {
         let (gid, me) = (id.clone(), user.id().to_owned());

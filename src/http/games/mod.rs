@@ -55,6 +55,24 @@ pub(crate) fn viewer_of(table: &Table, user_id: &str) -> Result<Option<Seat>, Er
     Ok(table.seat_of(user_id))
 }
 
+/// Whether an event may change whose copy a caller gets: the seats are taken (the game
+/// starts) or change hands. A reader that waited across one re-asks [`viewer_of`].
+pub(crate) fn reseats(kind: &str) -> bool {
+    matches!(kind, "game_started" | "seat_changed")
+}
+
+/// The caller's view of the game now, read again: `Some` with their seat (`None`: a
+/// spectator), or `None` when the game is hidden from them now.
+pub(crate) async fn viewer_now(
+    state: &AppState,
+    game_id: &str,
+    user_id: &str,
+) -> Result<Option<Option<Seat>>, Error> {
+    let gid = game_id.to_owned();
+    let table = state.db.run(move |conn| Table::load(conn, &gid)).await?;
+    Ok(viewer_of(&table, user_id).ok())
+}
+
 /// Counts the caller as a spectator of the game when they see it from no seat. Counting is
 /// a courtesy to the players: a failure is logged, and the caller still gets their answer.
 pub(crate) async fn spectate(state: &AppState, game_id: &str, viewer: Option<Seat>, user_id: &str) {

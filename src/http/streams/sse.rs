@@ -16,6 +16,7 @@ use crate::app::AppState;
 use crate::app::notifier::Topic;
 use crate::app::presence::Watch;
 use crate::error::Error;
+use crate::http::games::{reseats, viewer_now};
 use crate::http::views::events::EventView;
 use crate::notifications::{self, NotificationView};
 use crate::rules::Seat;
@@ -257,6 +258,17 @@ impl EventStream {
                 if rows.is_empty() && *over {
                     self.ending = true;
                 }
+                // A stream keeps the copy of the seat its caller held when it opened. When the
+                // seats are taken or change hands and the caller's copy is another one now
+                // (they left, joined, or may no longer see the game), the stream ends before
+                // that event, and a reconnection resumes there as whoever the caller is then.
+                let mut stop_at = None;
+                if let Some(first) = rows.iter().find(|r| reseats(&r.kind)) {
+                    let now = viewer_now(&self.sub.state, id, &self.sub.user_id).await?;
+                    if now != Some(*viewer) {
+                        stop_at = Some(first.seq);
+                    }
+                }
                 // As in the event list: hidden messages and the words of users the caller
                 // blocks lose their text (one read per batch that holds any chat).
                 let without_text = if rows.iter().any(|r| r.kind == "chat_message") {
@@ -272,6 +284,10 @@ impl EventStream {
                 for row in rows {
                     let last = matches!(row.kind.as_str(), "game_finished" | "game_aborted");
                     let seq = row.seq;
+                    if stop_at == Some(seq) {
+                        self.ending = true;
+                        break;
+                    }
                     let render = |row| -> Result<Bytes, Error> {
                         let view = EventView::of(row, *viewer);
                         let view = if without_text.contains(&seq) {
