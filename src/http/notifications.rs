@@ -34,7 +34,8 @@ pub struct FeedQuery {
 pub struct FeedPage {
     /// In order.
     pub notifications: Vec<NotificationView>,
-    /// The feed's last `seq`: pass it as `after` next time.
+    /// Pass it as `after` next time. When the page is full (`limit` notifications), the
+    /// `seq` of its last one, and more may follow; otherwise the feed's last `seq`.
     pub last_seq: i64,
 }
 
@@ -133,6 +134,13 @@ pub async fn feed(me: Mine<(), web::Query<FeedQuery>>) -> Reply {
         },
     )
     .await?;
+    let last_seq = match rows.last() {
+        // A full page: more may follow, so the next page starts after its last row.
+        Some(row) if rows.len() as i64 >= limit => row.seq,
+        // A notification added between the two reads is in `rows` but not in `last`.
+        Some(row) => last_seq.max(row.seq),
+        None => last_seq,
+    };
     ok(FeedPage {
         notifications: rows.iter().map(NotificationView::from).collect(),
         last_seq,

@@ -1113,6 +1113,38 @@ async fn events_are_contiguous_and_private_parts_reach_only_their_owner() {
     .await;
     assert_eq!(later.json["events"], json!([]));
     assert_eq!(later.json["last_seq"], json!(seqs.len()));
+
+    // Small pages chained through `last_seq` reach every event and every notification.
+    let walk = |uri: String, field: &'static str| {
+        let (app, token) = (&app, players[0].access.clone());
+        async move {
+            let (mut after, mut seen) = (0, Vec::new());
+            loop {
+                let page = common::play::get(app, &format!("{uri}&after={after}"), &token).await;
+                assert_eq!(page.status, 200, "{}", page.text);
+                let items = page.json[field].as_array().unwrap().clone();
+                seen.extend(items.iter().map(|e| e["seq"].as_i64().unwrap()));
+                let next = page.json["last_seq"].as_i64().unwrap();
+                if items.is_empty() {
+                    assert_eq!(next, after, "an empty page keeps the place");
+                    return seen;
+                }
+                after = next;
+            }
+        }
+    };
+    let events = walk(format!("/api/v1/games/{id}/events?limit=2"), "events").await;
+    assert_eq!(events, seqs);
+    let feed = common::play::get(&app, "/api/v1/me/notifications", &players[0].access).await;
+    let all: Vec<i64> = feed.json["notifications"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n["seq"].as_i64().unwrap())
+        .collect();
+    assert!(all.len() >= 2, "{}", feed.text);
+    let notes = walk("/api/v1/me/notifications?limit=1".into(), "notifications").await;
+    assert_eq!(notes, all);
 }
 
 #[actix_web::test]

@@ -62,15 +62,19 @@ pub async fn events(on: OnGame<web::Query<EventsQuery>>) -> Reply {
     )
     .await?;
     let last_seq = match (known_last, rows.last()) {
+        // A full page: more may follow, so the next page starts after its last row.
+        (_, Some(row)) if rows.len() as i64 >= limit => row.seq,
         (Some(last), _) => last,
-        (None, Some(row)) if (rows.len() as i64) < limit => row.seq,
-        // A full page, or a read that could not tell: ask the game.
-        _ => {
+        (None, Some(row)) => row.seq,
+        // Nothing after `after` when read. An event committed since must not be skipped,
+        // so the answer never passes `after`; it goes back when the game has fewer events.
+        (None, None) => {
             let gid = id.clone();
-            state
+            let count = state
                 .db
                 .run(move |conn| Ok(store::event_count(conn, &gid)?.unwrap_or(0)))
-                .await?
+                .await?;
+            count.min(after)
         }
     };
     // The caller may have left (or taken) a seat while the call waited: the page is the

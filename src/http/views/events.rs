@@ -336,7 +336,8 @@ const EVENT_TYPES: &[(&str, &str)] = &[
 pub struct EventsPage {
     /// Events in order.
     pub events: Vec<EventView>,
-    /// The last `seq` of the game so far: pass it as `after` next time.
+    /// Pass it as `after` next time. When the page is full (`limit` events), the `seq` of
+    /// its last event, and more may follow; otherwise the last `seq` of the game so far.
     pub last_seq: i64,
 }
 
