@@ -13,7 +13,7 @@ use diesel::Connection;
 
 use crate::db::games::{self as store, IdempotentRow};
 use crate::db::{self, AnyConnection};
-use crate::error::Error;
+use crate::error::{Error, Kind};
 use crate::rules::{Action, Card, RuleError};
 
 use super::{Actor, Change, GameStatus, HotTables, Table, seat_of};
@@ -55,6 +55,10 @@ pub struct Act {
 /// the commit, since with an idempotency key the body is stored in the same statement.
 pub type Render = fn(&Table, crate::rules::Seat) -> Result<String, Error>;
 
+/// Renders a refusal as its caller heard it, status and body, to be kept for a retry with the
+/// same `Idempotency-Key`.
+pub type RenderRefusal = fn(&Error) -> (u16, String);
+
 /// What an action answered.
 #[derive(Debug)]
 pub enum Acted {
@@ -93,10 +97,52 @@ enum Mode {
 /// is answered only after the caller's account is checked, so a banned caller hears 403
 /// whatever it sent.
 ///
+/// With an `Idempotency-Key`, a refusal judged on the game's state (409, 422) is kept like
+/// a success: a retry hears it again even once the game would allow the action, since a
+/// retry must never apply what its first attempt did not.
+///
 /// # Errors
 /// 404, 403 `not_seated`, 409 `version_conflict`/`game_not_active`/`seat_controlled_by_bot`,
 /// 422 with the rule's code, and the request's own error.
 pub fn act(
+    conn: &mut AnyConnection,
+    hot: &HotTables,
+    game_id: &str,
+    user_id: &str,
+    act: Result<Act, Error>,
+    render: Render,
+    refusal: RenderRefusal,
+) -> Result<Acted, Error> {
+    let idempotency = act.as_ref().ok().and_then(|a| a.idempotency.clone());
+    let acted = attempt(conn, hot, game_id, user_id, act, render);
+    if let (Err(e), Some(idem)) = (&acted, idempotency)
+        && matches!(e.kind(), Kind::Conflict | Kind::Unprocessable)
+        && e.code() != "idempotency_key_reused"
+    {
+        let (status, body) = refusal(e);
+        let row = IdempotentRow {
+            user_id: user_id.to_owned(),
+            key: idem.key,
+            request_hash: idem.fingerprint,
+            status: i32::from(status),
+            body,
+            created_at: db::now(),
+        };
+        match db::write_transaction(conn, |conn| store::store_idempotent(conn, &row)) {
+            // A twin request with the same key stored its answer first: either is right.
+            Ok(())
+            | Err(diesel::result::Error::DatabaseError(
+                diesel::result::DatabaseErrorKind::UniqueViolation,
+                _,
+            )) => {}
+            Err(e) => return Err(e.into()),
+        }
+    }
+    acted
+}
+
+/// One attempt at [`act`], without keeping refusals.
+fn attempt(
     conn: &mut AnyConnection,
     hot: &HotTables,
     game_id: &str,

@@ -579,6 +579,8 @@ async fn an_idempotent_retry_returns_the_first_response_and_changes_nothing() {
     assert_eq!(second.status, 200);
     assert_eq!(second.json, first.json);
     assert_eq!(second.headers.get("idempotent-replayed").unwrap(), "true");
+    assert_eq!(second.headers.get("etag"), first.headers.get("etag"));
+    assert!(first.headers.get("etag").is_some());
     assert_eq!(
         view_of(&app, &id, p).await["version"],
         first.json["version"]
@@ -592,6 +594,44 @@ async fn an_idempotent_retry_returns_the_first_response_and_changes_nothing() {
     send(&app, act_req(&id, p, action))
         .await
         .assert_problem(422, "already_committed");
+}
+
+#[actix_web::test]
+async fn a_refused_action_retried_with_its_key_is_refused_again_even_once_it_would_apply() {
+    let db = TestDb::migrated();
+    let app = common::app(db.state()).await;
+    let players = four_players(&app).await;
+    let id = start_game(&app, &players, json!({})).await;
+    let p = &players[1];
+    let view = view_of(&app, &id, p).await;
+    let version = view["version"].as_i64().unwrap();
+    let mut rng = rand::rngs::StdRng::seed_from_u64(16);
+    let mut action = random_action(&view, &mut rng).unwrap();
+    // Expects the version the next pass of another seat will make.
+    action["expected_version"] = json!(version + 1);
+    let keyed = || act_req(&id, p, action.clone()).insert_header(("idempotency-key", "late-1"));
+    let first = send(&app, keyed()).await;
+    first.assert_problem(409, "version_conflict");
+
+    let other = &players[2];
+    let theirs = random_action(&view_of(&app, &id, other).await, &mut rng).unwrap();
+    let moved = send(&app, act_req(&id, other, theirs)).await;
+    assert_eq!(moved.status, 200, "{}", moved.text);
+    assert_eq!(moved.json["version"], json!(version + 1));
+
+    let retry = send(&app, keyed()).await;
+    retry.assert_problem(409, "version_conflict");
+    assert_eq!(retry.headers.get("idempotent-replayed").unwrap(), "true");
+    assert_eq!(retry.json, first.json);
+    let after = view_of(&app, &id, p).await;
+    assert_eq!(
+        after["version"],
+        json!(version + 1),
+        "the retry applied nothing"
+    );
+    // The same request without the key is judged afresh and applies.
+    let fresh = send(&app, act_req(&id, p, action)).await;
+    assert_eq!(fresh.status, 200, "{}", fresh.text);
 }
 
 #[actix_web::test]

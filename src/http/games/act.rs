@@ -1,6 +1,6 @@
 //! `POST /games/{id}/actions`.
 
-use actix_web::http::header;
+use actix_web::http::{StatusCode, header};
 use actix_web::{HttpRequest, HttpResponse, post, web};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
@@ -11,6 +11,7 @@ use crate::games::act::{Idempotency, Wanted};
 use crate::games::{self, Act, Acted};
 use crate::http::extract::Call;
 use crate::http::preconditions::{etag, if_match};
+use crate::http::problem::{ApiError, PROBLEM_JSON};
 use crate::http::reply::Reply;
 use crate::http::views::game::{CardCode, GameView, render};
 use crate::rules::Card;
@@ -153,7 +154,7 @@ impl ActionRequest {
     params(
         ("id" = uuid::Uuid, Path, description = "Game id"),
         ("If-Match" = Option<String>, Header, description = "Expected version, e.g. \"12\" (or use expected_version)"),
-        ("Idempotency-Key" = Option<String>, Header, description = "A retry with the same key returns the first response and changes nothing (kept 48 h); 1–255 visible ASCII characters")),
+        ("Idempotency-Key" = Option<String>, Header, description = "A retry with the same key returns the first response, a refusal (409, 422) included, and changes nothing (kept 48 h); 1–255 visible ASCII characters")),
     request_body = ActionRequest,
     responses(
         (status = 200, description = "Applied; the new game view", body = GameView, headers(
@@ -178,7 +179,7 @@ pub async fn act(on: OnGameByToken<(HttpRequest, web::Json<serde_json::Value>)>)
     let gid = id.clone();
     let acted = state
         .db
-        .run(move |conn| games::act(conn, &hot, &gid, &caller.user_id, command, render))
+        .run(move |conn| games::act(conn, &hot, &gid, &caller.user_id, command, render, refusal))
         .await?;
     match acted {
         Acted::Fresh {
@@ -194,14 +195,39 @@ pub async fn act(on: OnGameByToken<(HttpRequest, web::Json<serde_json::Value>)>)
                 .content_type("application/json")
                 .body(body))
         }
-        Acted::Replayed { status, body } => Ok(HttpResponse::build(
-            actix_web::http::StatusCode::from_u16(status)
-                .unwrap_or(actix_web::http::StatusCode::OK),
-        )
-        .insert_header(("idempotent-replayed", "true"))
-        .content_type("application/json")
-        .body(body)),
+        Acted::Replayed { status, body } => {
+            let status = StatusCode::from_u16(status).unwrap_or(StatusCode::OK);
+            let mut res = HttpResponse::build(status);
+            res.insert_header(("idempotent-replayed", "true"));
+            if status.is_success() {
+                // The first answer's ETag: the version its view shows.
+                if let Ok(Versioned { version }) = serde_json::from_str(&body) {
+                    res.insert_header((header::ETAG, etag(version)));
+                }
+                res.content_type("application/json");
+            } else {
+                res.content_type(PROBLEM_JSON);
+            }
+            Ok(res.body(body))
+        }
     }
+}
+
+/// The version of a stored game view.
+#[derive(Deserialize)]
+struct Versioned {
+    version: i64,
+}
+
+/// A refusal as the problem document its caller heard, kept for retries.
+fn refusal(error: &Error) -> (u16, String) {
+    let problem = ApiError::from(Error::new(
+        error.kind(),
+        error.code().to_owned(),
+        error.detail(),
+    ));
+    let body = serde_json::to_string(&problem.problem()).unwrap_or_default();
+    (problem.status().as_u16(), body)
 }
 
 #[cfg(test)]
