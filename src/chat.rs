@@ -235,6 +235,10 @@ pub fn post(
             .filter(|u| u != user_id)
             .collect();
         for other in others {
+            // Whoever blocks the author hears nothing of their messages, not even who spoke.
+            if db::social::blocks(conn, &other, user_id)? {
+                continue;
+            }
             change.notify(
                 &other,
                 NotificationKind::ChatMessage,

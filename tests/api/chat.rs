@@ -233,6 +233,20 @@ async fn a_blocker_never_reads_the_blocked_users_words() {
     assert_eq!(said[0]["hidden"], true);
     assert!(said[0]["text"].is_null());
     assert_eq!(said[1]["text"], "but this");
+    // Nor is the blocker told that the blocked user spoke; others are.
+    let speakers = |feed: &Value| -> Vec<String> {
+        feed["notifications"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|n| n["type"] == "chat_message")
+            .map(|n| n["data"]["username"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    let feed = get(&app, "/api/v1/me/notifications", &players[1].access).await;
+    assert_eq!(speakers(&feed.json), ["hush_2"], "{}", feed.text);
+    let feed = get(&app, "/api/v1/me/notifications", &players[3].access).await;
+    assert_eq!(speakers(&feed.json), ["hush_0", "hush_2"], "{}", feed.text);
 }
 
 #[actix_web::test]
