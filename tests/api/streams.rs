@@ -581,6 +581,16 @@ async fn logout_ban_and_shutdown_end_open_streams() {
         .err()
         .unwrap()
         .assert_problem(401, "invalid_token");
+    // Nor gets a ticket, which could never be redeemed.
+    send(
+        &app,
+        bearer(
+            TestRequest::post().uri("/api/v1/auth/stream-ticket"),
+            &me.access,
+        ),
+    )
+    .await
+    .assert_problem(401, "invalid_token");
     assert_eq!(
         send(
             &app,

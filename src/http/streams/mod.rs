@@ -150,15 +150,22 @@ impl Credential {
             session: session.clone(),
         }
         .check(conn)?;
-        if let Some(sid) = &session
-            && !crate::accounts::session_open(conn, sid)?
-        {
-            return Err(Error::unauthorized(
-                "invalid_token",
-                "this session has ended (logged out); log in again",
-            ));
-        }
+        session_still_open(conn, session.as_deref())?;
         Ok((user, session))
+    }
+}
+
+/// 401 once the session a token or ticket names has ended (logged out).
+fn session_still_open(
+    conn: &mut crate::db::AnyConnection,
+    session: Option<&str>,
+) -> Result<(), Error> {
+    match session {
+        Some(sid) if !crate::accounts::session_open(conn, sid)? => Err(Error::unauthorized(
+            "invalid_token",
+            "this session has ended (logged out); log in again",
+        )),
+        _ => Ok(()),
     }
 }
 
@@ -287,7 +294,9 @@ pub async fn feed_stream(state: State, req: HttpRequest, query: web::Query<Strea
 /// `GET /games/{id}/events/stream` or `GET /me/notifications/stream`. The access token
 /// itself never belongs in a URL; no other endpoint accepts a ticket.
 #[utoipa::path(operation_id = "create_stream_ticket", tag = "accounts", security(("bearer" = [])),
-    responses((status = 201, description = "A ticket", body = StreamTicket)))]
+    responses(
+        (status = 201, description = "A ticket", body = StreamTicket),
+        (status = 401, description = "No valid token, or its session has ended (`invalid_token`)")))]
 #[post("/auth/stream-ticket")]
 pub async fn stream_ticket(state: State, caller: Caller) -> Reply {
     let ttl = state.config.stream_ticket_ttl_secs;
@@ -295,6 +304,8 @@ pub async fn stream_ticket(state: State, caller: Caller) -> Reply {
         .db
         .run(move |conn| {
             let user = caller.check(conn)?;
+            // A ticket of an ended session could never be redeemed: say so now.
+            session_still_open(conn, caller.session.as_deref())?;
             crate::auth::tickets::issue(conn, user.id(), caller.session.as_deref(), ttl)
         })
         .await?;
