@@ -115,7 +115,8 @@ pub fn request_friend(
                 other.username
             )));
         }
-        let already = store::has_requested(conn, me, &other.id)?;
+        let earlier = store::requested_at(conn, me, &other.id)?;
+        let already = earlier.is_some();
         if !already && store::request_count(conn, me)? >= MAX_FRIEND_REQUESTS {
             return Err(Error::conflict(
                 "too_many_friends",
@@ -123,10 +124,11 @@ pub fn request_friend(
             ));
         }
         let created = store::insert_request(conn, me, &other.id, now)?;
-        let value = if store::has_requested(conn, &other.id, me)? {
-            Relation::Friends
-        } else {
-            Relation::Requested
+        let mine = earlier.unwrap_or(now);
+        // Friends since the later of the two requests, as the list of friends says.
+        let (value, since) = match store::requested_at(conn, &other.id, me)? {
+            Some(theirs) => (Relation::Friends, mine.max(theirs)),
+            None => (Relation::Requested, mine),
         };
         let mut notified = Vec::new();
         if created {
@@ -154,7 +156,7 @@ pub fn request_friend(
             other: Person {
                 id: other.id,
                 username: other.username,
-                since: now,
+                since,
             },
             notified,
         })
@@ -221,6 +223,7 @@ pub fn block(conn: &mut AnyConnection, me: &str, username: &str) -> Result<Chang
             ));
         }
         let created = store::insert_block(conn, me, &other.id, now)?;
+        let since = store::blocked_at(conn, me, &other.id)?.unwrap_or(now);
         store::delete_requests(conn, me, &other.id)?;
         Ok(Changed {
             value: (),
@@ -228,7 +231,7 @@ pub fn block(conn: &mut AnyConnection, me: &str, username: &str) -> Result<Chang
             other: Person {
                 id: other.id,
                 username: other.username,
-                since: now,
+                since,
             },
             notified: Vec::new(),
         })

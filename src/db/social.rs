@@ -48,12 +48,30 @@ pub fn insert_request(
     relate!(conn, friend_requests, user_id, other_id = other_id, now)
 }
 
-/// Whether `user_id` has asked `other_id`.
-pub fn has_requested(conn: &mut AnyConnection, user_id: &str, other_id: &str) -> QueryResult<bool> {
-    diesel::select(diesel::dsl::exists(
-        friend_requests::table.find((user_id, other_id)),
-    ))
-    .get_result(conn)
+/// When `user_id` asked `other_id`, if they did.
+pub fn requested_at(
+    conn: &mut AnyConnection,
+    user_id: &str,
+    other_id: &str,
+) -> QueryResult<Option<NaiveDateTime>> {
+    friend_requests::table
+        .find((user_id, other_id))
+        .select(friend_requests::created_at)
+        .first(conn)
+        .optional()
+}
+
+/// When `user_id` blocked `blocked_id`, if they do.
+pub fn blocked_at(
+    conn: &mut AnyConnection,
+    user_id: &str,
+    blocked_id: &str,
+) -> QueryResult<Option<NaiveDateTime>> {
+    blocks::table
+        .find((user_id, blocked_id))
+        .select(blocks::created_at)
+        .first(conn)
+        .optional()
 }
 
 /// Removes the requests between the two users, both ways; how many there were.

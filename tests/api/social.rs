@@ -119,16 +119,15 @@ async fn a_blocked_user_cannot_join_invite_or_befriend_the_blocker() {
     let blocked = put(&app, "/api/v1/me/blocks/bob_b", &ann.access).await;
     assert_eq!(blocked.status, 201, "{}", blocked.text);
     assert_eq!(blocked.json["user"]["username"], "bob_b");
-    assert_eq!(
-        put(&app, "/api/v1/me/blocks/bob_b", &ann.access)
-            .await
-            .status,
-        200
-    );
+    let again = put(&app, "/api/v1/me/blocks/bob_b", &ann.access).await;
+    assert_eq!(again.status, 200, "{}", again.text);
     let lists = get(&app, "/api/v1/me/friends", &bob.access).await;
     assert!(names(&lists.json["friends"]).is_empty(), "{}", lists.text);
     let blocks = get(&app, "/api/v1/me/blocks", &ann.access).await;
     assert_eq!(names(&blocks.json["items"]), ["bob_b"]);
+    // Blocking again changes nothing, not even since when.
+    assert_eq!(again.json["since"], blocked.json["since"]);
+    assert_eq!(blocks.json["items"][0]["since"], blocked.json["since"]);
 
     // Friendship, both ways.
     put(&app, "/api/v1/me/friends/ann_b", &bob.access)
