@@ -224,15 +224,14 @@ pub async fn post_message(on: OnGame<web::Json<NewMessage>>) -> Reply {
 
 /// The table's chat.
 ///
-/// The messages of the game after `after`, oldest first, for its seated players: those a
-/// moderator hid and those of users the caller blocks are left out. Finished games keep
-/// their chat.
+/// The messages of the game after `after`, oldest first, for its seated players and for
+/// whoever may watch it (as its `chat_message` events): those a moderator hid and those of
+/// users the caller blocks are left out. Finished games keep their chat.
 #[utoipa::path(operation_id = "list_chat_messages", tag = "chat", security(("bearer" = [])),
     params(("id" = uuid::Uuid, Path, description = "Game id"), ChatQuery),
     responses(
         (status = 200, description = "A page of messages", body = ChatPage),
-        (status = 403, description = "Not seated (`not_seated`)"),
-        (status = 404, description = "No such game")))]
+        (status = 404, description = "No such game, or one the caller may not watch")))]
 #[get("/games/{id}/chat")]
 pub async fn list_messages(on: OnGame<web::Query<ChatQuery>>) -> Reply {
     let query = &on.input;

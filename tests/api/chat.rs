@@ -147,14 +147,15 @@ async fn seated_players_chat_in_text_and_phrases_as_events() {
         201,
         "200 characters, not bytes"
     );
-    // A public game: an outsider sees it but is not at the table.
+    // A public game: an outsider watches it, reads the table talk, but is not at the table.
     let outsider = register(&app, "talk_outsider").await;
     post(&app, &chat, json!({"text": "hi"}), &outsider.access)
         .await
         .assert_problem(403, "not_seated");
-    get(&app, &chat, &outsider.access)
-        .await
-        .assert_problem(403, "not_seated");
+    let read = get(&app, &chat, &outsider.access).await;
+    assert_eq!(read.status, 200, "{}", read.text);
+    let seated = get(&app, &chat, &players[1].access).await;
+    assert_eq!(read.json, seated.json);
 }
 
 #[actix_web::test]
