@@ -848,6 +848,9 @@ async fn every_admin_action_leaves_an_audit_entry_newest_first() {
     // Filters and pages.
     let only = get(&app, "/api/v1/admin/audit?action=ban_user", &boss.access).await;
     assert_eq!(only.json["items"].as_array().unwrap().len(), 1);
+    get(&app, "/api/v1/admin/audit?action=bogus", &boss.access)
+        .await
+        .assert_problem(400, "validation_failed");
     let first = get(&app, "/api/v1/admin/audit?limit=4", &boss.access).await;
     let cursor = first.json["next_cursor"].as_str().unwrap();
     let second = get(

@@ -74,8 +74,7 @@ pub struct GamesQuery {
 pub struct AuditQuery {
     /// Only this action: `ban_user`, `unban_user`, `change_role`, `reset_rating`, `read_game`,
     /// `abort_game`, `seat_to_bot`, `hide_message`, `mute_user`.
-    #[param(value_type = Option<crate::http::views::schema::AuditAction>)]
-    pub action: Option<String>,
+    pub action: Option<crate::http::views::schema::AuditAction>,
     /// Only entries about this user or game id.
     pub target_id: Option<String>,
 }

@@ -68,7 +68,10 @@ pub async fn stats(admin: Admin) -> Reply {
 pub async fn audit_log(admin: Admin<(), Paged<AuditQuery>>) -> Reply {
     let (query, page) = &admin.input;
     let (limit, before) = page.keyset()?;
-    let action = query.action.clone();
+    let action = query
+        .action
+        .and_then(|a| serde_json::to_value(a).ok())
+        .and_then(|v| v.as_str().map(str::to_owned));
     let target = query.target_id.clone();
     let audit = admin
         .state
