@@ -197,6 +197,14 @@ pub fn seat_to_bot(
         let held_by = table.seats[seat.index()].user_id.clone();
         let mut change = Change::new(table)?;
         change.hand_to_bot(seat, BotReason::Admin);
+        // The player learns of it as of a takeover for timeouts, with no way back.
+        if let Some(user) = &held_by {
+            change.notify(
+                user,
+                crate::notifications::Kind::SeatTakenByBot,
+                json!({ "seat": seat.number(), "reason": "admin" }),
+            );
+        }
         change.run_bots()?;
         let done = change.commit_for(conn, None)?;
         audit::record(

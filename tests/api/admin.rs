@@ -590,6 +590,18 @@ async fn a_seat_handed_to_a_bot_is_played_by_the_bot_and_players_see_it() {
             .iter()
             .any(|(k, d)| *k == "pass_committed" && d["seat"] == 1)
     );
+    // The player whose seat it was is told.
+    let feed = get(&app, "/api/v1/me/notifications", &players[1].access).await;
+    let taken: Vec<&Value> = feed.json["notifications"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|n| n["type"] == "seat_taken_by_bot")
+        .collect();
+    assert_eq!(taken.len(), 1, "{}", feed.text);
+    assert_eq!(taken[0]["data"]["reason"], "admin");
+    assert_eq!(taken[0]["data"]["seat"], 1);
+    assert_eq!(taken[0]["game_id"], game.as_str());
 
     // The others pass; the game goes on into play, the bot playing seat 1 when its turn comes.
     for p in [&players[0], &players[2], &players[3]] {
