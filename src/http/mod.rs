@@ -140,7 +140,11 @@ pub fn build_app(
             }),
         )
         .service(
-            SwaggerUi::new("/docs/{_:.*}").config(utoipa_swagger_ui::Config::from("/openapi.json")),
+            SwaggerUi::new("/docs/{_:.*}").config(
+                // The default validator is a third-party site: the docs must work offline
+                // and send nothing elsewhere.
+                utoipa_swagger_ui::Config::from("/openapi.json").validator_url("none"),
+            ),
         )
         .configure(webapp::routes)
         .app_data(web::Data::new(table))
