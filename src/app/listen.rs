@@ -9,8 +9,8 @@
 //!
 //! Wake-ups go out only while another instance listens: an instance alone in its database
 //! would pay PostgreSQL's notification queue (and read every wake-up back) for nobody, which
-//! cost about an eighth of the actions it commits under load. It counts the other listeners when it connects and
-//! every [`RECOUNT_EVERY`], and an instance that starts says `hello`
+//! cost about an eighth of the actions it commits under load. It counts the other listeners
+//! when it connects and every [`RECOUNT_EVERY`], and an instance that starts says `hello`
 //! ([`HELLO`]), answered with an [`ACK`]. Either makes the receiver start sending and wake
 //! all its waiters once: a change committed before its writer knew of the receiver went
 //! unannounced, and the re-read finds it. The writer decides whether to announce only after
@@ -176,6 +176,17 @@ async fn run(config: tokio_postgres::Config, notifier: Weak<Notifier>, status: A
     }
 }
 
+/// Counts the other instances' listeners (`count`) and sends wake-ups only while there are any.
+async fn recount_others(
+    client: &tokio_postgres::Client,
+    count: &tokio_postgres::Statement,
+    status: &ListenStatus,
+) -> Result<(), tokio_postgres::Error> {
+    let others = client.query_one(count, &[]).await?.get::<_, i64>(0) > 0;
+    status.set_others(others);
+    Ok(())
+}
+
 /// One connection's life: `Ok` when the notifier is gone, `Err` when the connection is lost.
 async fn session(
     config: &tokio_postgres::Config,
@@ -222,8 +233,7 @@ async fn session(
                  AND datname = current_database() AND pid <> pg_backend_pid()"
             ))
             .await?;
-        let others = client.query_one(&count, &[]).await?.get::<_, i64>(0) > 0;
-        status.set_others(others);
+        recount_others(&client, &count, status).await?;
         client.execute(&send, &[&CHANNEL, &vec![HELLO]]).await?;
         status.connects.fetch_add(1, Ordering::AcqRel);
         tracing::info!("listening for wake-ups");
@@ -279,8 +289,7 @@ async fn session(
                     }
                     // A newcomer that this count misses says hello later, and that message,
                     // handled after the count, turns sending on again.
-                    let others = client.query_one(&count, &[]).await?.get::<_, i64>(0) > 0;
-                    status.set_others(others);
+                    recount_others(&client, &count, status).await?;
                 }
             }
         }
