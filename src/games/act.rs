@@ -114,79 +114,79 @@ pub fn act(
     refusal: RenderRefusal,
 ) -> Result<Acted, Error> {
     let idempotency = act.as_ref().ok().and_then(|a| a.idempotency.clone());
-    let acted = attempt(conn, hot, game_id, user_id, act, render);
+    // One attempt; a refusal it ends in is kept below.
+    let acted = (|| {
+        if matches!(conn, AnyConnection::Postgresql(_)) {
+            // A game this instance just wrote needs no read: the write checks that the game and
+            // the caller's account are still as cached. Anything but a clean commit (an error
+            // included: it may come from a stale table) is judged again from the database.
+            if let Ok(act) = &act
+                && let Some(table) = hot.take(game_id)
+                && let Ok(Some(outcome)) = judge(act, table, conn, Mode::Cached, hot, render)
+            {
+                return Ok(outcome);
+            }
+            let table = Table::load_for(conn, game_id, false, user_id)?;
+            let act = act?;
+            if let Some(outcome) = judge(&act, table, conn, Mode::Unlocked, hot, render)? {
+                return Ok(outcome);
+            }
+            return conn.transaction(|conn| {
+                let table = Table::load_for(conn, game_id, true, user_id)?;
+                judge(&act, table, conn, Mode::Locked, hot, render)?
+                    .ok_or_else(|| Error::internal("an action under the lock did not commit"))
+            });
+        }
+        crate::db::write_transaction(conn, |conn| {
+            let table = match hot.take(game_id) {
+                // Under SQLite's write lock nothing else changes the game: the copy this instance
+                // wrote or read last is current when the version in the database is its version.
+                Some(copy) => match store::probe(conn, game_id, Some(user_id))? {
+                    Some(probe) if probe.version == copy.row.version => {
+                        crate::auth::judge(probe.caller)?;
+                        copy
+                    }
+                    _ => Table::load_for(conn, game_id, true, user_id)?,
+                },
+                None => Table::load_for(conn, game_id, true, user_id)?,
+            };
+            judge(&act?, table, conn, Mode::Locked, hot, render)?
+                .ok_or_else(|| Error::internal("an action under the lock did not commit"))
+        })
+    })();
     if let (Err(e), Some(idem)) = (&acted, idempotency)
         && matches!(e.kind(), Kind::Conflict | Kind::Unprocessable)
         && e.code() != "idempotency_key_reused"
     {
-        let (status, body) = refusal(e);
-        let row = IdempotentRow {
-            user_id: user_id.to_owned(),
-            key: idem.key,
-            request_hash: idem.fingerprint,
-            status: i32::from(status),
-            body,
-            created_at: db::now(),
-        };
-        match db::write_transaction(conn, |conn| store::store_idempotent(conn, &row)) {
-            // A twin request with the same key stored its answer first: either is right.
-            Ok(())
-            | Err(diesel::result::Error::DatabaseError(
-                diesel::result::DatabaseErrorKind::UniqueViolation,
-                _,
-            )) => {}
-            Err(e) => return Err(e.into()),
-        }
+        keep_refusal(conn, user_id, idem, refusal(e))?;
     }
     acted
 }
 
-/// One attempt at [`act`], without keeping refusals.
-fn attempt(
+/// Stores a refusal (status, body) as the answer to `idem`'s key.
+fn keep_refusal(
     conn: &mut AnyConnection,
-    hot: &HotTables,
-    game_id: &str,
     user_id: &str,
-    act: Result<Act, Error>,
-    render: Render,
-) -> Result<Acted, Error> {
-    if matches!(conn, AnyConnection::Postgresql(_)) {
-        // A game this instance just wrote needs no read: the write checks that the game and
-        // the caller's account are still as cached. Anything but a clean commit (an error
-        // included: it may come from a stale table) is judged again from the database.
-        if let Ok(act) = &act
-            && let Some(table) = hot.take(game_id)
-            && let Ok(Some(outcome)) = judge(act, table, conn, Mode::Cached, hot, render)
-        {
-            return Ok(outcome);
-        }
-        let table = Table::load_for(conn, game_id, false, user_id)?;
-        let act = act?;
-        if let Some(outcome) = judge(&act, table, conn, Mode::Unlocked, hot, render)? {
-            return Ok(outcome);
-        }
-        return conn.transaction(|conn| {
-            let table = Table::load_for(conn, game_id, true, user_id)?;
-            judge(&act, table, conn, Mode::Locked, hot, render)?
-                .ok_or_else(|| Error::internal("an action under the lock did not commit"))
-        });
+    idem: Idempotency,
+    (status, body): (u16, String),
+) -> Result<(), Error> {
+    let row = IdempotentRow {
+        user_id: user_id.to_owned(),
+        key: idem.key,
+        request_hash: idem.fingerprint,
+        status: i32::from(status),
+        body,
+        created_at: db::now(),
+    };
+    match db::write_transaction(conn, |conn| store::store_idempotent(conn, &row)) {
+        // A twin request with the same key stored its answer first: either is right.
+        Ok(())
+        | Err(diesel::result::Error::DatabaseError(
+            diesel::result::DatabaseErrorKind::UniqueViolation,
+            _,
+        )) => Ok(()),
+        Err(e) => Err(e.into()),
     }
-    crate::db::write_transaction(conn, |conn| {
-        let table = match hot.take(game_id) {
-            // Under SQLite's write lock nothing else changes the game: the copy this instance
-            // wrote or read last is current when the version in the database is its version.
-            Some(copy) => match store::probe(conn, game_id, Some(user_id))? {
-                Some(probe) if probe.version == copy.row.version => {
-                    crate::auth::judge(probe.caller)?;
-                    copy
-                }
-                _ => Table::load_for(conn, game_id, true, user_id)?,
-            },
-            None => Table::load_for(conn, game_id, true, user_id)?,
-        };
-        judge(&act?, table, conn, Mode::Locked, hot, render)?
-            .ok_or_else(|| Error::internal("an action under the lock did not commit"))
-    })
 }
 
 /// Judges the action against `table` and commits it; a committed table goes to `hot`.

@@ -139,13 +139,11 @@ pub fn build_app(
                 }
             }),
         )
-        .service(
-            SwaggerUi::new("/docs/{_:.*}").config(
-                // The default validator is a third-party site: the docs must work offline
-                // and send nothing elsewhere.
-                utoipa_swagger_ui::Config::from("/openapi.json").validator_url("none"),
-            ),
-        )
+        .service(SwaggerUi::new("/docs/{_:.*}").config(
+            // The default validator is a third-party site: the docs must work offline
+            // and send nothing elsewhere.
+            utoipa_swagger_ui::Config::from("/openapi.json").validator_url("none"),
+        ))
         .configure(webapp::routes)
         .app_data(web::Data::new(table))
         .default_service(web::to(fallback::unmatched))

@@ -200,7 +200,11 @@ async fn documentation_is_served_from_the_binary() {
     assert_eq!(init.status, 200);
     assert!(init.text.contains("/openapi.json"));
     // No request leaves for the public validator: the page works offline.
-    assert!(init.text.contains(r#""validatorUrl": "none""#), "{}", init.text);
+    assert!(
+        init.text.contains(r#""validatorUrl": "none""#),
+        "{}",
+        init.text
+    );
     let bundle = send(&app, TestRequest::get().uri("/docs/swagger-ui-bundle.js")).await;
     assert_eq!(bundle.status, 200);
     assert!(
