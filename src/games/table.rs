@@ -190,14 +190,18 @@ impl Table {
             .and_then(|s| Seat::new(s.seat as u8))
     }
 
-    /// Whether the user may see this game: seated, invited, or public and either watchable
+    /// Whether the user may see this game: seated, invited, public and either watchable
     /// (`allow_spectators`) or still waiting for players (so that anyone can find and join
-    /// it).
+    /// it), or private and still offering an open seat. A private game is never listed, so
+    /// only those given its id find it: an open seat is open to anyone (API.md), and the
+    /// game's id is the invitation to it. Once it starts, only its players see it.
     pub fn visible_to(&self, user_id: &str) -> bool {
-        (self.row.visibility == Visibility::Public
-            && (self.row.allow_spectators || self.row.status == GameStatus::Waiting))
-            || self.seat_of(user_id).is_some()
-            || self.invitation_of(user_id).is_some()
+        let waiting = self.row.status == GameStatus::Waiting;
+        let visible_to_all = match self.row.visibility {
+            Visibility::Public => self.row.allow_spectators || waiting,
+            Visibility::Private => waiting && Seat::ALL.into_iter().any(|s| self.is_open(s)),
+        };
+        visible_to_all || self.seat_of(user_id).is_some() || self.invitation_of(user_id).is_some()
     }
 
     /// The bot that acts for a seat, if any.

@@ -960,17 +960,20 @@ async fn the_lobby_lists_public_waiting_games_by_pages_and_never_private_ones() 
     .await
     .assert_problem(400, "validation_failed");
 
-    // The private game: hidden from others, visible to the invited user, who takes the seat.
+    // The private game: unlisted, but whoever has its id sees it while a seat is open (the
+    // id is the invitation); the invited user takes the reserved seat.
     let stranger = register(&app, "stranger").await;
-    send(
+    let seen = send(
         &app,
         bearer(
             TestRequest::get().uri(&format!("/api/v1/games/{private_id}")),
             &stranger.access,
         ),
     )
-    .await
-    .assert_problem(404, "not_found");
+    .await;
+    assert_eq!(seen.status, 200, "{}", seen.text);
+    assert_eq!(seen.json["seats"][3]["open"], true);
+    assert_eq!(seen.json["my_seat"], Value::Null);
     let mine = send(
         &app,
         bearer(
@@ -983,35 +986,26 @@ async fn the_lobby_lists_public_waiting_games_by_pages_and_never_private_ones() 
     assert_eq!(item["id"], json!(private_id));
     assert_eq!(item["invited"], true);
     assert_eq!(item["my_seat"], 1);
-    let joined = send(
-        &app,
-        bearer(
-            post_json(&format!("/api/v1/games/{private_id}/join"), json!({})),
-            &guest.access,
-        ),
-    )
-    .await;
+    let join = |who: &Session, body: Value| {
+        send(
+            &app,
+            bearer(
+                post_json(&format!("/api/v1/games/{private_id}/join"), body),
+                &who.access,
+            ),
+        )
+    };
+    let joined = join(&guest, json!({})).await;
     assert_eq!(joined.status, 200, "{}", joined.text);
     assert_eq!(joined.json["my_seat"], 1);
-    send(
-        &app,
-        bearer(
-            post_json(&format!("/api/v1/games/{private_id}/join"), json!({})),
-            &stranger.access,
-        ),
-    )
-    .await
-    .assert_problem(404, "not_found");
-    send(
-        &app,
-        bearer(
-            post_json(&format!("/api/v1/games/{private_id}/join"), json!({})),
-            &guest.access,
-        ),
-    )
-    .await
-    .assert_problem(409, "already_seated");
-    // Leaving frees the seat; a started game cannot be left.
+    // A reserved seat is not open to others.
+    join(&stranger, json!({"seat": 1}))
+        .await
+        .assert_problem(409, "seat_taken");
+    join(&guest, json!({}))
+        .await
+        .assert_problem(409, "already_seated");
+    // Leaving frees the seat.
     let left = send(
         &app,
         bearer(
@@ -1022,6 +1016,26 @@ async fn the_lobby_lists_public_waiting_games_by_pages_and_never_private_ones() 
     .await;
     assert_eq!(left.status, 200, "{}", left.text);
     assert_eq!(left.json["seats"][1]["open"], true);
+    // The stranger takes the open seat, the guest comes back: the game starts, and from then
+    // on it is hidden from everyone else.
+    let taken = join(&stranger, json!({"seat": 3})).await;
+    assert_eq!(taken.status, 200, "{}", taken.text);
+    let back = join(&guest, json!({})).await;
+    assert_eq!(back.status, 200, "{}", back.text);
+    assert_eq!(back.json["status"], "active");
+    let late = register(&app, "latecomer").await;
+    send(
+        &app,
+        bearer(
+            TestRequest::get().uri(&format!("/api/v1/games/{private_id}")),
+            &late.access,
+        ),
+    )
+    .await
+    .assert_problem(404, "not_found");
+    join(&late, json!({}))
+        .await
+        .assert_problem(404, "not_found");
 }
 
 #[actix_web::test]

@@ -402,10 +402,12 @@ async fn a_stream_of_a_game_hidden_from_the_caller_is_refused_like_its_event_lis
     let app = common::app(db.state()).await;
     let host = register(&app, "sse_host").await;
     let outsider = register(&app, "sse_outsider").await;
+    register(&app, "sse_friend").await;
+    // Private with no open seat: hidden from all but its players and the invited.
     let created = post(
         &app,
         "/api/v1/games",
-        json!({"visibility": "private", "seats": [{"kind": "me"}, {"kind": "bot"}, {"kind": "bot"}, {"kind": "open"}]}),
+        json!({"visibility": "private", "seats": [{"kind": "me"}, {"kind": "bot"}, {"kind": "bot"}, {"kind": "invite", "username": "sse_friend"}]}),
         &host.access,
     )
     .await;
