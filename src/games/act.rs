@@ -133,8 +133,9 @@ pub fn act(
             }
             return conn.transaction(|conn| {
                 let table = Table::load_for(conn, game_id, true, user_id)?;
-                judge(&act, table, conn, Mode::Locked, hot, render)?
-                    .ok_or_else(|| Error::internal("an action under the lock did not commit"))
+                judge(&act, table, conn, Mode::Locked, hot, render)?.ok_or_else(|| {
+                    Error::internal("an action under the lock did not commit").into()
+                })
             });
         }
         crate::db::write_transaction(conn, |conn| {
@@ -151,16 +152,21 @@ pub fn act(
                 None => Table::load_for(conn, game_id, true, user_id)?,
             };
             judge(&act?, table, conn, Mode::Locked, hot, render)?
-                .ok_or_else(|| Error::internal("an action under the lock did not commit"))
+                .ok_or_else(|| Error::internal("an action under the lock did not commit").into())
         })
     })();
-    if let (Err(e), Some(idem)) = (&acted, idempotency)
-        && matches!(e.kind(), Kind::Conflict | Kind::Unprocessable)
-        && e.code() != "idempotency_key_reused"
-    {
-        keep_refusal(conn, user_id, idem, refusal(e))?;
+    match acted {
+        Ok(acted) => Ok(acted),
+        Err(Failure::Refused(e)) => {
+            if let Some(idem) = idempotency
+                && matches!(e.kind(), Kind::Conflict | Kind::Unprocessable)
+            {
+                keep_refusal(conn, user_id, idem, refusal(&e))?;
+            }
+            Err(e)
+        }
+        Err(Failure::Failed(e)) => Err(e),
     }
-    acted
 }
 
 /// Stores a refusal (status, body) as the answer to `idem`'s key.
@@ -200,23 +206,74 @@ fn judge(
     mode: Mode,
     hot: &HotTables,
     render: Render,
-) -> Result<Option<Acted>, Error> {
+) -> Result<Option<Acted>, Failure> {
     let user_id = act.user_id.as_str();
     // A cached attempt leaves stored keys to the write: storing the key again fails it.
     if let (Some(idem), false) = (&act.idempotency, mode == Mode::Cached)
         && let Some(stored) = store::idempotent(conn, user_id, &idem.key)?
     {
         if stored.request_hash != idem.fingerprint {
-            return Err(Error::unprocessable(
+            return Err(Failure::Failed(Error::unprocessable(
                 "idempotency_key_reused",
                 "this Idempotency-Key was used for another request",
-            ));
+            )));
         }
         return Ok(Some(Acted::Replayed {
             status: u16::try_from(stored.status).unwrap_or(200),
             body: stored.body,
         }));
     }
+    let (seat, change, actions_before) = decide(act, table).map_err(Failure::Refused)?;
+    let respond = |table: &Table| render(table, seat);
+    let (mut table, body) = if mode == Mode::Locked {
+        let table = change.commit(conn)?;
+        let body = respond(&table)?;
+        if let Some(idem) = &act.idempotency {
+            store::store_idempotent(
+                conn,
+                &IdempotentRow {
+                    user_id: user_id.to_owned(),
+                    key: idem.key.clone(),
+                    request_hash: idem.fingerprint.clone(),
+                    status: 200,
+                    body: body.clone(),
+                    created_at: table.row.updated_at,
+                },
+            )?;
+        }
+        (table, body)
+    } else {
+        let idempotency = act
+            .idempotency
+            .as_ref()
+            .map(|i| (user_id, i.key.as_str(), i.fingerprint.as_str()));
+        match change.commit_unlocked(conn, respond, idempotency, user_id)? {
+            Some(done) => done,
+            None => return Ok(None),
+        }
+    };
+    // Keep the table small: forget keys older than 48 h now and then.
+    if act.idempotency.is_some() && rand::random_range(0..100) == 0 {
+        store::purge_idempotent(conn, db::now() - chrono::Duration::hours(48))?;
+    }
+    let applied = (table.row.action_count - actions_before).max(0) as u64;
+    let (version, notified) = (table.row.version, std::mem::take(&mut table.notified_users));
+    if table.status() == GameStatus::Active {
+        hot.put(table);
+    }
+    Ok(Some(Acted::Fresh {
+        body,
+        version,
+        notified,
+        applied,
+    }))
+}
+
+/// Judges the action against `table` without writing: the seat, the change with the bots
+/// that follow, and the action count before it. Its errors are refusals of this request on
+/// the game's state.
+fn decide(act: &Act, table: Table) -> Result<(crate::rules::Seat, Change, i64), Error> {
+    let user_id = act.user_id.as_str();
     let seat = seat_of(&table, user_id)?;
     match table.status() {
         GameStatus::Active => {}
@@ -262,47 +319,26 @@ fn judge(
         change.seat_mut(seat).timeouts_in_row = 0;
     }
     change.run_bots()?;
-    let respond = |table: &Table| render(table, seat);
-    let (mut table, body) = if mode == Mode::Locked {
-        let table = change.commit(conn)?;
-        let body = respond(&table)?;
-        if let Some(idem) = &act.idempotency {
-            store::store_idempotent(
-                conn,
-                &IdempotentRow {
-                    user_id: user_id.to_owned(),
-                    key: idem.key.clone(),
-                    request_hash: idem.fingerprint.clone(),
-                    status: 200,
-                    body: body.clone(),
-                    created_at: table.row.updated_at,
-                },
-            )?;
-        }
-        (table, body)
-    } else {
-        let idempotency = act
-            .idempotency
-            .as_ref()
-            .map(|i| (user_id, i.key.as_str(), i.fingerprint.as_str()));
-        match change.commit_unlocked(conn, respond, idempotency, user_id)? {
-            Some(done) => done,
-            None => return Ok(None),
-        }
-    };
-    // Keep the table small: forget keys older than 48 h now and then.
-    if act.idempotency.is_some() && rand::random_range(0..100) == 0 {
-        store::purge_idempotent(conn, db::now() - chrono::Duration::hours(48))?;
+    Ok((seat, change, actions_before))
+}
+
+/// How an attempt at an action failed: refused on the game's state ([`decide`]), which an
+/// `Idempotency-Key` keeps, or failed otherwise (the request, the account, the database),
+/// which a retry must try again.
+#[derive(Debug)]
+enum Failure {
+    Refused(Error),
+    Failed(Error),
+}
+
+impl From<Error> for Failure {
+    fn from(e: Error) -> Self {
+        Self::Failed(e)
     }
-    let applied = (table.row.action_count - actions_before).max(0) as u64;
-    let (version, notified) = (table.row.version, std::mem::take(&mut table.notified_users));
-    if table.status() == GameStatus::Active {
-        hot.put(table);
+}
+
+impl From<diesel::result::Error> for Failure {
+    fn from(e: diesel::result::Error) -> Self {
+        Self::Failed(e.into())
     }
-    Ok(Some(Acted::Fresh {
-        body,
-        version,
-        notified,
-        applied,
-    }))
 }
