@@ -419,16 +419,22 @@ pub fn update_me(
 }
 
 /// Deletes the account `user_id`: its sessions end, its username is freed, its past games
-/// keep their record.
+/// keep their record, and it withdraws from the games not over yet ([`crate::games::withdraw`]):
+/// what those games committed, to announce.
 ///
 /// # Errors
 /// Database errors only.
-pub fn delete_me(conn: &mut AnyConnection, user_id: &str) -> Result<(), Error> {
+pub fn delete_me(
+    conn: &mut AnyConnection,
+    user_id: &str,
+) -> Result<Vec<crate::games::Committed>, Error> {
     db::write_transaction(conn, |conn| {
         let now = db::now();
         users::mark_deleted(conn, user_id, now)?;
         users::revoke(conn, Tokens::of_user(user_id), now)?;
         db::wake::notify(conn, &[db::wake::account_topic(user_id)])?;
-        Ok(())
-    })
+        Ok::<_, Error>(())
+    })?;
+    // After the account's commit: a game's lock is never taken while holding the user's.
+    crate::games::withdraw(conn, user_id)
 }

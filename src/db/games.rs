@@ -274,6 +274,22 @@ pub fn active_game_ids_of(conn: &mut AnyConnection, user_id: &str) -> QueryResul
         .load(conn)
 }
 
+/// The waiting games where `user_id` holds a seat or an invitation, by id.
+pub fn waiting_game_ids_of(conn: &mut AnyConnection, user_id: &str) -> QueryResult<Vec<String>> {
+    game_seats::table
+        .inner_join(games::table)
+        .filter(
+            game_seats::user_id
+                .eq(user_id)
+                .or(game_seats::invited_user_id.eq(user_id)),
+        )
+        .filter(games::status.eq(GameStatus::Waiting))
+        .order(games::id.asc())
+        .select(games::id)
+        .distinct()
+        .load(conn)
+}
+
 /// The game row.
 pub fn find(conn: &mut AnyConnection, id: &str) -> QueryResult<Option<GameRow>> {
     games::table

@@ -1,11 +1,12 @@
-//! Use cases on seats: join, leave, resign, reclaim, and an administrator handing a seat to a
-//! bot. Each runs in one transaction under the game's lock.
+//! Use cases on seats: join, leave, resign, reclaim, an administrator handing a seat to a
+//! bot, and a deleted account withdrawing from its games. Each runs in one transaction per
+//! game under the game's lock.
 
 use serde_json::json;
 
 use crate::audit::{self, Entry};
-use crate::db::{self, AnyConnection};
-use crate::error::Error;
+use crate::db::{self, AnyConnection, games as store};
+use crate::error::{Error, Kind};
 use crate::rules::Seat;
 
 use super::{BotReason, Change, Committed, GameStatus, locked, locked_seat};
@@ -127,6 +128,47 @@ pub fn leave(conn: &mut AnyConnection, game_id: &str, user_id: &str) -> Result<C
         done.seat = done.table.seat_of(user_id);
         Ok(done)
     })
+}
+
+/// A deleted account gives up its place in every game not over yet: it leaves the waiting
+/// ones (declining their invitations; a game left without humans is aborted), and a bot plays
+/// out its seats in the running ones (`seat_changed`, reason `resigned`), the result staying
+/// the account's. A seat a bot holds for a time (away, timeouts) becomes the bot's for good,
+/// since nobody can take it back. Each game in a transaction of its own.
+///
+/// # Errors
+/// Database errors.
+pub fn withdraw(conn: &mut AnyConnection, user_id: &str) -> Result<Vec<Committed>, Error> {
+    let mut done = Vec::new();
+    for id in store::waiting_game_ids_of(conn, user_id)? {
+        match leave(conn, &id, user_id) {
+            Ok(left) => done.push(left),
+            // It started (or the seat went) since the list was read: the loop below or
+            // nothing is left to do.
+            Err(e) if matches!(e.kind(), Kind::Conflict | Kind::Forbidden) => {}
+            Err(e) => return Err(e),
+        }
+    }
+    for id in store::active_game_ids_of(conn, user_id)? {
+        let resigned = locked(conn, &id, |conn, table| {
+            let Some(seat) = table.seat_of(user_id) else {
+                return Ok(None);
+            };
+            let for_good = matches!(
+                table.bot_reason(seat),
+                Some(BotReason::Resigned | BotReason::Admin)
+            );
+            if table.status() != GameStatus::Active || for_good {
+                return Ok(None);
+            }
+            let mut change = Change::new(table)?;
+            change.hand_to_bot(seat, BotReason::Resigned);
+            change.run_bots()?;
+            change.commit_for(conn, None).map(Some)
+        })?;
+        done.extend(resigned);
+    }
+    Ok(done)
 }
 
 /// Hands the caller's seat to a bot for the rest of the game.

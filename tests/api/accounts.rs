@@ -318,6 +318,74 @@ async fn a_deleted_users_tokens_stop_working() {
 }
 
 #[actix_web::test]
+async fn a_deleted_account_leaves_its_waiting_games_and_a_bot_plays_out_its_running_ones() {
+    use crate::common::play::{four, game_of, get, post};
+    let db = TestDb::migrated();
+    let app = common::app(db.state()).await;
+    let players = four(&app, "gone").await;
+    let (me, other) = (&players[0], &players[1]);
+    let running = game_of(&app, &players, json!({})).await;
+    let mine = game_of(&app, std::slice::from_ref(me), json!({})).await;
+    let theirs = game_of(&app, &[other.clone(), me.clone()], json!({})).await;
+    let invite = json!({"seats": [{"kind": "me"}, {"kind": "invite", "username": "gone0"}, {"kind": "open"}, {"kind": "open"}]});
+    let invited = post(&app, "/api/v1/games", invite, &other.access).await;
+    assert_eq!(invited.status, 201, "{}", invited.text);
+    let invited = invited.json["id"].as_str().unwrap().to_owned();
+
+    let deleted = send(
+        &app,
+        bearer(TestRequest::delete().uri("/api/v1/me"), &me.access),
+    )
+    .await;
+    assert_eq!(deleted.status, 204, "{}", deleted.text);
+
+    // The running game goes on: a bot holds the seat for good, the player still named.
+    let view = get(&app, &format!("/api/v1/games/{running}"), &other.access).await;
+    assert_eq!(view.json["status"], "active", "{}", view.text);
+    assert_eq!(view.json["seats"][0]["bot"], "heuristic", "{}", view.text);
+    assert_eq!(view.json["seats"][0]["player"]["id"], me.id.as_str());
+    let events = get(
+        &app,
+        &format!("/api/v1/games/{running}/events?limit=500"),
+        &other.access,
+    )
+    .await;
+    assert!(
+        events.json["events"].as_array().unwrap().iter().any(|e| {
+            e["type"] == "seat_changed"
+                && e["data"]["seat"] == 0
+                && e["data"]["reason"] == "resigned"
+        }),
+        "{}",
+        events.text
+    );
+    // The game it waited alone in is aborted; in the others its seat is open again.
+    let view = get(&app, &format!("/api/v1/games/{mine}"), &other.access).await;
+    assert_eq!(view.json["status"], "aborted", "{}", view.text);
+    for id in [&theirs, &invited] {
+        let view = get(&app, &format!("/api/v1/games/{id}"), &other.access).await;
+        assert_eq!(view.json["status"], "waiting", "{}", view.text);
+        assert_eq!(view.json["seats"][1]["open"], true, "{}", view.text);
+    }
+    // Nobody waits on it in the lobby.
+    let lobby = get(
+        &app,
+        "/api/v1/games?status=waiting&limit=200",
+        &other.access,
+    )
+    .await;
+    assert!(
+        lobby.json["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|g| g["id"] != json!(mine)),
+        "{}",
+        lobby.text
+    );
+}
+
+#[actix_web::test]
 async fn refresh_rotates_and_a_reused_token_revokes_its_family() {
     let db = TestDb::migrated();
     let app = common::app(db.state()).await;

@@ -118,7 +118,9 @@ pub async fn update_me(req: HttpRequest, call: Mine<(), web::Json<UpdateMe>>) ->
 /// Delete the caller's account.
 ///
 /// Deletes the caller's account: its sessions end, its username is freed, its past games
-/// keep their record.
+/// keep their record. It leaves its waiting games (declining invitations; a game left
+/// without players is aborted), and a bot plays out its seats in running games
+/// (`seat_changed`, reason `resigned`).
 #[utoipa::path(operation_id = "delete_me", tag = "accounts", security(("bearer" = [])),
     responses(
         (status = 204, description = "Deleted"),
@@ -126,7 +128,9 @@ pub async fn update_me(req: HttpRequest, call: Mine<(), web::Json<UpdateMe>>) ->
         (status = 403, description = "Banned")))]
 #[delete("/me")]
 pub async fn delete_me(call: Mine) -> Reply {
-    call.mine(accounts::delete_me).await?;
+    for done in call.mine(accounts::delete_me).await? {
+        call.state.published(&done);
+    }
     call.state.end_streams_of(call.user.id());
     no_content()
 }
