@@ -153,18 +153,33 @@ impl ApiError {
 
     /// The body sent to the client.
     pub fn problem(&self) -> Problem {
-        let code = self.error.code();
+        Problem::of(&self.error, self.status)
+    }
+}
+
+impl Problem {
+    /// The body for `error` answered with `status`.
+    fn of(error: &Error, status: StatusCode) -> Self {
+        let code = error.code();
         let title = match problem_catalog::find(code) {
             Some(entry) => entry.title,
-            None => self.status.canonical_reason().unwrap_or("Error"),
+            None => status.canonical_reason().unwrap_or("Error"),
         };
         Problem {
             r#type: problem_catalog::type_uri(code),
             title: title.to_owned(),
-            status: self.status.as_u16(),
-            detail: self.error.detail().to_owned(),
-            code: self.error.code().to_owned(),
+            status: status.as_u16(),
+            detail: error.detail().to_owned(),
+            code: code.to_owned(),
         }
+    }
+
+    /// The status and the JSON body a client hears for `error`, as the error response
+    /// carries them (for answers kept to be replayed).
+    pub fn rendered(error: &Error) -> (u16, String) {
+        let status = status_of(error.kind());
+        let body = serde_json::to_string(&Self::of(error, status)).unwrap_or_default();
+        (status.as_u16(), body)
     }
 }
 

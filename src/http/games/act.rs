@@ -11,7 +11,7 @@ use crate::games::act::{Idempotency, Wanted};
 use crate::games::{self, Act, Acted};
 use crate::http::extract::Call;
 use crate::http::preconditions::{etag, if_match};
-use crate::http::problem::{ApiError, PROBLEM_JSON};
+use crate::http::problem::{PROBLEM_JSON, Problem};
 use crate::http::reply::Reply;
 use crate::http::views::game::{CardCode, GameView, render};
 use crate::rules::Card;
@@ -179,7 +179,10 @@ pub async fn act(on: OnGameByToken<(HttpRequest, web::Json<serde_json::Value>)>)
     let gid = id.clone();
     let acted = state
         .db
-        .run(move |conn| games::act(conn, &hot, &gid, &caller.user_id, command, render, refusal))
+        .run(move |conn| {
+            let refusal = Problem::rendered;
+            games::act(conn, &hot, &gid, &caller.user_id, command, render, refusal)
+        })
         .await?;
     match acted {
         Acted::Fresh {
@@ -217,17 +220,6 @@ pub async fn act(on: OnGameByToken<(HttpRequest, web::Json<serde_json::Value>)>)
 #[derive(Deserialize)]
 struct Versioned {
     version: i64,
-}
-
-/// A refusal as the problem document its caller heard, kept for retries.
-fn refusal(error: &Error) -> (u16, String) {
-    let problem = ApiError::from(Error::new(
-        error.kind(),
-        error.code().to_owned(),
-        error.detail(),
-    ));
-    let body = serde_json::to_string(&problem.problem()).unwrap_or_default();
-    (problem.status().as_u16(), body)
 }
 
 #[cfg(test)]
