@@ -354,7 +354,10 @@ impl<T: serde::de::DeserializeOwned + Default + 'static> FromRequest for Optiona
                 return Err(refuse(unsupported_media_type()));
             }
             serde_json::from_slice(&body).map(Self).map_err(|e| {
-                refuse(if e.is_data() {
+                // serde_json reports a wrong token for an enum (`true` for a rule option) as
+                // a syntax error; in a body that is JSON it is a wrong value all the same.
+                let json = || serde_json::from_slice::<serde::de::IgnoredAny>(&body).is_ok();
+                refuse(if e.is_data() || json() {
                     Error::validation(e.to_string())
                 } else {
                     Error::bad_request(format!("malformed JSON: {e}"))

@@ -80,6 +80,23 @@ async fn a_game_without_spectators_is_hidden_from_outsiders_once_it_starts() {
     )
     .await;
     assert_eq!(bad.status, 400, "{}", bad.text);
+    // A value of the wrong type is a wrong value, not malformed JSON, wherever it sits.
+    for body in [
+        json!({"allow_spectators": "no"}),
+        json!({"rules": {"pass_restriction": true}}),
+        json!({"rules": {"mode": 1}}),
+    ] {
+        post(&app, "/api/v1/games", body, &players[0].access)
+            .await
+            .assert_problem(400, "validation_failed");
+    }
+    let cut = TestRequest::post()
+        .uri("/api/v1/games")
+        .insert_header(("content-type", "application/json"))
+        .set_payload(r#"{"rules": {"pass_restriction": tru"#);
+    send(&app, bearer(cut, &players[0].access))
+        .await
+        .assert_problem(400, "bad_request");
 }
 
 #[actix_web::test]
