@@ -62,7 +62,7 @@ impl Username {
             .find(|c| !(c.is_ascii_alphanumeric() || *c == '_'))
         {
             return Err(Error::validation(format!(
-                "username may contain only letters a–z, digits and '_', not {c:?}"
+                "username may contain only letters A–Z and a–z, digits and '_', not {c:?}"
             )));
         }
         Ok(Self(raw.to_owned()))

@@ -15,7 +15,7 @@ use super::{UserView, check_rate};
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct UpdateMe {
-    /// A new username (3–32 characters of `a-z`, `0-9`, `_`).
+    /// A new username (3–32 ASCII letters of either case, digits or `_`; unique ignoring case).
     #[schema(pattern = "^[A-Za-z0-9_]{3,32}$")]
     pub username: Option<String>,
     /// A new password (8–128 characters).

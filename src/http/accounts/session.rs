@@ -19,7 +19,7 @@ use super::{UserView, check_rate};
 /// Credentials for register and login.
 #[derive(Debug, Deserialize, ToSchema)]
 pub struct Credentials {
-    /// 3–32 characters of `a-z`, `0-9`, `_`; unique ignoring case.
+    /// 3–32 ASCII letters of either case, digits or `_`; unique ignoring case.
     #[schema(example = "layla_99", pattern = "^[A-Za-z0-9_]{3,32}$")]
     pub username: String,
     /// 8–128 characters.
@@ -117,7 +117,7 @@ where
 
 /// Create an account and log in.
 ///
-/// Usernames are 3–32 letters, digits, `_` or `-`, unique ignoring case; passwords 8–128
+/// Usernames are 3–32 ASCII letters, digits or `_`, unique ignoring case; passwords 8–128
 /// characters. Answers the same token pair as a login. Rate limited per client address and
 /// per username (`RateLimit-*` headers; 429 with `Retry-After` above the limit).
 #[utoipa::path(operation_id = "register", tag = "accounts",
