@@ -155,42 +155,70 @@ pub fn act(
                 .ok_or_else(|| Error::internal("an action under the lock did not commit").into())
         })
     })();
-    match acted {
-        Ok(acted) => Ok(acted),
-        Err(Failure::Refused(e)) => {
-            if let Some(idem) = idempotency
-                && matches!(e.kind(), Kind::Conflict | Kind::Unprocessable)
-            {
-                keep_refusal(conn, user_id, idem, refusal(&e))?;
-            }
-            Err(e)
+    let (error, refused) = match acted {
+        Ok(acted) => return Ok(acted),
+        Err(Failure::Refused(e)) => (e, true),
+        Err(Failure::Failed(e)) => (e, false),
+    };
+    let Some(idem) = idempotency else {
+        return Err(error);
+    };
+    if refused && matches!(error.kind(), Kind::Conflict | Kind::Unprocessable) {
+        if keep_refusal(conn, user_id, &idem, refusal(&error))? {
+            return Err(error);
         }
-        Err(Failure::Failed(e)) => Err(e),
+    } else if error.kind() != Kind::Conflict {
+        return Err(error);
     }
+    // A twin request with the same key answered first (its key met this one's write, or
+    // this one's refusal): that answer is this one's too, so every copy hears the same.
+    stored_answer(conn, user_id, &idem)?.ok_or(error)
 }
 
-/// Stores a refusal (status, body) as the answer to `idem`'s key.
+/// The answer kept for `idem`'s key, if any; 422 `idempotency_key_reused` when the key was
+/// first sent with another request.
+fn stored_answer(
+    conn: &mut AnyConnection,
+    user_id: &str,
+    idem: &Idempotency,
+) -> Result<Option<Acted>, Error> {
+    let Some(stored) = store::idempotent(conn, user_id, &idem.key)? else {
+        return Ok(None);
+    };
+    if stored.request_hash != idem.fingerprint {
+        return Err(Error::unprocessable(
+            "idempotency_key_reused",
+            "this Idempotency-Key was used for another request",
+        ));
+    }
+    Ok(Some(Acted::Replayed {
+        status: u16::try_from(stored.status).unwrap_or(200),
+        body: stored.body,
+    }))
+}
+
+/// Stores a refusal (status, body) as the answer to `idem`'s key; `false` when the key
+/// has an answer already.
 fn keep_refusal(
     conn: &mut AnyConnection,
     user_id: &str,
-    idem: Idempotency,
+    idem: &Idempotency,
     (status, body): (u16, String),
-) -> Result<(), Error> {
+) -> Result<bool, Error> {
     let row = IdempotentRow {
         user_id: user_id.to_owned(),
-        key: idem.key,
-        request_hash: idem.fingerprint,
+        key: idem.key.clone(),
+        request_hash: idem.fingerprint.clone(),
         status: i32::from(status),
         body,
         created_at: db::now(),
     };
     match db::write_transaction(conn, |conn| store::store_idempotent(conn, &row)) {
-        // A twin request with the same key stored its answer first: either is right.
-        Ok(())
-        | Err(diesel::result::Error::DatabaseError(
+        Ok(()) => Ok(true),
+        Err(diesel::result::Error::DatabaseError(
             diesel::result::DatabaseErrorKind::UniqueViolation,
             _,
-        )) => Ok(()),
+        )) => Ok(false),
         Err(e) => Err(e.into()),
     }
 }
@@ -210,18 +238,9 @@ fn judge(
     let user_id = act.user_id.as_str();
     // A cached attempt leaves stored keys to the write: storing the key again fails it.
     if let (Some(idem), false) = (&act.idempotency, mode == Mode::Cached)
-        && let Some(stored) = store::idempotent(conn, user_id, &idem.key)?
+        && let Some(stored) = stored_answer(conn, user_id, idem)?
     {
-        if stored.request_hash != idem.fingerprint {
-            return Err(Failure::Failed(Error::unprocessable(
-                "idempotency_key_reused",
-                "this Idempotency-Key was used for another request",
-            )));
-        }
-        return Ok(Some(Acted::Replayed {
-            status: u16::try_from(stored.status).unwrap_or(200),
-            body: stored.body,
-        }));
+        return Ok(Some(stored));
     }
     let (seat, change, actions_before) = decide(act, table).map_err(Failure::Refused)?;
     let respond = |table: &Table| render(table, seat);

@@ -635,6 +635,111 @@ async fn a_refused_action_retried_with_its_key_is_refused_again_even_once_it_wou
 }
 
 #[actix_web::test]
+async fn concurrent_copies_of_a_refused_action_with_one_key_all_hear_the_one_refusal() {
+    let db = TestDb::migrated();
+    let app = common::app(db.state()).await;
+    let players = four_players(&app).await;
+    let id = start_game(&app, &players, json!({})).await;
+    let mut rng = rand::rngs::StdRng::seed_from_u64(17);
+    pass_all(&app, &id, &players, &mut rng).await;
+    let view = view_of(&app, &id, &players[0]).await;
+    let turn = view["turn"]["seat"].as_u64().unwrap() as usize;
+    let p = &players[(turn + 1) % 4];
+    let mine = view_of(&app, &id, p).await;
+    let card = mine["round"]["hand"][0].clone();
+    let replies = join_all((0..12).map(|_| {
+        send(
+            &app,
+            act_req(&id, p, json!({"type": "play", "card": card}))
+                .insert_header(("idempotency-key", "early-tap")),
+        )
+    }))
+    .await;
+    for r in &replies {
+        r.assert_problem(422, "not_your_turn");
+        assert_eq!(r.json, replies[0].json);
+    }
+    let fresh = replies
+        .iter()
+        .filter(|r| r.headers.get("idempotent-replayed").is_none())
+        .count();
+    assert_eq!(fresh, 1, "one first answer, the others its replays");
+    assert_eq!(view_of(&app, &id, p).await["version"], mine["version"]);
+}
+
+/// What a twin request with the same key does between this one's refusal and the keeping
+/// of it (see the test below): the refusal renderer runs exactly there.
+static TWIN: std::sync::Mutex<Option<Box<dyn FnOnce() + Send>>> = std::sync::Mutex::new(None);
+
+fn refusal_after_twin(e: &leekha::error::Error) -> (u16, String) {
+    if let Some(twin) = TWIN.lock().unwrap().take() {
+        twin();
+    }
+    (422, json!({"code": e.code()}).to_string())
+}
+
+/// A copy whose refusal meets the answer a twin copy stored meanwhile answers with the twin's
+/// answer, not with its own: every copy of one key hears the same.
+#[actix_web::test]
+async fn a_refusal_that_meets_a_twins_stored_answer_answers_with_it() {
+    use leekha::db::games::{IdempotentRow, store_idempotent};
+    use leekha::games::act::{Act, Acted, Idempotency, Wanted};
+    let db = TestDb::migrated();
+    let state = db.state();
+    let app = common::app(state.clone()).await;
+    let players = four_players(&app).await;
+    let id = start_game(&app, &players, json!({})).await;
+    let mut rng = rand::rngs::StdRng::seed_from_u64(18);
+    pass_all(&app, &id, &players, &mut rng).await;
+    let turn = view_of(&app, &id, &players[0]).await["turn"]["seat"]
+        .as_u64()
+        .unwrap() as usize;
+    let p = &players[(turn + 1) % 4];
+    let mine = view_of(&app, &id, p).await;
+    let card: Card = mine["round"]["hand"][0].as_str().unwrap().parse().unwrap();
+    let twin_row = IdempotentRow {
+        user_id: p.id.clone(),
+        key: "twin".into(),
+        request_hash: "same request".into(),
+        status: 200,
+        body: r#"{"version": 99}"#.into(),
+        created_at: chrono::Utc::now().naive_utc(),
+    };
+    let db2 = state.db.clone();
+    *TWIN.lock().unwrap() = Some(Box::new(move || {
+        store_idempotent(&mut db2.conn().unwrap(), &twin_row).unwrap();
+    }));
+    let act = Act {
+        game_id: id.clone(),
+        user_id: p.id.clone(),
+        wanted: Wanted::Play(card),
+        expected_version: None,
+        idempotency: Some(Idempotency {
+            key: "twin".into(),
+            fingerprint: "same request".into(),
+        }),
+    };
+    let mut conn = state.db.conn().unwrap();
+    let answered = leekha::games::act(
+        &mut conn,
+        &state.hot,
+        &id,
+        &p.id,
+        Ok(act),
+        |_, _| Ok(String::new()),
+        refusal_after_twin,
+    );
+    assert!(TWIN.lock().unwrap().is_none(), "the refusal was rendered");
+    match answered {
+        Ok(Acted::Replayed { status, body }) => {
+            assert_eq!(status, 200);
+            assert_eq!(body, r#"{"version": 99}"#);
+        }
+        other => panic!("the twin's answer, not {other:?}"),
+    }
+}
+
+#[actix_web::test]
 async fn concurrent_retries_with_one_idempotency_key_apply_once_and_answer_alike() {
     let db = TestDb::migrated();
     let app = common::app(db.state()).await;
