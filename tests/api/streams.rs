@@ -816,6 +816,68 @@ async fn an_instance_alone_sends_no_wake_ups_and_one_that_arrives_is_woken_at_on
     assert!(s1.listen.sent() > 0, "the first instance now announces");
 }
 
+/// A read of the events that does not wait shows every action committed before it, though
+/// the wake-up that would refresh this instance's copy of the events is still on its way (an
+/// action through another instance: here, one committed without announcing it).
+#[actix_web::test]
+async fn events_read_at_once_show_an_action_whose_wake_up_has_not_arrived() {
+    use leekha::games::act::{Act, Wanted};
+    let db = TestDb::migrated();
+    let state = db.state();
+    let app = common::app(state.clone()).await;
+    let players = four(&app, "fresh").await;
+    let id = game_of(&app, &players, json!({})).await;
+    for _ in 0..8 {
+        // This instance keeps the game's events as of now...
+        let before = listed(&app, &id, &players[0]).await.len();
+        // ...and "another instance" commits an action it has not heard of yet.
+        let mut found = None;
+        for p in &players {
+            let view = get(&app, &format!("/api/v1/games/{id}"), &p.access).await;
+            if let Some(action) = legal_action(&view.json) {
+                found = Some((p, action));
+                break;
+            }
+        }
+        let (p, action) = found.expect("someone can act");
+        let card = |c: &Value| c.as_str().unwrap().parse().unwrap();
+        let wanted = match action["type"].as_str() {
+            Some("play") => Wanted::Play(card(&action["card"])),
+            _ => Wanted::Pass(
+                action["cards"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(card)
+                    .collect(),
+            ),
+        };
+        let act = Act {
+            game_id: id.clone(),
+            user_id: p.id.clone(),
+            wanted,
+            expected_version: None,
+            idempotency: None,
+        };
+        let hot = leekha::games::HotTables::default();
+        leekha::games::act(
+            &mut state.db.conn().unwrap(),
+            &hot,
+            &id,
+            &p.id,
+            Ok(act),
+            |_, _| Ok(String::new()),
+            |_| (500, String::new()),
+        )
+        .expect("the action applies");
+        let after = listed(&app, &id, &players[0]).await.len();
+        assert!(
+            after > before,
+            "the read missed the action ({before} events, then {after})"
+        );
+    }
+}
+
 /// Long-polls the game's events after `seen` on `waiting` while an action goes through
 /// `acting`; checks that the poll returns that action's event and answers the milliseconds
 /// from the action's request to the poll's answer.

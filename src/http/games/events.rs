@@ -58,7 +58,14 @@ pub async fn events(on: OnGame<web::Query<EventsQuery>>) -> Reply {
         &id,
         wait,
         |(rows, _): &(Vec<_>, _)| rows.is_empty(),
-        |generation| state.tails.after(&state.db, &id, after, limit, generation),
+        // A read that will not wait confirms the tail with the database: the wake-up for
+        // another instance's latest action may still be on its way.
+        |generation| {
+            let current = wait == 0;
+            state
+                .tails
+                .after(&state.db, &id, (after, limit), generation, current)
+        },
     )
     .await?;
     let last_seq = match (known_last, rows.last()) {

@@ -253,7 +253,13 @@ impl EventStream {
                     .sub
                     .state
                     .tails
-                    .after(&self.sub.state.db, id, self.sub.after, BATCH, generation)
+                    .after(
+                        &self.sub.state.db,
+                        id,
+                        (self.sub.after, BATCH),
+                        generation,
+                        false,
+                    )
                     .await?;
                 if rows.is_empty() && *over {
                     self.ending = true;
