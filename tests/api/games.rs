@@ -8,7 +8,7 @@ use leekha::rules::{Card, CardSet, RuleOptions, check_pass};
 use rand::{RngExt, SeedableRng};
 use serde_json::{Value, json};
 
-use crate::common::{self, Session, TestDb, bearer, post_json, register, send};
+use crate::common::{self, Reply, Session, TestDb, bearer, post_json, register, send};
 
 /// Creates a game by `creator` with the given body and lets the others join in order.
 async fn start_game<S, B>(app: &S, players: &[Session], body: Value) -> String
@@ -647,16 +647,33 @@ async fn concurrent_copies_of_a_refused_action_with_one_key_all_hear_the_one_ref
     let p = &players[(turn + 1) % 4];
     let mine = view_of(&app, &id, p).await;
     let card = mine["round"]["hand"][0].clone();
+    let replies = copies_with_one_key(&app, &id, p, json!({"type": "play", "card": card})).await;
+    for r in &replies {
+        r.assert_problem(422, "not_your_turn");
+    }
+    assert_eq!(view_of(&app, &id, p).await["version"], mine["version"]);
+}
+
+/// Twelve copies of one action with one `Idempotency-Key`, sent at once: all answer alike,
+/// one first answer and its replays.
+async fn copies_with_one_key<S, B>(app: &S, id: &str, p: &Session, body: Value) -> Vec<Reply>
+where
+    S: actix_web::dev::Service<
+            actix_http::Request,
+            Response = actix_web::dev::ServiceResponse<B>,
+            Error = actix_web::Error,
+        >,
+    B: actix_web::body::MessageBody,
+{
     let replies = join_all((0..12).map(|_| {
         send(
-            &app,
-            act_req(&id, p, json!({"type": "play", "card": card}))
-                .insert_header(("idempotency-key", "early-tap")),
+            app,
+            act_req(id, p, body.clone()).insert_header(("idempotency-key", "one-tap")),
         )
     }))
     .await;
     for r in &replies {
-        r.assert_problem(422, "not_your_turn");
+        assert_eq!(r.status, replies[0].status, "{}", r.text);
         assert_eq!(r.json, replies[0].json);
     }
     let fresh = replies
@@ -664,7 +681,7 @@ async fn concurrent_copies_of_a_refused_action_with_one_key_all_hear_the_one_ref
         .filter(|r| r.headers.get("idempotent-replayed").is_none())
         .count();
     assert_eq!(fresh, 1, "one first answer, the others its replays");
-    assert_eq!(view_of(&app, &id, p).await["version"], mine["version"]);
+    replies
 }
 
 /// What a twin request with the same key does between this one's refusal and the keeping
@@ -751,23 +768,8 @@ async fn concurrent_retries_with_one_idempotency_key_apply_once_and_answer_alike
     let p = &players[view["turn"]["seat"].as_u64().unwrap() as usize];
     let mine = view_of(&app, &id, p).await;
     let card = mine["legal_actions"]["cards"][0].clone();
-    let replies = join_all((0..12).map(|_| {
-        send(
-            &app,
-            act_req(&id, p, json!({"type": "play", "card": card}))
-                .insert_header(("idempotency-key", "one-tap")),
-        )
-    }))
-    .await;
-    for r in &replies {
-        assert_eq!(r.status, 200, "{}", r.text);
-        assert_eq!(r.json, replies[0].json);
-    }
-    let fresh = replies
-        .iter()
-        .filter(|r| r.headers.get("idempotent-replayed").is_none())
-        .count();
-    assert_eq!(fresh, 1);
+    let replies = copies_with_one_key(&app, &id, p, json!({"type": "play", "card": card})).await;
+    assert_eq!(replies[0].status, 200, "{}", replies[0].text);
     let after = view_of(&app, &id, p).await;
     assert_eq!(
         after["version"].as_i64().unwrap(),
