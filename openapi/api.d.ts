@@ -396,7 +396,7 @@ export interface paths {
         put?: never;
         /**
          * Create an account and log in.
-         * @description Usernames are 3–32 letters, digits, `_` or `-`, unique ignoring case; passwords 8–128
+         * @description Usernames are 3–32 ASCII letters, digits or `_`, unique ignoring case; passwords 8–128
          *     characters. Answers the same token pair as a login. Rate limited per client address and
          *     per username (`RateLimit-*` headers; 429 with `Retry-After` above the limit).
          */
@@ -530,9 +530,9 @@ export interface paths {
         };
         /**
          * The table's chat.
-         * @description The messages of the game after `after`, oldest first, for its seated players: those a
-         *     moderator hid and those of users the caller blocks are left out. Finished games keep
-         *     their chat.
+         * @description The messages of the game after `after`, oldest first, for its seated players and for
+         *     whoever may watch it (as its `chat_message` events): those a moderator hid and those of
+         *     users the caller blocks are left out. Finished games keep their chat.
          */
         get: operations["list_chat_messages"];
         put?: never;
@@ -812,7 +812,9 @@ export interface paths {
         /**
          * Delete the caller's account.
          * @description Deletes the caller's account: its sessions end, its username is freed, its past games
-         *     keep their record.
+         *     keep their record. It leaves its waiting games (declining invitations; a game left
+         *     without players is aborted), and a bot plays out its seats in running games
+         *     (`seat_changed`, reason `resigned`).
          */
         delete: operations["delete_me"];
         options?: never;
@@ -1727,7 +1729,7 @@ export interface components {
              */
             password: string;
             /**
-             * @description 3–32 characters of `a-z`, `0-9`, `_`; unique ignoring case.
+             * @description 3–32 ASCII letters of either case, digits or `_`; unique ignoring case.
              * @example layla_99
              */
             username: string;
@@ -2058,7 +2060,8 @@ export interface components {
             events: components["schemas"]["EventView"][];
             /**
              * Format: int64
-             * @description The last `seq` of the game so far: pass it as `after` next time.
+             * @description Pass it as `after` next time. When the page is full (`limit` events), the `seq` of
+             *     its last event, and more may follow; otherwise the last `seq` of the game so far.
              */
             last_seq: number;
         };
@@ -2066,7 +2069,8 @@ export interface components {
         FeedPage: {
             /**
              * Format: int64
-             * @description The feed's last `seq`: pass it as `after` next time.
+             * @description Pass it as `after` next time. When the page is full (`limit` notifications), the
+             *     `seq` of its last one, and more may follow; otherwise the feed's last `seq`.
              */
             last_seq: number;
             /** @description In order. */
@@ -3357,7 +3361,7 @@ export interface components {
              *     caller's too (its access token works until it expires).
              */
             refresh_token?: string | null;
-            /** @description A new username (3–32 characters of `a-z`, `0-9`, `_`). */
+            /** @description A new username (3–32 ASCII letters of either case, digits or `_`; unique ignoring case). */
             username?: string | null;
         };
         /** @description The caller's profile after a change, and what became of its sessions. */
@@ -5272,7 +5276,7 @@ export interface operations {
                     "application/json": components["schemas"]["StreamTicket"];
                 };
             };
-            /** @description Missing, invalid or expired access token (`missing_token`, `invalid_token`) */
+            /** @description No valid token, or its session has ended (`invalid_token`) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -5642,7 +5646,7 @@ export interface operations {
             header?: {
                 /** @description Expected version, e.g. "12" (or use expected_version) */
                 "If-Match"?: string;
-                /** @description A retry with the same key returns the first response and changes nothing (kept 48 h); 1–255 visible ASCII characters */
+                /** @description A retry with the same key returns the first response, a refusal (409, 422) included, and changes nothing (kept 48 h); 1–255 visible ASCII characters */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -5808,7 +5812,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Not seated (`not_seated`) */
+            /** @description Not allowed, or banned (`forbidden`, `banned`) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5817,7 +5821,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No such game */
+            /** @description No such game, or one the caller may not watch */
             404: {
                 headers: {
                     [name: string]: unknown;
