@@ -115,8 +115,11 @@ pub struct QuietHours {
 pub struct NotificationSettings {
     /// Which notification kinds are pushed to the user's devices.
     pub push: PushKinds,
-    /// Quiet hours, or null for none (the default).
+    /// Quiet hours, or null for none (the default). Required in a request too.
     #[schema(required = true)]
+    // Without a `default`, a missing field is an error rather than null: a PUT replaces the
+    // settings, and leaving the field out must not silently clear it.
+    #[serde(deserialize_with = "Option::deserialize")]
     pub quiet_hours: Option<QuietHours>,
 }
 

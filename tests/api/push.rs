@@ -306,11 +306,19 @@ async fn settings_have_turn_based_defaults_and_check_quiet_hours() {
     send(&app, put(bad))
         .await
         .assert_problem(400, "validation_failed");
-    let mut bad = wanted;
+    let mut bad = wanted.clone();
     bad["quiet_hours"]["start"] = "25:00".into();
     send(&app, put(bad))
         .await
         .assert_problem(400, "validation_failed");
+    // A PUT replaces the settings: a body without `quiet_hours` is refused, not read as null.
+    let mut partial = wanted.clone();
+    partial.as_object_mut().unwrap().remove("quiet_hours");
+    send(&app, put(partial))
+        .await
+        .assert_problem(400, "validation_failed");
+    let r = send(&app, bearer(TestRequest::get().uri(uri), &alice.access)).await;
+    assert_eq!(r.json, wanted, "a refused PUT changes nothing");
 }
 
 #[actix_web::test]
