@@ -7,6 +7,7 @@ use diesel::prelude::*;
 use diesel::sql_types::Text;
 
 use super::AnyConnection;
+use super::schema::game_watchers;
 
 /// How long one renewal counts a spectator, in seconds.
 pub const TTL_SECONDS: u32 = 60;
@@ -39,11 +40,12 @@ const COUNT_SQLITE: &str = "(SELECT count(*) FROM game_watchers w WHERE w.game_i
     AND w.until > strftime('%Y-%m-%d %H:%M:%f', 'now'))";
 
 /// Counts `user_id` as watching `game_id` for the next [`TTL_SECONDS`] (a write only when
-/// the watch is new or nearly over), and forgets the game's lapsed watches.
+/// the watch is new or nearly over), and forgets the game's lapsed watches. Returns how many
+/// watch the game now, the caller included.
 ///
 /// # Errors
 /// Database errors.
-pub fn renew(conn: &mut AnyConnection, game_id: &str, user_id: &str) -> QueryResult<()> {
+pub fn renew(conn: &mut AnyConnection, game_id: &str, user_id: &str) -> QueryResult<i64> {
     let (forget, renew) = match conn {
         AnyConnection::Postgresql(_) => (
             "DELETE FROM game_watchers WHERE game_id = $1 AND until <= (now() AT TIME ZONE 'UTC')"
@@ -76,7 +78,11 @@ pub fn renew(conn: &mut AnyConnection, game_id: &str, user_id: &str) -> QueryRes
         diesel::sql_query(renew)
             .bind::<Text, _>(game_id)
             .bind::<Text, _>(user_id)
-            .execute(conn)
-            .map(drop)
+            .execute(conn)?;
+        // The lapsed watches are gone: every row left is live.
+        game_watchers::table
+            .filter(game_watchers::game_id.eq(game_id))
+            .count()
+            .get_result(conn)
     })
 }

@@ -113,10 +113,11 @@ fn seat_of(table: &Table, user_id: &str) -> Result<Seat, Error> {
 }
 
 /// Counts `user_id`, who has no seat in the game, as one of its spectators for the next
-/// minute (the game view's `spectators`).
+/// minute (the game view's `spectators`); returns the spectators now, the caller included.
 ///
 /// # Errors
 /// Database errors.
-pub fn spectate(conn: &mut AnyConnection, game_id: &str, user_id: &str) -> Result<(), Error> {
-    Ok(crate::db::watchers::renew(conn, game_id, user_id)?)
+pub fn spectate(conn: &mut AnyConnection, game_id: &str, user_id: &str) -> Result<u32, Error> {
+    let watching = crate::db::watchers::renew(conn, game_id, user_id)?;
+    Ok(u32::try_from(watching).unwrap_or(u32::MAX))
 }

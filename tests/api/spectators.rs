@@ -116,7 +116,12 @@ async fn the_game_view_counts_who_watches_without_a_seat() {
 
     let ana = register(&app, "ana").await;
     let ben = register(&app, "ben").await;
-    get(&app, &format!("/api/v1/games/{id}"), &ana.access).await;
+    let first = get(&app, &format!("/api/v1/games/{id}"), &ana.access).await;
+    assert_eq!(
+        spectators(&first.json),
+        1,
+        "a spectator's first view counts them"
+    );
     let view = get(&app, &format!("/api/v1/games/{id}"), &players[1].access).await;
     assert_eq!(spectators(&view.json), 1, "{}", view.text);
     // Reading again does not count twice; reading the events counts too.

@@ -73,20 +73,27 @@ pub(crate) async fn viewer_now(
     Ok(viewer_of(&table, user_id).ok())
 }
 
-/// Counts the caller as a spectator of the game when they see it from no seat. Counting is
-/// a courtesy to the players: a failure is logged, and the caller still gets their answer.
-pub(crate) async fn spectate(state: &AppState, game_id: &str, viewer: Option<Seat>, user_id: &str) {
+/// Counts the caller as a spectator of the game when they see it from no seat, and returns
+/// the spectators now, the caller included. Counting is a courtesy to the players: a failure
+/// is logged (`None`), and the caller still gets their answer.
+pub(crate) async fn spectate(
+    state: &AppState,
+    game_id: &str,
+    viewer: Option<Seat>,
+    user_id: &str,
+) -> Option<u32> {
     if viewer.is_some() {
-        return;
+        return None;
     }
     let (game, user) = (game_id.to_owned(), user_id.to_owned());
-    if let Err(e) = state
+    state
         .db
         .run(move |conn| crate::games::spectate(conn, &game, &user))
         .await
-    {
-        tracing::warn!(game.id = %game_id, error = %e, "could not count a spectator");
-    }
+        .inspect_err(
+            |e| tracing::warn!(game.id = %game_id, error = %e, "could not count a spectator"),
+        )
+        .ok()
 }
 
 /// A request about the game the path names, as the game and chat handlers take it: the

@@ -32,12 +32,15 @@ pub async fn get_game(on: OnGameByToken<HttpRequest>) -> Reply {
     let id = path.into_inner().to_string();
     let user_id = caller.user_id.clone();
     let hot = state.hot.clone();
-    let table = state
+    let mut table = state
         .db
         .run(move |conn| crate::games::view(conn, &hot, &id, &caller.user_id))
         .await?;
     let viewer = viewer_of(&table, &user_id)?;
-    spectate(&state, &table.row.id, viewer, &user_id).await;
+    // The count read with the game may predate the caller's own watch.
+    if let Some(watching) = spectate(&state, &table.row.id, viewer, &user_id).await {
+        table.spectators = watching;
+    }
     if let Some(res) = not_modified(&req, table.row.version) {
         return Ok(res);
     }
