@@ -110,7 +110,11 @@ pub fn leave(conn: &mut AnyConnection, game_id: &str, user_id: &str) -> Result<C
                 );
             }
         };
-        table.require(GameStatus::Waiting, "the game has started: resign instead")?;
+        let detail = match table.status() {
+            GameStatus::Active => "the game has started: resign instead",
+            _ => "the game is over",
+        };
+        table.require(GameStatus::Waiting, detail)?;
         let mut change = Change::new(table)?;
         let row = change.seat_mut(seat);
         row.user_id = None;
