@@ -38,10 +38,16 @@ pub struct PushConfigView {
 #[serde(deny_unknown_fields)]
 pub struct SubscriptionKeys {
     /// The browser's P-256 public key (base64url, uncompressed, 65 bytes).
-    #[schema(pattern = "^[A-Za-z0-9_-]{87}=?$")]
+    #[schema(
+        pattern = "^[A-Za-z0-9_-]{87}=?$",
+        example = "BFhq5SZMyw54SZmq7N_F5ySQIUCByMMBSfAumDQ5IbyTu8sdqELGaMiZFPN_G5r5K8hY9D6tJ6-AVuLByGc9DU0"
+    )]
     pub p256dh: String,
     /// The 16-byte auth secret (base64url).
-    #[schema(pattern = "^[A-Za-z0-9_-]{22}(==)?$")]
+    #[schema(
+        pattern = "^[A-Za-z0-9_-]{22}(==)?$",
+        example = "AwGHKEuqx2XObkTG4IVamA"
+    )]
     pub auth: String,
 }
 

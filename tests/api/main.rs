@@ -13,6 +13,7 @@ mod common;
 mod connections;
 mod conventions;
 mod deadlines;
+mod examples;
 mod foundation;
 mod games;
 mod load;
