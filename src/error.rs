@@ -8,6 +8,9 @@
 use std::borrow::Cow;
 use std::fmt;
 
+/// Seconds a 503 asks the client to wait when its cause names no other delay.
+const UNAVAILABLE_RETRY_SECS: u32 = 2;
+
 /// What kind of failure an [`Error`] is; each kind is one HTTP status at the edge.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Kind {
@@ -60,7 +63,8 @@ impl Error {
             kind,
             code: code.into(),
             detail: detail.into(),
-            retry_after: None,
+            // Every 503 tells when to come back, so clients can rely on `Retry-After`.
+            retry_after: (kind == Kind::Unavailable).then_some(UNAVAILABLE_RETRY_SECS),
             rate_limit: None,
             source: None,
         }
@@ -114,13 +118,11 @@ impl Error {
 
     /// `database_unavailable`, to be retried shortly.
     pub fn unavailable() -> Self {
-        let mut e = Self::new(
+        Self::new(
             Kind::Unavailable,
             "database_unavailable",
             "the database is not reachable; retry shortly",
-        );
-        e.retry_after = Some(2);
-        e
+        )
     }
 
     /// `internal`: the cause is logged, the client sees a generic message.

@@ -27,6 +27,12 @@ async fn an_empty_database_is_not_ready_until_migrated_then_ready() {
 
     let reply = send(&app, TestRequest::get().uri("/readyz")).await;
     reply.assert_problem(503, "not_migrated");
+    // Every 503 says when to come back, as the document declares.
+    assert!(
+        reply
+            .header("retry-after")
+            .is_some_and(|s| s.parse::<u32>().is_ok_and(|n| n > 0))
+    );
 
     let applied = state
         .db
