@@ -3165,8 +3165,11 @@ export interface components {
         SseEvent: {
             /** @description The event's JSON object. */
             data?: string | null;
-            /** @description The event or notification type. */
-            event?: string | null;
+            /**
+             * @description The event or notification type.
+             * @enum {string|null}
+             */
+            event?: "card_played" | "chat_message" | "friend_request" | "game_aborted" | "game_finished" | "game_started" | "invited" | "pass_committed" | "passes_exchanged" | "round_dealt" | "round_scored" | "seat_changed" | "seat_taken_by_bot" | "trick_won" | "turn_reminder" | "turn_timed_out" | "your_turn" | null;
             /** @description The event's `seq`, for `Last-Event-ID`. */
             id?: string | null;
             /**
@@ -3249,9 +3252,15 @@ export interface components {
         };
         /** @description A Web Push subscription's keys, as `PushSubscription.toJSON()` gives them. */
         SubscriptionKeys: {
-            /** @description The 16-byte auth secret (base64url). */
+            /**
+             * @description The 16-byte auth secret (base64url).
+             * @example AwGHKEuqx2XObkTG4IVamA
+             */
             auth: string;
-            /** @description The browser's P-256 public key (base64url, uncompressed, 65 bytes). */
+            /**
+             * @description The browser's P-256 public key (base64url, uncompressed, 65 bytes).
+             * @example BFhq5SZMyw54SZmq7N_F5ySQIUCByMMBSfAumDQ5IbyTu8sdqELGaMiZFPN_G5r5K8hY9D6tJ6-AVuLByGc9DU0
+             */
             p256dh: string;
         };
         /**
@@ -3276,14 +3285,16 @@ export interface components {
             expires_in: number;
             /** @description Opaque refresh token; single use: `POST /auth/refresh` spends it for a new pair. */
             refresh_token: string;
-            /**
-             * @description Always `Bearer`.
-             * @example Bearer
-             */
-            token_type: string;
+            /** @description Always `Bearer`. */
+            token_type: components["schemas"]["TokenType"];
             /** @description The account. */
             user: components["schemas"]["UserView"];
         };
+        /**
+         * @description How the access token is presented: `Authorization: Bearer <token>`.
+         * @enum {string}
+         */
+        TokenType: "Bearer";
         /** @description The trick in progress. */
         TrickView: {
             /** @description Cards played so far. */
@@ -3553,7 +3564,7 @@ export interface operations {
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again */
-                    "Retry-After"?: number;
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3663,7 +3674,7 @@ export interface operations {
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again */
-                    "Retry-After"?: number;
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3742,7 +3753,7 @@ export interface operations {
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again */
-                    "Retry-After"?: number;
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3821,7 +3832,7 @@ export interface operations {
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again */
-                    "Retry-After"?: number;
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3933,7 +3944,7 @@ export interface operations {
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again */
-                    "Retry-After"?: number;
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4048,7 +4059,7 @@ export interface operations {
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again */
-                    "Retry-After"?: number;
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4120,7 +4131,7 @@ export interface operations {
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again */
-                    "Retry-After"?: number;
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4178,7 +4189,7 @@ export interface operations {
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again */
-                    "Retry-After"?: number;
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4252,7 +4263,7 @@ export interface operations {
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again */
-                    "Retry-After"?: number;
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4362,7 +4373,7 @@ export interface operations {
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again */
-                    "Retry-After"?: number;
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4463,7 +4474,7 @@ export interface operations {
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again */
-                    "Retry-After"?: number;
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4565,7 +4576,7 @@ export interface operations {
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again */
-                    "Retry-After"?: number;
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4675,7 +4686,7 @@ export interface operations {
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again */
-                    "Retry-After"?: number;
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4786,7 +4797,7 @@ export interface operations {
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again */
-                    "Retry-After"?: number;
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4851,7 +4862,7 @@ export interface operations {
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again */
-                    "Retry-After"?: number;
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4963,7 +4974,7 @@ export interface operations {
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again */
-                    "Retry-After"?: number;
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5032,7 +5043,7 @@ export interface operations {
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again */
-                    "Retry-After"?: number;
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5144,7 +5155,7 @@ export interface operations {
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again */
-                    "Retry-After"?: number;
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5249,7 +5260,7 @@ export interface operations {
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again */
-                    "Retry-After"?: number;
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5307,7 +5318,7 @@ export interface operations {
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again */
-                    "Retry-After"?: number;
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5356,7 +5367,7 @@ export interface operations {
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again */
-                    "Retry-After"?: number;
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5435,7 +5446,7 @@ export interface operations {
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again */
-                    "Retry-After"?: number;
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5538,7 +5549,7 @@ export interface operations {
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again */
-                    "Retry-After"?: number;
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5631,7 +5642,7 @@ export interface operations {
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again */
-                    "Retry-After"?: number;
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5759,7 +5770,7 @@ export interface operations {
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again */
-                    "Retry-After"?: number;
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5843,7 +5854,7 @@ export interface operations {
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again */
-                    "Retry-After"?: number;
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5978,7 +5989,7 @@ export interface operations {
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again */
-                    "Retry-After"?: number;
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6081,7 +6092,7 @@ export interface operations {
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again */
-                    "Retry-After"?: number;
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6167,7 +6178,7 @@ export interface operations {
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again */
-                    "Retry-After"?: number;
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6357,7 +6368,7 @@ export interface operations {
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again */
-                    "Retry-After"?: number;
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6470,7 +6481,7 @@ export interface operations {
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again */
-                    "Retry-After"?: number;
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6560,7 +6571,7 @@ export interface operations {
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again */
-                    "Retry-After"?: number;
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6650,7 +6661,7 @@ export interface operations {
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again */
-                    "Retry-After"?: number;
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6753,7 +6764,7 @@ export interface operations {
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again */
-                    "Retry-After"?: number;
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6841,7 +6852,7 @@ export interface operations {
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again */
-                    "Retry-After"?: number;
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6931,7 +6942,7 @@ export interface operations {
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again */
-                    "Retry-After"?: number;
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7017,7 +7028,7 @@ export interface operations {
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again */
-                    "Retry-After"?: number;
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7075,7 +7086,7 @@ export interface operations {
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again */
-                    "Retry-After"?: number;
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7131,7 +7142,7 @@ export interface operations {
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again */
-                    "Retry-After"?: number;
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7252,7 +7263,7 @@ export interface operations {
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again */
-                    "Retry-After"?: number;
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7341,7 +7352,7 @@ export interface operations {
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again */
-                    "Retry-After"?: number;
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7397,7 +7408,7 @@ export interface operations {
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again */
-                    "Retry-After"?: number;
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7455,7 +7466,7 @@ export interface operations {
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again */
-                    "Retry-After"?: number;
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7554,7 +7565,7 @@ export interface operations {
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again */
-                    "Retry-After"?: number;
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7631,7 +7642,7 @@ export interface operations {
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again */
-                    "Retry-After"?: number;
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7689,7 +7700,7 @@ export interface operations {
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again */
-                    "Retry-After"?: number;
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7798,7 +7809,7 @@ export interface operations {
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again */
-                    "Retry-After"?: number;
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7875,7 +7886,7 @@ export interface operations {
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again */
-                    "Retry-After"?: number;
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7933,7 +7944,7 @@ export interface operations {
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again */
-                    "Retry-After"?: number;
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8032,7 +8043,7 @@ export interface operations {
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again */
-                    "Retry-After"?: number;
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8109,7 +8120,7 @@ export interface operations {
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again */
-                    "Retry-After"?: number;
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8188,7 +8199,7 @@ export interface operations {
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again */
-                    "Retry-After"?: number;
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8246,7 +8257,7 @@ export interface operations {
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again */
-                    "Retry-After"?: number;
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8335,7 +8346,7 @@ export interface operations {
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again */
-                    "Retry-After"?: number;
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8409,7 +8420,7 @@ export interface operations {
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again */
-                    "Retry-After"?: number;
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8571,7 +8582,7 @@ export interface operations {
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again */
-                    "Retry-After"?: number;
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8629,7 +8640,7 @@ export interface operations {
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again */
-                    "Retry-After"?: number;
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8718,7 +8729,7 @@ export interface operations {
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again */
-                    "Retry-After"?: number;
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8774,7 +8785,7 @@ export interface operations {
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again */
-                    "Retry-After"?: number;
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8823,7 +8834,7 @@ export interface operations {
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again */
-                    "Retry-After"?: number;
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8902,7 +8913,7 @@ export interface operations {
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again */
-                    "Retry-After"?: number;
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9080,7 +9091,7 @@ export interface operations {
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again */
-                    "Retry-After"?: number;
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9127,7 +9138,7 @@ export interface operations {
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again */
-                    "Retry-After"?: number;
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content?: never;

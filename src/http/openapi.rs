@@ -100,8 +100,34 @@ pub fn finish(api: utoipa::openapi::OpenApi) -> Value {
         response_headers(path, op);
     });
     discriminated_unions(&mut doc);
+    stream_event_types(&mut doc);
     examples(&mut doc);
     doc
+}
+
+/// A stream frame's `event` is an event type (the tags of `EventView`) on a game's stream
+/// and a notification type on the feed's: one closed set, listed from those two schemas so
+/// that it cannot fall behind them.
+fn stream_event_types(doc: &mut Value) {
+    let schemas = &doc["components"]["schemas"];
+    let events = schemas["EventView"]["discriminator"]["mapping"]
+        .as_object()
+        .into_iter()
+        .flat_map(|m| m.keys().cloned());
+    let notifications = schemas["NotificationType"]["enum"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|v| v.as_str().map(str::to_owned));
+    let mut types: Vec<String> = events.chain(notifications).collect();
+    types.sort();
+    types.dedup();
+    let mut values: Vec<Value> = types.into_iter().map(Value::String).collect();
+    // Frames without an event (the first, which sets `retry`) have none.
+    values.push(Value::Null);
+    if let Some(event) = doc.pointer_mut("/components/schemas/SseEvent/properties/event") {
+        event["enum"] = Value::Array(values);
+    }
 }
 
 const METHODS: [&str; 6] = ["get", "put", "post", "delete", "patch", "head"];
@@ -337,7 +363,7 @@ fn response_headers(path: &str, op: &mut Map<String, Value>) {
                 header(
                     "Seconds to wait before trying again",
                     json!({"type": "integer", "minimum": 1}),
-                    status == "429",
+                    true,
                 )
             });
         }

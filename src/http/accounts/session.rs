@@ -34,6 +34,13 @@ pub struct RefreshRequest {
     pub refresh_token: String,
 }
 
+/// How the access token is presented: `Authorization: Bearer <token>`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub enum TokenType {
+    /// RFC 6750.
+    Bearer,
+}
+
 /// A new session: the user and a token pair.
 #[derive(Debug, Serialize, Deserialize, ToSchema)]
 pub struct TokenResponse {
@@ -44,8 +51,7 @@ pub struct TokenResponse {
     /// Opaque refresh token; single use: `POST /auth/refresh` spends it for a new pair.
     pub refresh_token: String,
     /// Always `Bearer`.
-    #[schema(example = "Bearer", pattern = "^Bearer$")]
-    pub token_type: String,
+    pub token_type: TokenType,
     /// Seconds until the access token expires.
     #[schema(example = 900)]
     pub expires_in: i64,
@@ -57,7 +63,7 @@ impl From<Session> for TokenResponse {
             user: UserView::from(&s.user),
             access_token: s.access_token,
             refresh_token: s.refresh_token,
-            token_type: "Bearer".to_owned(),
+            token_type: TokenType::Bearer,
             expires_in: s.expires_in,
         }
     }
