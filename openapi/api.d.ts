@@ -248,7 +248,8 @@ export interface paths {
         /**
          * Reset an account's rating.
          * @description Resets an account's rating in one mode, or in both when `mode` is left out, to a new
-         *     player's (μ 25, σ 25/3, no games), e.g. after a player was found to collude. Audited
+         *     player's (μ 25, σ 25/3, no games, on no leaderboard until their next rated game), e.g.
+         *     after a player was found to collude. Audited
          *     (`reset_rating`, with the ratings before); the player's history gets an entry without a
          *     game, from which `leekha verify` replays on.
          */

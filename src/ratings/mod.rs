@@ -356,7 +356,7 @@ pub fn reset(
         if !db::admin::lock_user(conn, target)? {
             return Err(Error::not_found("no such user"));
         }
-        let user = db::users::by_id(conn, target)?
+        db::users::by_id(conn, target)?
             .filter(|u| u.deleted_at.is_none())
             .ok_or_else(|| Error::not_found("no such user"))?;
         let now = db::now();
@@ -391,7 +391,8 @@ pub fn reset(
                     sigma: fresh.sigma,
                     ordinal: fresh.ordinal(),
                     games: 0,
-                    listed: user.banned_at.is_none(),
+                    // Like a new player's: on no board until the next rated game.
+                    listed: false,
                     updated_at: now,
                 },
             )?;

@@ -445,6 +445,31 @@ async fn an_admin_reset_is_audited_and_replays() {
     assert_eq!(reset.json["solo"]["mu"], 25.0);
     let seen = profile(&app, target, &players[0]).await;
     assert_eq!(games(&seen, "solo"), 0);
+    // Reset means new: on no board, in either mode, until the next rated game; an unban
+    // does not list them either.
+    let on_board = |page: &Value| {
+        page["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|i| i["user"]["id"] == target.id.as_str())
+    };
+    for mode in ["solo", "partnership"] {
+        let board = get(
+            &app,
+            &format!("/api/v1/leaderboards/{mode}"),
+            &players[0].access,
+        )
+        .await;
+        assert!(!on_board(&board.json), "{mode}: {}", board.text);
+        get(
+            &app,
+            &format!("/api/v1/leaderboards/{mode}?around=me"),
+            &target.access,
+        )
+        .await
+        .assert_problem(404, "not_rated");
+    }
     let audit = get(
         &app,
         &format!("/api/v1/admin/audit?target_id={}", target.id),
@@ -461,6 +486,18 @@ async fn an_admin_reset_is_audited_and_replays() {
     assert_eq!(items[0]["game_id"], Value::Null);
     let stats = get(&app, "/api/v1/admin/stats", &boss.access).await;
     assert_eq!(stats.json["games"]["rated"], 1);
+    for action in ["ban", "unban"] {
+        let r = post(
+            &app,
+            &format!("/api/v1/admin/users/{}/{action}", target.id),
+            json!({"reason": "checking the board"}),
+            &boss.access,
+        )
+        .await;
+        assert_eq!(r.status, 200, "{action}: {}", r.text);
+    }
+    let board = get(&app, "/api/v1/leaderboards/solo", &players[0].access).await;
+    assert!(!on_board(&board.json), "unbanned: {}", board.text);
     send(
         &app,
         bearer(
