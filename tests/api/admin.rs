@@ -148,6 +148,59 @@ async fn every_admin_route_answers_403_to_a_player_and_401_without_a_token() {
 }
 
 #[actix_web::test]
+async fn admin_actions_that_need_a_body_refuse_an_empty_one_with_400_and_change_nothing() {
+    let db = TestDb::migrated();
+    let state = db.state();
+    let app = common::app(state.clone()).await;
+    let boss = admin(&app, &state, "emptyboss").await;
+    let player = register(&app, "emptyplayer").await;
+    let game = game_of(&app, std::slice::from_ref(&player), json!({})).await;
+    let uid = &player.id;
+    let message = uuid::Uuid::new_v4();
+    for (method, uri) in [
+        ("POST", format!("/api/v1/admin/users/{uid}/ban")),
+        ("PUT", format!("/api/v1/admin/users/{uid}/role")),
+        ("POST", format!("/api/v1/admin/users/{uid}/mute")),
+        ("POST", format!("/api/v1/admin/games/{game}/abort")),
+        ("POST", format!("/api/v1/admin/chat/{message}/hide")),
+    ] {
+        let req = match method {
+            "PUT" => TestRequest::put(),
+            _ => TestRequest::post(),
+        };
+        // No body and no Content-Type, then an empty JSON object.
+        send(&app, bearer(req.uri(&uri), &boss.access))
+            .await
+            .assert_problem(400, "validation_failed");
+        let req = match method {
+            "PUT" => TestRequest::put(),
+            _ => TestRequest::post(),
+        };
+        send(
+            &app,
+            bearer(req.uri(&uri).set_json(json!({})), &boss.access),
+        )
+        .await
+        .assert_problem(400, "validation_failed");
+    }
+    // A mute needs its `until` (null to lift): a body that forgets it changes nothing.
+    send(
+        &app,
+        bearer(
+            TestRequest::post()
+                .uri(&format!("/api/v1/admin/users/{uid}/mute"))
+                .set_json(json!({"reason": "forgot the time"})),
+            &boss.access,
+        ),
+    )
+    .await
+    .assert_problem(400, "validation_failed");
+    assert!(audit_entries(&app, &boss, Some(uid)).await.is_empty());
+    let view = get(&app, &format!("/api/v1/games/{game}"), &player.access).await;
+    assert_eq!(view.json["status"], "waiting");
+}
+
+#[actix_web::test]
 async fn admins_search_users_by_a_part_of_the_name_page_by_page() {
     let db = TestDb::migrated();
     let state = db.state();

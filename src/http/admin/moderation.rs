@@ -52,11 +52,13 @@ pub struct HiddenMessageView {
 }
 
 /// How long to mute a user.
-#[derive(Debug, Deserialize, ToSchema)]
+#[derive(Debug, Default, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct MuteRequest {
     /// The end of the mute, at most a year ahead; null lifts a mute.
     #[schema(required = true)]
+    // Required though nullable: a body that forgets it must not lift a mute.
+    #[serde(deserialize_with = "Option::deserialize")]
     pub until: Option<DateTime<Utc>>,
     /// 1–500 characters; kept in the audit log and on the account.
     #[schema(example = "insults in chat", min_length = 1, max_length = 500)]
@@ -143,8 +145,8 @@ pub async fn hide_message(admin: Change<BanRequest>) -> Reply {
         (status = 400, description = "A time in the past or more than a year ahead, or an invalid reason"),
         (status = 404, description = "No such account")))]
 #[post("/admin/users/{id}/mute")]
-pub async fn mute_user(admin: Admin<web::Path<uuid::Uuid>, web::Json<MuteRequest>>) -> Reply {
-    let MuteRequest { until, reason: raw } = &*admin.input;
+pub async fn mute_user(admin: Change<MuteRequest>) -> Reply {
+    let MuteRequest { until, reason: raw } = &admin.input.0;
     let why = reason(raw)?;
     let until = until.map(|t| t.naive_utc());
     admin
