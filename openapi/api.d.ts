@@ -540,10 +540,11 @@ export interface paths {
         /**
          * Say something at the table.
          * @description For the seated players of a waiting or running game: free `text` (1–200 characters after
-         *     trimming, normalized to Unicode NFC, no control characters) or a quick `phrase`. The
-         *     message is also the game's next event (`chat_message`) and a `chat_message` notification
-         *     for the other seated players. At most 20 messages a minute per user (429 beyond). A
-         *     finished game's chat is read-only (409 `chat_closed`); a muted user gets 403 `muted`.
+         *     trimming, normalized to Unicode NFC, no control characters, line breaks or direction
+         *     overrides) or a quick `phrase`. The message is also the game's next event
+         *     (`chat_message`) and a `chat_message` notification for the other seated players. At most
+         *     20 messages a minute per user (429 beyond). A finished game's chat is read-only (409
+         *     `chat_closed`); a muted user gets 403 `muted`.
          */
         post: operations["post_chat_message"];
         delete?: never;
@@ -2449,7 +2450,8 @@ export interface components {
         NewMessage: {
             phrase?: null | components["schemas"]["PhraseKey"];
             /**
-             * @description Free text: 1–200 characters after trimming, no control characters.
+             * @description Free text: 1–200 characters after trimming, no control characters, line breaks or
+             *     direction overrides.
              * @example nice one!
              */
             text?: string | null;

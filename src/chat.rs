@@ -105,8 +105,9 @@ pub enum Content {
 }
 
 /// Checks and normalizes free text: trimmed, Unicode NFC, 1..=[`MAX_CHARS`] characters, no
-/// control characters and no bidirectional overrides (which make a line read as something
-/// else).
+/// control characters, no line or paragraph separators (a message is one line), and no
+/// bidirectional overrides (which make a line read as something else). The direction marks
+/// that Arabic text needs (U+200E, U+200F, U+061C) are kept.
 ///
 /// # Errors
 /// `validation_failed` saying what is wrong.
@@ -123,10 +124,13 @@ pub fn check_text(raw: &str) -> Result<String, Error> {
     }
     if text
         .chars()
-        .any(|c| c.is_control() || matches!(c, '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}'))
+        .any(|c| {
+            c.is_control()
+                || matches!(c, '\u{2028}' | '\u{2029}' | '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}')
+        })
     {
         return Err(Error::validation(
-            "text must not contain control characters or direction overrides",
+            "text must not contain control characters, line breaks or direction overrides",
         ));
     }
     Ok(text)

@@ -72,7 +72,8 @@ pub struct PhrasesView {
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct NewMessage {
-    /// Free text: 1–200 characters after trimming, no control characters.
+    /// Free text: 1–200 characters after trimming, no control characters, line breaks or
+    /// direction overrides.
     #[schema(example = "nice one!", min_length = 1, max_length = 200)]
     pub text: Option<String>,
     /// A key of `GET /api/v1/chat/phrases`.
@@ -186,10 +187,11 @@ pub async fn phrases() -> HttpResponse {
 /// Say something at the table.
 ///
 /// For the seated players of a waiting or running game: free `text` (1–200 characters after
-/// trimming, normalized to Unicode NFC, no control characters) or a quick `phrase`. The
-/// message is also the game's next event (`chat_message`) and a `chat_message` notification
-/// for the other seated players. At most 20 messages a minute per user (429 beyond). A
-/// finished game's chat is read-only (409 `chat_closed`); a muted user gets 403 `muted`.
+/// trimming, normalized to Unicode NFC, no control characters, line breaks or direction
+/// overrides) or a quick `phrase`. The message is also the game's next event
+/// (`chat_message`) and a `chat_message` notification for the other seated players. At most
+/// 20 messages a minute per user (429 beyond). A finished game's chat is read-only (409
+/// `chat_closed`); a muted user gets 403 `muted`.
 #[utoipa::path(operation_id = "post_chat_message", tag = "chat", security(("bearer" = [])),
     params(("id" = uuid::Uuid, Path, description = "Game id")),
     request_body = NewMessage,

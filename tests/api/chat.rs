@@ -127,6 +127,8 @@ async fn seated_players_chat_in_text_and_phrases_as_events() {
         json!({"text": "x".repeat(201)}),
         json!({"text": "bell\u{7}"}),
         json!({"text": "right\u{202E}left"}),
+        json!({"text": "one line\u{2028}another"}),
+        json!({"text": "one paragraph\u{2029}another"}),
         json!({"phrase": "no_such_phrase"}),
         json!({"text": "a", "phrase": "hello"}),
         json!({}),
