@@ -6046,7 +6046,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Not allowed, or banned (`forbidden`, `banned`) */
+            /** @description A spectator, who reads the chat but has no seat (`not_seated`) */
             403: {
                 headers: {
                     [name: string]: unknown;

@@ -281,8 +281,8 @@ pub fn list(
 /// they had reported it already.
 ///
 /// # Errors
-/// 404 for an unknown message or one the reporter cannot read; 400 for a reason outside
-/// 1..=500 characters.
+/// 404 for an unknown message or one the reporter cannot read; 403 `not_seated` for a
+/// spectator; 400 for a reason outside 1..=500 characters.
 pub fn report(
     conn: &mut AnyConnection,
     game_id: &str,
@@ -300,7 +300,13 @@ pub fn report(
             .ok_or_else(|| Error::not_found("no such message"))?;
         let table = Table::load(conn, game_id)?;
         if table.seat_of(reporter).is_none() {
-            return Err(Error::not_found("no such message"));
+            // A spectator reads the chat but does not report it; to anyone else the
+            // message does not exist.
+            return Err(if table.visible_to(reporter) {
+                Error::forbidden("only the seated players report messages").with_code("not_seated")
+            } else {
+                Error::not_found("no such message")
+            });
         }
         if message.user_id == reporter {
             return Err(Error::validation("you cannot report your own message"));

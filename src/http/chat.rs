@@ -268,6 +268,7 @@ type Report = Mine<web::Path<(uuid::Uuid, uuid::Uuid)>, web::Json<ReportRequest>
     responses(
         (status = 202, description = "Queued for the moderators", body = ReportReceived),
         (status = 400, description = "A reason outside 1–500 characters, or the caller's own message"),
+        (status = 403, description = "A spectator, who reads the chat but has no seat (`not_seated`)"),
         (status = 404, description = "No such message the caller can read")))]
 #[post("/games/{id}/chat/{message_id}/report")]
 pub async fn report_message(on: Report) -> Reply {

@@ -291,6 +291,13 @@ async fn moderators_hide_messages_for_everyone_and_mute_users() {
     post(&app, &report, json!({"reason": "mine"}), &players[0].access)
         .await
         .assert_problem(400, "validation_failed");
+    // A spectator reads the message but has no seat to report it from.
+    let watcher = crate::common::register(&app, "mod_watcher").await;
+    let read = get(&app, &chat, &watcher.access).await;
+    assert_eq!(read.status, 200, "{}", read.text);
+    post(&app, &report, json!({"reason": "insults"}), &watcher.access)
+        .await
+        .assert_problem(403, "not_seated");
 
     let queue = get(&app, "/api/v1/admin/reports", &boss.access).await;
     assert_eq!(queue.status, 200, "{}", queue.text);
