@@ -150,6 +150,7 @@ pub fn build_app(
         .wrap_fn(move |req, srv| slow_body::deadline(req, srv, body_timeout))
         // Inside compression, so that its `Vary` comes before compression's.
         .wrap(cors)
+        .wrap_fn(cors::only_for_allowed_origins)
         .wrap_fn(compression::mark_plain)
         .wrap(Compress::default())
         .wrap_fn(compression::unmark)

@@ -667,15 +667,24 @@ async fn another_origin_is_served_without_cors_headers() {
         )
         .await;
         assert_eq!(reply.status, 200, "{origin}");
-        assert!(
-            reply.header("access-control-allow-origin").is_none(),
-            "{origin}"
-        );
+        for cors_header in [
+            "access-control-allow-origin",
+            "access-control-expose-headers",
+            "access-control-allow-credentials",
+        ] {
+            assert!(
+                reply.header(cors_header).is_none(),
+                "{origin}: {cors_header}"
+            );
+        }
         assert!(
             listed(&reply, "vary").contains(&"origin".to_owned()),
             "{origin}"
         );
     }
+    // Nor does a request without an Origin (not from a browser page) get any.
+    let plain = send(&app, TestRequest::get().uri("/healthz")).await;
+    assert!(plain.header("access-control-expose-headers").is_none());
 }
 
 #[actix_web::test]
