@@ -1,6 +1,12 @@
 //! Answers for requests that match no handler: 405 with `Allow` when the path exists with
-//! other methods, 404 otherwise. actix itself would answer 404 for both.
+//! other methods, 404 otherwise. actix itself would answer 404 for both. And `HEAD` for
+//! every documented `GET` ([`head_as_get`]), which actix routes only where a handler asks.
 
+use std::future::Future;
+
+use actix_web::body::MessageBody;
+use actix_web::dev::{Service, ServiceRequest, ServiceResponse};
+use actix_web::http::Method;
 use actix_web::{HttpRequest, web};
 use utoipa::openapi::OpenApi;
 
@@ -57,8 +63,25 @@ impl RouteTable {
         Self { routes }
     }
 
-    /// The methods the given path accepts, if it is a known path.
-    pub fn methods_for(&self, path: &str) -> Option<&[String]> {
+    /// The methods the given path accepts, if it is a known path: the documented ones, and
+    /// `HEAD` wherever it is answered as a `GET` ([`Self::head_as_get`]).
+    pub fn methods_for(&self, path: &str) -> Option<Vec<String>> {
+        let mut methods = self.documented(path)?.to_vec();
+        if self.head_as_get(path) {
+            methods.push("HEAD".to_owned());
+        }
+        Some(methods)
+    }
+
+    /// Whether a `HEAD` of `path` is answered by its `GET` handler: the path has a `GET` and
+    /// no `HEAD` of its own, and is not an event stream (whose `GET` never ends).
+    pub fn head_as_get(&self, path: &str) -> bool {
+        self.documented(path).is_some_and(|methods| {
+            methods.iter().any(|m| m == "GET") && !methods.iter().any(|m| m == "HEAD")
+        }) && !path.ends_with("/stream")
+    }
+
+    fn documented(&self, path: &str) -> Option<&[String]> {
         let parts: Vec<&str> = path.split('/').collect();
         self.routes.iter().find_map(|(segments, methods)| {
             let matches = segments.len() == parts.len()
@@ -74,7 +97,29 @@ impl RouteTable {
 /// The default service.
 pub async fn unmatched(req: HttpRequest, table: web::Data<RouteTable>) -> Reply {
     Err(match table.methods_for(req.path()) {
-        Some(methods) if !methods.is_empty() => ApiError::method_not_allowed(methods.to_vec()),
+        Some(methods) if !methods.is_empty() => ApiError::method_not_allowed(methods),
         _ => Error::not_found(format!("no route for {} {}", req.method(), req.path())).into(),
     })
+}
+
+/// Middleware (for `App::wrap_fn`, innermost, before routing): a `HEAD` of a documented
+/// `GET` resource is routed to its `GET` handler (RFC 9110 §9.3.2: the same status and
+/// headers, no content). The HTTP/1.1 encoder, which saw the request's own method, sends the
+/// head of the answer with its true `Content-Length` and drops the body.
+pub fn head_as_get<S, B>(
+    mut req: ServiceRequest,
+    srv: &S,
+) -> impl Future<Output = Result<ServiceResponse<B>, actix_web::Error>> + use<S, B>
+where
+    S: Service<ServiceRequest, Response = ServiceResponse<B>, Error = actix_web::Error>,
+    B: MessageBody,
+{
+    if req.method() == Method::HEAD
+        && req
+            .app_data::<web::Data<RouteTable>>()
+            .is_some_and(|table| table.head_as_get(req.path()))
+    {
+        req.head_mut().method = Method::GET;
+    }
+    srv.call(req)
 }

@@ -46,7 +46,7 @@ use actix_web::dev::{ServiceFactory, ServiceRequest, ServiceResponse};
 use actix_web::error::{JsonPayloadError, PathError, QueryPayloadError};
 use actix_web::http::header::{self, HeaderName, HeaderValue};
 use actix_web::middleware::{Compress, ErrorHandlerResponse, ErrorHandlers};
-use actix_web::{App, HttpMessage, HttpRequest, HttpResponse, web};
+use actix_web::{App, HttpMessage, HttpRequest, HttpResponse, guard, web};
 use futures_util::FutureExt;
 use tracing_actix_web::{RequestId, TracingLogger};
 use utoipa::OpenApi;
@@ -130,14 +130,16 @@ pub fn build_app(
     app.service(web::redirect("/docs", "/docs/").permanent())
         .route(
             "/openapi.json",
-            web::get().to(move || {
-                let document = document.clone();
-                async move {
-                    HttpResponse::Ok()
-                        .content_type(actix_web::http::header::ContentType::json())
-                        .body(document)
-                }
-            }),
+            web::route()
+                .guard(guard::Any(guard::Get()).or(guard::Head()))
+                .to(move || {
+                    let document = document.clone();
+                    async move {
+                        HttpResponse::Ok()
+                            .content_type(actix_web::http::header::ContentType::json())
+                            .body(document)
+                    }
+                }),
         )
         .service(SwaggerUi::new("/docs/{_:.*}").config(
             // The default validator is a third-party site: the docs must work offline
@@ -147,6 +149,7 @@ pub fn build_app(
         .configure(webapp::routes)
         .app_data(web::Data::new(table))
         .default_service(web::to(fallback::unmatched))
+        .wrap_fn(fallback::head_as_get)
         .wrap_fn(move |req, srv| slow_body::deadline(req, srv, body_timeout))
         // Inside compression, so that its `Vary` comes before compression's.
         .wrap(cors)

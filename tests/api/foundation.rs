@@ -277,17 +277,34 @@ fn free_port() -> u16 {
 }
 
 fn http_get(port: u16, path: &str) -> Option<String> {
+    http_request(port, "GET", path)
+}
+
+/// One request over a fresh connection, as a real client sends it; the whole answer as text.
+fn http_request(port: u16, method: &str, path: &str) -> Option<String> {
     use std::io::{Read, Write};
     let mut stream = std::net::TcpStream::connect(("127.0.0.1", port)).ok()?;
     stream.set_read_timeout(Some(Duration::from_secs(5))).ok()?;
     write!(
         stream,
-        "GET {path} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n"
+        "{method} {path} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n"
     )
     .ok()?;
     let mut out = String::new();
     stream.read_to_string(&mut out).ok()?;
     Some(out)
+}
+
+/// The status line, the value of `name` (lower case), and the body of a raw answer.
+fn parts<'a>(answer: &'a str, name: &str) -> (&'a str, Option<&'a str>, &'a str) {
+    let (head, body) = answer.split_once("\r\n\r\n").expect("a complete head");
+    let mut lines = head.lines();
+    let status = lines.next().unwrap_or_default();
+    let value = lines.find_map(|line| {
+        let (key, value) = line.split_once(':')?;
+        key.eq_ignore_ascii_case(name).then(|| value.trim())
+    });
+    (status, value, body)
 }
 
 #[test]
@@ -327,6 +344,32 @@ fn the_binary_boots_on_an_empty_database_migrates_and_shuts_down_gracefully() {
         "cold start to ready ({:?}): {ready_after:?}",
         db.url.backend()
     );
+
+    // HEAD of a GET resource: the GET's status and length, no content (RFC 9110 §9.3.2);
+    // checked on the wire, where the encoder drops the body.
+    for path in [
+        "/openapi.json",
+        "/api/v1/push/config",
+        "/api/v1/chat/phrases",
+        "/api/v1/me",
+    ] {
+        let get = http_request(port, "GET", path).unwrap();
+        let head = http_request(port, "HEAD", path).unwrap();
+        let (get_status, get_length, get_body) = parts(&get, "content-length");
+        let (head_status, head_length, head_body) = parts(&head, "content-length");
+        assert_eq!(head_status, get_status, "{path}");
+        assert!(!get_body.is_empty(), "{path}: {get}");
+        assert_eq!(head_body, "", "{path}: {head}");
+        assert_eq!(head_length, get_length, "{path}");
+    }
+    let stream = http_request(port, "HEAD", "/api/v1/me/notifications/stream").unwrap();
+    let (status, allow, _) = parts(&stream, "allow");
+    assert!(status.contains(" 405 "), "a stream has no HEAD: {stream}");
+    assert_eq!(allow, Some("GET"));
+    let put_only = http_request(port, "POST", "/api/v1/me").unwrap();
+    let (status, allow, _) = parts(&put_only, "allow");
+    assert!(status.contains(" 405 "), "{put_only}");
+    assert!(allow.is_some_and(|a| a.contains("HEAD")), "{put_only}");
 
     let status = Command::new("kill")
         .args(["-TERM", &child.id().to_string()])
