@@ -24,7 +24,8 @@ pub struct RatingRow {
     pub ordinal: f64,
     /// Rated games since the last reset.
     pub games: i32,
-    /// On the boards (false while banned or deleted; kept by a trigger).
+    /// On the boards: false while banned or deleted (kept by a trigger), and after a reset
+    /// until the next rated game.
     pub listed: bool,
     /// Last change.
     pub updated_at: NaiveDateTime,

@@ -290,19 +290,26 @@ async fn boards_order_by_ordinal_page_with_consistent_ranks_and_drop_banned_play
     let players = four(&app, "board").await;
     let id = game_of(&app, &players, one_round("solo")).await;
     play_to_end(&app, &id, &players).await;
-    // Three more players with a reset rating: three equal ordinals (0), a tie.
+    // Three more players with a new player's rating after one game: three equal ordinals
+    // (0), a tie. (Written directly: a reset leaves a player off the board.)
     let mut everyone = players.clone();
     for i in 0..3 {
         let p = common::register(&app, &format!("fresh{i}")).await;
-        let reset = post(
-            &app,
-            &format!("/api/v1/admin/users/{}/ratings/reset", p.id),
-            json!({"mode": "solo", "reason": "tie fixture"}),
-            &boss.access,
+        let mut conn = state.db.conn().unwrap();
+        leekha::db::ratings::save(
+            &mut conn,
+            &leekha::db::ratings::RatingRow {
+                user_id: p.id.clone(),
+                mode: "solo".into(),
+                mu: 25.0,
+                sigma: 25.0 / 3.0,
+                ordinal: 0.0,
+                games: 1,
+                listed: true,
+                updated_at: chrono::Utc::now().naive_utc(),
+            },
         )
-        .await;
-        assert_eq!(reset.status, 200, "{}", reset.text);
-        assert_eq!(reset.json["solo"]["ordinal"], 0.0);
+        .unwrap();
         everyone.push(p);
     }
     // Page through with limit 2.
@@ -412,6 +419,17 @@ async fn boards_order_by_ordinal_page_with_consistent_ranks_and_drop_banned_play
     )
     .await
     .assert_problem(400, "validation_failed");
+    // The fixture's ratings have no history; a reset gives them one, and verify replays it.
+    for p in &everyone[4..] {
+        let reset = post(
+            &app,
+            &format!("/api/v1/admin/users/{}/ratings/reset", p.id),
+            json!({"mode": "solo", "reason": "end of the tie fixture"}),
+            &boss.access,
+        )
+        .await;
+        assert_eq!(reset.status, 200, "{}", reset.text);
+    }
     verify(&state);
 }
 
