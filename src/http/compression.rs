@@ -11,12 +11,9 @@
 //! Entity tags stay as the handlers set them: a game's `ETag` is its version whatever the
 //! encoding, so `If-None-Match` and `If-Match` work the same on compressed responses.
 
-use std::future::Future;
-
 use actix_web::body::{BodySize, MessageBody};
-use actix_web::dev::{Service, ServiceRequest, ServiceResponse};
+use actix_web::dev::ServiceResponse;
 use actix_web::http::header::{self, HeaderValue};
-use futures_util::FutureExt;
 
 /// Bodies smaller than this go uncompressed: they fit in a packet either way.
 pub const MIN_COMPRESSED_BYTES: u64 = 1024;
@@ -33,49 +30,27 @@ fn stays_plain<B: MessageBody>(res: &ServiceResponse<B>) -> bool {
     small || stream
 }
 
-/// Middleware (for `App::wrap_fn`, inside `Compress`): marks the responses that must stay
-/// plain.
-pub fn mark_plain<S, B>(
-    req: ServiceRequest,
-    srv: &S,
-) -> impl Future<Output = Result<ServiceResponse<B>, actix_web::Error>> + use<S, B>
-where
-    S: Service<ServiceRequest, Response = ServiceResponse<B>, Error = actix_web::Error>,
-    B: MessageBody,
-{
-    srv.call(req).map(|res| {
-        res.map(|mut res| {
-            if stays_plain(&res) && !res.headers().contains_key(header::CONTENT_ENCODING) {
-                res.headers_mut().insert(
-                    header::CONTENT_ENCODING,
-                    HeaderValue::from_static("identity"),
-                );
-            }
-            res
-        })
-    })
+/// Inside `Compress` (with [`super::adjust::each_response`]): marks the responses that must
+/// stay plain.
+pub fn mark_plain<B: MessageBody>(res: &mut ServiceResponse<B>) {
+    if stays_plain(res) && !res.headers().contains_key(header::CONTENT_ENCODING) {
+        res.headers_mut().insert(
+            header::CONTENT_ENCODING,
+            HeaderValue::from_static("identity"),
+        );
+    }
 }
 
-/// Middleware (for `App::wrap_fn`, outside `Compress`): removes the mark of [`mark_plain`].
-pub fn unmark<S, B>(
-    req: ServiceRequest,
-    srv: &S,
-) -> impl Future<Output = Result<ServiceResponse<B>, actix_web::Error>> + use<S, B>
-where
-    S: Service<ServiceRequest, Response = ServiceResponse<B>, Error = actix_web::Error>,
-{
-    srv.call(req).map(|res| {
-        res.map(|mut res| {
-            if res
-                .headers()
-                .get(header::CONTENT_ENCODING)
-                .is_some_and(|v| v == "identity")
-            {
-                res.headers_mut().remove(header::CONTENT_ENCODING);
-            }
-            res
-        })
-    })
+/// Outside `Compress` (with [`super::adjust::each_response`]): removes the mark of
+/// [`mark_plain`].
+pub fn unmark<B>(res: &mut ServiceResponse<B>) {
+    if res
+        .headers()
+        .get(header::CONTENT_ENCODING)
+        .is_some_and(|v| v == "identity")
+    {
+        res.headers_mut().remove(header::CONTENT_ENCODING);
+    }
 }
 
 #[cfg(test)]

@@ -7,11 +7,9 @@
 //! send itself, never cookies.
 
 use actix_cors::Cors;
-use actix_web::body::MessageBody;
-use actix_web::dev::{Service, ServiceRequest, ServiceResponse};
+use actix_web::dev::ServiceResponse;
 use actix_web::http::{Method, header};
 use actix_web::middleware::Condition;
-use futures_util::FutureExt;
 
 use crate::config::CorsOrigins;
 
@@ -70,26 +68,14 @@ pub fn cors(origins: &CorsOrigins) -> Condition<Cors> {
     Condition::new(origins.enabled(), cors)
 }
 
-/// Middleware (for `App::wrap_fn`, outside [`cors`]): drops `Access-Control-Expose-Headers`
-/// from answers that allow no origin. actix-cors adds it to every answer, including those to
-/// origins it does not allow and to requests without an `Origin`; the other origins are to
-/// be served without CORS headers. (`Vary: Origin` stays: caches must still tell the answers
-/// apart.)
-pub fn only_for_allowed_origins<S, B>(
-    req: ServiceRequest,
-    srv: &S,
-) -> impl Future<Output = Result<ServiceResponse<B>, actix_web::Error>> + use<S, B>
-where
-    S: Service<ServiceRequest, Response = ServiceResponse<B>, Error = actix_web::Error>,
-    B: MessageBody,
-{
-    srv.call(req).map(|res| {
-        res.map(|mut res| {
-            let headers = res.headers_mut();
-            if !headers.contains_key(header::ACCESS_CONTROL_ALLOW_ORIGIN) {
-                headers.remove(header::ACCESS_CONTROL_EXPOSE_HEADERS);
-            }
-            res
-        })
-    })
+/// Outside [`cors`] (with [`super::adjust::each_response`]): drops
+/// `Access-Control-Expose-Headers` from answers that allow no origin. actix-cors adds it to
+/// every answer, including those to origins it does not allow and to requests without an
+/// `Origin`; the other origins are to be served without CORS headers. (`Vary: Origin` stays:
+/// caches must still tell the answers apart.)
+pub fn only_for_allowed_origins<B>(res: &mut ServiceResponse<B>) {
+    let headers = res.headers_mut();
+    if !headers.contains_key(header::ACCESS_CONTROL_ALLOW_ORIGIN) {
+        headers.remove(header::ACCESS_CONTROL_EXPOSE_HEADERS);
+    }
 }

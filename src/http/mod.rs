@@ -13,6 +13,7 @@ macro_rules! routes {
 }
 
 pub mod accounts;
+pub mod adjust;
 pub mod admin;
 pub mod away;
 pub mod chat;
@@ -153,10 +154,10 @@ pub fn build_app(
         .wrap_fn(move |req, srv| slow_body::deadline(req, srv, body_timeout))
         // Inside compression, so that its `Vary` comes before compression's.
         .wrap(cors)
-        .wrap_fn(cors::only_for_allowed_origins)
-        .wrap_fn(compression::mark_plain)
+        .wrap_fn(|req, srv| adjust::each_response(req, srv, cors::only_for_allowed_origins))
+        .wrap_fn(|req, srv| adjust::each_response(req, srv, compression::mark_plain))
         .wrap(Compress::default())
-        .wrap_fn(compression::unmark)
+        .wrap_fn(|req, srv| adjust::each_response(req, srv, compression::unmark))
         // Outside CORS and compression: their refusals (a preflight from another origin, no
         // acceptable encoding) get the problem envelope too, and keep their headers.
         .wrap(ErrorHandlers::new().default_handler(problem_safety_net))
