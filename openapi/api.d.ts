@@ -2224,7 +2224,10 @@ export interface components {
              * @description Bumped by every change; also the `ETag`.
              */
             version: number;
-            /** @description `public` (in the lobby while waiting) or `private` (invitation only). */
+            /**
+             * @description `public` (in the lobby while waiting) or `private` (never listed; while a seat is open,
+             *     the game's id is the invitation to it, then only its players and invited users see it).
+             */
             visibility: components["schemas"]["Visibility"];
         };
         /**
@@ -5623,7 +5626,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No such game, or a private game the caller is not part of */
+            /** @description No such game, or one the caller may not see: a game closed to spectators, or a private game with no open seat or already started, that the caller has no seat in and is not invited to */
             404: {
                 headers: {
                     [name: string]: unknown;

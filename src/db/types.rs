@@ -101,7 +101,8 @@ stored_enum! {
     pub enum Visibility {
         /// Listed in the lobby; anyone may look.
         Public = "public",
-        /// Only its players and invited users see it.
+        /// Never listed or watched. While a seat is open, whoever has its id may see it and
+        /// take that seat; otherwise only its players and invited users see it.
         Private = "private",
     }
 }

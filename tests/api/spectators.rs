@@ -100,6 +100,99 @@ async fn a_game_without_spectators_is_hidden_from_outsiders_once_it_starts() {
 }
 
 #[actix_web::test]
+async fn a_private_game_is_open_to_whoever_has_its_id_only_while_a_seat_is_open() {
+    let db = TestDb::migrated();
+    let app = common::app(db.state()).await;
+    let players = four(&app, "priv").await;
+    let (host, invitee, friend, late) = (&players[0], &players[1], &players[2], &players[3]);
+    let stranger = register(&app, "stranger").await;
+
+    let created = post(
+        &app,
+        "/api/v1/games",
+        json!({"visibility": "private", "seats": [{"kind": "me"}, {"kind": "invite", "username": "priv1"}, {"kind": "open"}, {"kind": "bot", "level": "random"}]}),
+        &host.access,
+    )
+    .await;
+    assert_eq!(created.status, 201, "{}", created.text);
+    assert_eq!(created.json["visibility"], "private");
+    let id = created.json["id"].as_str().unwrap().to_owned();
+    let lobby = get(&app, "/api/v1/games?status=waiting", &stranger.access).await;
+    assert!(
+        lobby.json["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|g| g["id"] != id.as_str()),
+        "{}",
+        lobby.text
+    );
+    let pages = [
+        format!("/api/v1/games/{id}"),
+        format!("/api/v1/games/{id}/events"),
+        format!("/api/v1/games/{id}/chat"),
+    ];
+
+    // While a seat is open, the id is the invitation: whoever has it may look and take the seat.
+    for uri in &pages {
+        let seen = get(&app, uri, &friend.access).await;
+        assert_eq!(seen.status, 200, "{uri}: {}", seen.text);
+    }
+    let joined = post(
+        &app,
+        &format!("/api/v1/games/{id}/join"),
+        json!({}),
+        &friend.access,
+    )
+    .await;
+    assert_eq!(joined.status, 200, "{}", joined.text);
+    assert_eq!(joined.json["my_seat"], 2);
+    assert_eq!(joined.json["status"], "waiting");
+
+    // No seat is open any more (the last one is the invitee's): the game is hidden from the
+    // others, and neither the late one nor the stranger can join it.
+    for who in [late, &stranger] {
+        for uri in &pages {
+            get(&app, uri, &who.access)
+                .await
+                .assert_problem(404, "not_found");
+        }
+        post(
+            &app,
+            &format!("/api/v1/games/{id}/join"),
+            json!({}),
+            &who.access,
+        )
+        .await
+        .assert_problem(404, "not_found");
+    }
+    // Its players and the invitee still see it; the invitee's join starts it.
+    let waiting = get(&app, &format!("/api/v1/games/{id}"), &invitee.access).await;
+    assert_eq!(waiting.status, 200, "{}", waiting.text);
+    let started = post(
+        &app,
+        &format!("/api/v1/games/{id}/join"),
+        json!({}),
+        &invitee.access,
+    )
+    .await;
+    assert_eq!(started.status, 200, "{}", started.text);
+    assert_eq!(started.json["status"], "active");
+    assert_eq!(started.json["my_seat"], 1);
+    for uri in pages
+        .iter()
+        .chain([&format!("/api/v1/games/{id}/events/stream")])
+    {
+        get(&app, uri, &stranger.access)
+            .await
+            .assert_problem(404, "not_found");
+    }
+    let played = get(&app, &format!("/api/v1/games/{id}"), &friend.access).await;
+    assert_eq!(played.status, 200, "{}", played.text);
+    assert_eq!(played.json["my_seat"], 2);
+}
+
+#[actix_web::test]
 async fn the_game_view_counts_who_watches_without_a_seat() {
     let db = TestDb::migrated();
     let app = common::app(db.state()).await;

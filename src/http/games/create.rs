@@ -83,7 +83,9 @@ pub struct CreateGame {
     /// Exactly 4 seats, in seat order.
     #[schema(min_items = 4, max_items = 4)]
     pub seats: Option<Vec<SeatRequest>>,
-    /// `public` (listed in the lobby) or `private` (only invited users see it).
+    /// `public` (listed in the lobby) or `private` (never listed, never watched: while a seat
+    /// is open, whoever has the game's id may see it and take that seat; otherwise, and once
+    /// it starts, only its players and invited users see it).
     #[schema(value_type = Option<crate::db::types::Visibility>)]
     pub visibility: Option<String>,
     /// 5..=2592000 (30 days); default 86400.

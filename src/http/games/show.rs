@@ -20,7 +20,7 @@ use super::{OnGameByToken, spectate, viewer_of};
     responses(
         (status = 200, description = "The game", body = GameView),
         (status = 304, description = "Not modified since the given `ETag`; no body", headers(("ETag" = String, description = "The version, unchanged"))),
-        (status = 404, description = "No such game, or a private game the caller is not part of")))]
+        (status = 404, description = "No such game, or one the caller may not see: a game closed to spectators, or a private game with no open seat or already started, that the caller has no seat in and is not invited to")))]
 #[get("/games/{id}")]
 pub async fn get_game(on: OnGameByToken<HttpRequest>) -> Reply {
     let Call {

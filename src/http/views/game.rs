@@ -158,7 +158,8 @@ pub struct GameView {
     pub version: i64,
     /// waiting | active | finished | aborted.
     pub status: GameStatus,
-    /// `public` (in the lobby while waiting) or `private` (invitation only).
+    /// `public` (in the lobby while waiting) or `private` (never listed; while a seat is open,
+    /// the game's id is the invitation to it, then only its players and invited users see it).
     #[schema(value_type = crate::db::types::Visibility)]
     pub visibility: String,
     /// The resolved rule set.
