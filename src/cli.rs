@@ -7,7 +7,7 @@ use clap::{Parser, Subcommand};
 use crate::app::AppState;
 use crate::config::Config;
 use crate::db::Db;
-use crate::http::{build_app, openapi};
+use crate::http::openapi;
 
 /// The Leekha server.
 #[derive(Debug, Parser)]
@@ -325,22 +325,24 @@ fn serve(config: Config, db: Db, started: Instant) -> Result<(), String> {
                 state.notifier.clone(),
             ));
         }
-        let server = actix_web::HttpServer::new(move || build_app(state.clone()))
+        let settings = crate::http::transport::Settings {
+            keep_alive,
+            client_request_timeout: request_timeout,
+        };
+        let server = actix_server::Server::build()
             // In-flight requests get this long to finish after SIGTERM/SIGINT; each action is
             // one transaction, so a request cut off later still leaves nothing half-applied.
             .shutdown_timeout(30)
             // Blocking threads only wait for a pooled connection beyond the pool's size:
             // bound them (actix's default is 512), which also bounds memory.
             .worker_max_blocking_threads(blocking_threads)
-            // The head within this; the body gets as long again (`http::slow_body`).
-            .client_request_timeout(request_timeout)
-            .keep_alive(keep_alive)
             // Past the limit a worker stops accepting: new clients wait in the backlog
             // rather than each taking a file descriptor while slow ones hold theirs.
-            .max_connections(per_worker)
+            .max_concurrent_connections(per_worker)
+            // actix-web's backlog.
+            .backlog(1024)
             .workers(workers);
-        let server = server
-            .bind(bind)
+        let server = crate::http::transport::bind(server, bind, state, settings)
             .map_err(|e| format!("cannot listen on {bind}: {e}"))?;
         tracing::info!(
             address = %bind,

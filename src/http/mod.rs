@@ -39,6 +39,7 @@ pub mod reply;
 mod slow_body;
 pub mod social;
 pub mod streams;
+pub mod transport;
 pub mod views;
 pub mod webapp;
 

@@ -117,6 +117,7 @@ impl ApiError {
             413 => "payload_too_large",
             415 => "unsupported_media_type",
             429 => "rate_limited",
+            431 => "headers_too_large",
             503 => "unavailable",
             s if s >= 500 => "internal",
             _ => "bad_request",

@@ -513,6 +513,15 @@ pub static PROBLEM_CODES: &[ProblemCode] = &[
         "Wait the seconds that `Retry-After` gives; `RateLimit-Remaining` and `RateLimit-Reset` \
          tell how many attempts are left and when the quota is whole again.",
     ),
+    // 431
+    entry(
+        "headers_too_large",
+        431,
+        "Request head too large",
+        "The request head is over 64 KiB, or has more than 96 header fields; the HTTP parser \
+         refuses it before the request is read, and closes the connection.",
+        "Send fewer or shorter headers (a shorter URL).",
+    ),
     // 500
     entry(
         "internal",

@@ -113,7 +113,109 @@ fn a_head_that_never_completes_gets_408_and_the_connection_is_closed() {
     let (raw, waited) = read_until_closed(&mut stream, Duration::from_secs(10));
     eprintln!("slow head: closed after {waited:?}");
     assert!(raw.starts_with("HTTP/1.1 408"), "{raw}");
+    assert!(raw.contains("application/problem+json"), "{raw}");
+    assert!(raw.contains(r#""code":"request_timeout""#), "{raw}");
     assert!(waited < Duration::from_secs(5), "{waited:?}");
+}
+
+/// The parts of a raw answer: status, headers (lower-cased names), body.
+fn parse_raw(raw: &str) -> (u16, Vec<(String, String)>, &str) {
+    let (head, body) = raw.split_once("\r\n\r\n").unwrap_or((raw, ""));
+    let mut lines = head.split("\r\n");
+    let status = lines
+        .next()
+        .and_then(|l| l.split(' ').nth(1))
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0);
+    let headers = lines
+        .filter_map(|l| l.split_once(':'))
+        .map(|(n, v)| (n.to_ascii_lowercase(), v.trim().to_owned()))
+        .collect();
+    (status, headers, body)
+}
+
+#[test]
+fn requests_the_http_parser_refuses_get_a_problem_body() {
+    let db = TestDb::migrated();
+    let port = free_port();
+    let _server = start_with(&db, port, &[]);
+    let many_headers: String = (0..100).map(|i| format!("X-Extra-{i}: {i}\r\n")).collect();
+    let cases: Vec<(&str, Vec<u8>, u16, &str)> = vec![
+        (
+            "a raw byte that is not a URL character in the path",
+            b"GET /api/v1/\xff\xfe HTTP/1.1\r\nHost: localhost\r\n\r\n".to_vec(),
+            400,
+            "bad_request",
+        ),
+        (
+            "a header line without a colon",
+            b"GET /healthz HTTP/1.1\r\nHost: localhost\r\nno colon here\r\n\r\n".to_vec(),
+            400,
+            "bad_request",
+        ),
+        (
+            "a URL of 70,000 bytes",
+            format!(
+                "GET /api/v1/games?x={} HTTP/1.1\r\nHost: localhost\r\n\r\n",
+                "a".repeat(70_000)
+            )
+            .into_bytes(),
+            400,
+            "bad_request",
+        ),
+        (
+            "a hundred header fields",
+            format!("GET /healthz HTTP/1.1\r\nHost: localhost\r\n{many_headers}\r\n").into_bytes(),
+            431,
+            "headers_too_large",
+        ),
+    ];
+    for (what, request, status, code) in cases {
+        let mut stream = TcpStream::connect(("127.0.0.1", port)).unwrap();
+        // The server may answer and close before it has read everything.
+        let _ = stream.write_all(&request);
+        let (raw, _) = read_until_closed(&mut stream, Duration::from_secs(10));
+        let (got, headers, body) = parse_raw(&raw);
+        assert_eq!(got, status, "{what}: {raw}");
+        let header = |name: &str| {
+            headers
+                .iter()
+                .find(|(n, _)| n == name)
+                .map(|(_, v)| v.as_str())
+        };
+        assert_eq!(
+            header("content-type"),
+            Some("application/problem+json"),
+            "{what}: {raw}"
+        );
+        assert_eq!(
+            header("content-length"),
+            Some(body.len().to_string().as_str()),
+            "{what}"
+        );
+        let problem: serde_json::Value = serde_json::from_str(body).unwrap();
+        assert_eq!(problem["status"], status, "{what}: {body}");
+        assert_eq!(problem["code"], code, "{what}: {body}");
+        assert_eq!(
+            problem["type"],
+            format!("/problems/{code}"),
+            "{what}: {body}"
+        );
+        assert!(
+            problem["title"].is_string() && problem["detail"].is_string(),
+            "{body}"
+        );
+    }
+
+    // A well-formed request on a kept-alive connection is answered as before.
+    let mut stream = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    stream
+        .write_all(b"GET /healthz HTTP/1.1\r\nHost: localhost\r\n\r\nGET /nowhere HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n")
+        .unwrap();
+    let (raw, _) = read_until_closed(&mut stream, Duration::from_secs(10));
+    assert!(raw.starts_with("HTTP/1.1 200"), "{raw}");
+    assert!(raw.contains("HTTP/1.1 404"), "{raw}");
+    assert!(raw.contains(r#""code":"not_found""#), "{raw}");
 }
 
 #[test]

@@ -1,0 +1,274 @@
+//! The listening socket and the connections under actix's HTTP/1 parser.
+//!
+//! actix answers some requests itself, before any service or middleware of the app runs: a
+//! request line or header it cannot parse (400), a head past its 64 KiB buffer or with more
+//! than 96 header fields (431), a head that does not arrive within
+//! `LEEKHA_CLIENT_REQUEST_TIMEOUT_MS` (408). Those answers have an empty body, and API.md
+//! promises `application/problem+json` for every error. No actix setting reaches them, so
+//! each connection is wrapped ([`ProblemIo`]): a write that is exactly one of those empty
+//! answers (their status line, `content-length: 0`, nothing after the head) is replaced by
+//! the same answer with a problem document. Everything else passes through untouched; the
+//! check costs one prefix comparison per write.
+//!
+//! This replaces `actix_web::HttpServer` by what it does for a plain TCP listener (an
+//! `actix_server` builder running `HttpService` over the app), with the wrapper between the
+//! socket and the HTTP service.
+
+use std::io;
+use std::net::SocketAddr;
+use std::pin::Pin;
+use std::task::{Context, Poll, ready};
+use std::time::Duration;
+
+use actix_http::{HttpService, Protocol};
+use actix_server::ServerBuilder;
+use actix_service::{IntoServiceFactory, ServiceFactoryExt, fn_service, map_config};
+use actix_web::dev::AppConfig;
+use actix_web::http::{KeepAlive, StatusCode};
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+use tokio::net::TcpStream;
+
+use super::problem::{ApiError, PROBLEM_JSON};
+use crate::app::AppState;
+
+/// What the HTTP service needs beyond the app: the limits on a connection's time.
+#[derive(Debug, Clone, Copy)]
+pub struct Settings {
+    /// How long an idle connection is kept for a next request.
+    pub keep_alive: KeepAlive,
+    /// The time a request's head has to arrive.
+    pub client_request_timeout: Duration,
+}
+
+/// Adds the app, served over HTTP/1 on `addr`, to `builder`; each connection is wrapped in
+/// a [`ProblemIo`].
+///
+/// # Errors
+/// When `addr` cannot be bound.
+pub fn bind(
+    builder: ServerBuilder,
+    addr: SocketAddr,
+    state: AppState,
+    settings: Settings,
+) -> io::Result<ServerBuilder> {
+    let shutdown = builder.graceful_shutdown_signal();
+    builder.bind("leekha-http", addr, move || {
+        let shutdown = shutdown.clone();
+        let app = super::build_app(state.clone())
+            .into_factory()
+            .map_err(|e| e.error_response());
+        // As `HttpServer` configures its services by default, with our two settings.
+        let http = HttpService::build()
+            .graceful_shutdown_signal(move || {
+                let shutdown = shutdown.clone();
+                async move { shutdown.notified().await }
+            })
+            .keep_alive(settings.keep_alive)
+            .client_request_timeout(settings.client_request_timeout)
+            .client_disconnect_timeout(Duration::from_secs(1))
+            .h1_allow_half_closed(true)
+            .local_addr(addr)
+            // The app reads neither the host nor the address from its configuration (the
+            // peer's address comes with each connection), and actix offers no other
+            // public constructor.
+            .finish(map_config(app, |()| AppConfig::default()));
+        fn_service(|io: TcpStream| async move {
+            let peer = io.peer_addr().ok();
+            Ok::<_, actix_http::error::DispatchError>((ProblemIo::new(io), Protocol::Http1, peer))
+        })
+        .and_then(http)
+    })
+}
+
+/// A connection whose empty error answers from actix's parser get a problem body.
+#[derive(Debug)]
+pub struct ProblemIo<T> {
+    inner: T,
+    /// A replacement answer not yet written in full, and how much of it was written.
+    pending: Option<(Vec<u8>, usize)>,
+}
+
+impl<T> ProblemIo<T> {
+    /// Wraps a connection.
+    pub fn new(inner: T) -> Self {
+        Self {
+            inner,
+            pending: None,
+        }
+    }
+}
+
+impl<T: AsyncWrite + Unpin> ProblemIo<T> {
+    /// Writes what is left of a replacement answer.
+    fn poll_pending(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        while let Some((bytes, written)) = &mut self.pending {
+            if *written == bytes.len() {
+                self.pending = None;
+                break;
+            }
+            let n = ready!(Pin::new(&mut self.inner).poll_write(cx, &bytes[*written..]))?;
+            if n == 0 {
+                return Poll::Ready(Err(io::ErrorKind::WriteZero.into()));
+            }
+            *written += n;
+        }
+        Poll::Ready(Ok(()))
+    }
+}
+
+impl<T: AsyncRead + Unpin> AsyncRead for ProblemIo<T> {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.inner).poll_read(cx, buf)
+    }
+}
+
+impl<T: AsyncWrite + Unpin> AsyncWrite for ProblemIo<T> {
+    fn poll_write(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        ready!(self.poll_pending(cx))?;
+        if let Some(answer) = with_problem(buf) {
+            self.pending = Some((answer, 0));
+            // Taken whole: the rest is written by later calls (or by flush and shutdown).
+            if let Poll::Ready(Err(e)) = self.poll_pending(cx) {
+                return Poll::Ready(Err(e));
+            }
+            return Poll::Ready(Ok(buf.len()));
+        }
+        Pin::new(&mut self.inner).poll_write(cx, buf)
+    }
+
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        ready!(self.poll_pending(cx))?;
+        Pin::new(&mut self.inner).poll_flush(cx)
+    }
+
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        ready!(self.poll_pending(cx))?;
+        Pin::new(&mut self.inner).poll_shutdown(cx)
+    }
+}
+
+/// The answers actix's dispatcher writes itself with an empty body, and what the problem
+/// says of each.
+const BARE_ANSWERS: [(&[u8], StatusCode, &str); 4] = [
+    (
+        b"HTTP/1.1 400 Bad Request\r\n",
+        StatusCode::BAD_REQUEST,
+        "the request line or a header could not be read: it is not HTTP/1.1 as RFC 9112 \
+         writes it, or the URL is over 64 KiB",
+    ),
+    (
+        b"HTTP/1.1 408 Request Timeout\r\n",
+        StatusCode::REQUEST_TIMEOUT,
+        "the request head did not arrive in time",
+    ),
+    (
+        b"HTTP/1.1 431 Request Header Fields Too Large\r\n",
+        StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE,
+        "the request head is over 64 KiB or has more than 96 header fields",
+    ),
+    (
+        b"HTTP/1.1 500 Internal Server Error\r\n",
+        StatusCode::INTERNAL_SERVER_ERROR,
+        "the connection ended in an unexpected way",
+    ),
+];
+
+/// The answer to write instead of `buf`, when `buf` is exactly one of [`BARE_ANSWERS`]: its
+/// status line and headers, `content-length: 0` among them, and nothing after the head. The
+/// headers are kept but the length; the type and length of the problem are added.
+fn with_problem(buf: &[u8]) -> Option<Vec<u8>> {
+    // The cheap test first: every other write goes on after this.
+    if !buf.starts_with(b"HTTP/1.1 4") && !buf.starts_with(b"HTTP/1.1 5") {
+        return None;
+    }
+    let (line, status, detail) = BARE_ANSWERS.iter().find(|(l, ..)| buf.starts_with(l))?;
+    let head = buf.strip_suffix(b"\r\n\r\n")?;
+    let head = std::str::from_utf8(&head[line.len()..]).ok()?;
+    let mut fields = Vec::new();
+    let mut empty = false;
+    for field in head.split("\r\n") {
+        if field.eq_ignore_ascii_case("content-length: 0") {
+            empty = true;
+        } else if !field.is_empty() {
+            fields.push(field);
+        }
+    }
+    if !empty || fields.iter().any(|f| !f.contains(':')) {
+        return None;
+    }
+    let mut problem = ApiError::from_status(*status).problem();
+    (*detail).clone_into(&mut problem.detail);
+    let body = serde_json::to_vec(&problem).ok()?;
+    let mut out = Vec::with_capacity(buf.len() + body.len() + 64);
+    out.extend_from_slice(line);
+    for field in fields {
+        out.extend_from_slice(field.as_bytes());
+        out.extend_from_slice(b"\r\n");
+    }
+    out.extend_from_slice(format!("content-type: {PROBLEM_JSON}\r\n").as_bytes());
+    out.extend_from_slice(format!("content-length: {}\r\n\r\n", body.len()).as_bytes());
+    out.extend_from_slice(&body);
+    Some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_parsers_empty_answers_get_a_problem_and_keep_their_headers() {
+        let bare = b"HTTP/1.1 431 Request Header Fields Too Large\r\ncontent-length: 0\r\n\
+                     connection: close\r\ndate: Sat, 05 Dec 2026 12:00:00 GMT\r\n\r\n";
+        let out = String::from_utf8(with_problem(bare).unwrap()).unwrap();
+        let (head, body) = out.split_once("\r\n\r\n").unwrap();
+        assert!(head.starts_with("HTTP/1.1 431 Request Header Fields Too Large\r\n"));
+        assert!(head.contains("\r\nconnection: close\r\n"), "{head}");
+        assert!(
+            head.contains("\r\ndate: Sat, 05 Dec 2026 12:00:00 GMT\r\n"),
+            "{head}"
+        );
+        assert!(head.contains("\r\ncontent-type: application/problem+json\r\n"));
+        assert!(head.contains(&format!("\r\ncontent-length: {}", body.len())));
+        assert!(!head.contains("content-length: 0"), "{head}");
+        let problem: serde_json::Value = serde_json::from_str(body).unwrap();
+        assert_eq!(problem["status"], 431);
+        assert_eq!(problem["code"], "headers_too_large");
+        assert_eq!(problem["type"], "/problems/headers_too_large");
+
+        let timeout = b"HTTP/1.1 408 Request Timeout\r\ncontent-length: 0\r\n\r\n";
+        let out = String::from_utf8(with_problem(timeout).unwrap()).unwrap();
+        assert!(out.contains(r#""code":"request_timeout""#), "{out}");
+    }
+
+    #[test]
+    fn every_other_write_passes_untouched() {
+        for other in [
+            // An answer with a body, as the app writes its errors.
+            &b"HTTP/1.1 400 Bad Request\r\ncontent-length: 2\r\n\r\n{}"[..],
+            // The head of a body to follow in another write.
+            b"HTTP/1.1 400 Bad Request\r\ncontent-length: 120\r\n\r\n",
+            b"HTTP/1.1 400 Bad Request\r\ntransfer-encoding: chunked\r\n\r\n",
+            // A status actix does not answer on its own.
+            b"HTTP/1.1 404 Not Found\r\ncontent-length: 0\r\n\r\n",
+            b"HTTP/1.1 200 OK\r\ncontent-length: 0\r\n\r\n",
+            // A body chunk, an unfinished head.
+            b"{\"status\": 400}",
+            b"HTTP/1.1 400 Bad Request\r\ncontent-length: 0\r\n",
+        ] {
+            assert_eq!(
+                with_problem(other),
+                None,
+                "{}",
+                String::from_utf8_lossy(other)
+            );
+        }
+    }
+}
