@@ -10,6 +10,13 @@
 //! the same answer with a problem document. Everything else passes through untouched; the
 //! check costs one prefix comparison per write.
 //!
+//! The wrapper also times the heads of the requests after a connection's first: actix arms
+//! its head timer for the first request only, and its keep-alive timer stops at the first
+//! byte of the next, so a second head left unfinished held the connection forever. From
+//! the first byte of a head that follows an answer, the head's end must come within
+//! `LEEKHA_CLIENT_REQUEST_TIMEOUT_MS`; past it the client gets 408 `request_timeout` and the
+//! connection is closed, as for a first head.
+//!
 //! This replaces `actix_web::HttpServer` by what it does for a plain TCP listener (an
 //! `actix_server` builder running `HttpService` over the app), with the wrapper between the
 //! socket and the HTTP service.
@@ -28,7 +35,7 @@ use actix_web::http::{KeepAlive, StatusCode};
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::TcpStream;
 
-use super::problem::{ApiError, PROBLEM_JSON};
+use super::problem::{ApiError, PROBLEM_JSON, Problem};
 use crate::app::AppState;
 
 /// What the HTTP service needs beyond the app: the limits on a connection's time.
@@ -72,28 +79,97 @@ pub fn bind(
             // peer's address comes with each connection), and actix offers no other
             // public constructor.
             .finish(map_config(app, |()| AppConfig::default()));
-        fn_service(|io: TcpStream| async move {
+        let head_timeout = settings.client_request_timeout;
+        fn_service(move |io: TcpStream| async move {
             let peer = io.peer_addr().ok();
-            Ok::<_, actix_http::error::DispatchError>((ProblemIo::new(io), Protocol::Http1, peer))
+            let io = ProblemIo::new(io, head_timeout);
+            Ok::<_, actix_http::error::DispatchError>((io, Protocol::Http1, peer))
         })
         .and_then(http)
     })
 }
 
-/// A connection whose empty error answers from actix's parser get a problem body.
+/// A connection whose empty error answers from actix's parser get a problem body, and
+/// whose every request head is timed.
 #[derive(Debug)]
 pub struct ProblemIo<T> {
     inner: T,
     /// A replacement answer not yet written in full, and how much of it was written.
     pending: Option<(Vec<u8>, usize)>,
+    /// The time a head has to arrive.
+    head_timeout: Duration,
+    /// Where the reading is: waiting for a head, in one, or past it.
+    head: Head,
+    /// The deadline of the head being read (armed at its first byte).
+    deadline: Option<Pin<Box<tokio::time::Sleep>>>,
+    /// The deadline passed: the 408 is being written, then reading fails.
+    timed_out: bool,
+}
+
+/// Where the reading of a connection is, as far as heads go.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Head {
+    /// No byte of a next request yet (after an answer, or on a new connection).
+    Awaiting,
+    /// Within a head, at a line's start (2), after a CR there (3), or within a line (0).
+    Reading(u8),
+    /// Past the head: bytes are a body (or the next pipelined request) until an answer.
+    Done,
 }
 
 impl<T> ProblemIo<T> {
-    /// Wraps a connection.
-    pub fn new(inner: T) -> Self {
+    /// Wraps a connection whose heads must each arrive within `head_timeout`.
+    pub fn new(inner: T, head_timeout: Duration) -> Self {
         Self {
             inner,
             pending: None,
+            head_timeout,
+            head: Head::Awaiting,
+            deadline: None,
+            timed_out: false,
+        }
+    }
+
+    /// Follows the bytes read through heads; arms the deadline at a head's first read (if
+    /// that read does not hold it whole) and disarms it at its end.
+    fn saw_read(&mut self, bytes: &[u8]) {
+        let mut matched = match self.head {
+            Head::Done => return,
+            Head::Awaiting if bytes.is_empty() => return,
+            Head::Awaiting => 0,
+            Head::Reading(m) => m,
+        };
+        for &b in bytes {
+            // An empty line ends the head; lines end in CRLF or, as httparse also reads
+            // them, a bare LF. 2: at a line's start; 3: after a CR there; 0: within a line.
+            matched = match (matched, b) {
+                (2 | 3, b'\n') => {
+                    self.head = Head::Done;
+                    self.deadline = None;
+                    // What follows in the same read is a body or a pipelined request:
+                    // judged after the answer.
+                    return;
+                }
+                (_, b'\n') => 2,
+                (2, b'\r') => 3,
+                _ => 0,
+            };
+        }
+        if self.head == Head::Awaiting {
+            // Armed only now: most heads come whole in one read and never need it.
+            self.deadline = Some(Box::pin(tokio::time::sleep(self.head_timeout)));
+        }
+        self.head = Head::Reading(matched);
+    }
+
+    /// After a write of an answer's head (not an interim 1xx), the next byte read starts a
+    /// head.
+    fn saw_write(&mut self, bytes: &[u8]) {
+        // `HTTP/1.x NNN`, N not 1.
+        if bytes.len() > 9 && bytes.starts_with(b"HTTP/1.") && bytes[8] == b' ' && bytes[9] != b'1'
+        {
+            self.head = Head::Awaiting;
+            self.deadline = None;
         }
     }
 }
@@ -116,13 +192,43 @@ impl<T: AsyncWrite + Unpin> ProblemIo<T> {
     }
 }
 
-impl<T: AsyncRead + Unpin> AsyncRead for ProblemIo<T> {
+impl<T: AsyncRead + AsyncWrite + Unpin> AsyncRead for ProblemIo<T> {
     fn poll_read(
         mut self: Pin<&mut Self>,
         cx: &mut Context<'_>,
         buf: &mut ReadBuf<'_>,
     ) -> Poll<io::Result<()>> {
-        Pin::new(&mut self.inner).poll_read(cx, buf)
+        if !self.timed_out
+            && let Some(deadline) = &mut self.deadline
+            && deadline.as_mut().poll(cx).is_ready()
+        {
+            self.timed_out = true;
+            self.deadline = None;
+            let mut answer = ApiError::from_status(StatusCode::REQUEST_TIMEOUT).problem();
+            "the request head did not arrive in time".clone_into(&mut answer.detail);
+            self.pending = Some((
+                problem_answer(
+                    b"HTTP/1.1 408 Request Timeout\r\n",
+                    &["connection: close"],
+                    &answer,
+                ),
+                0,
+            ));
+        }
+        if self.timed_out {
+            // The answer first; then the read fails, and actix drops the connection.
+            ready!(self.poll_pending(cx))?;
+            return Poll::Ready(Err(io::ErrorKind::TimedOut.into()));
+        }
+        let before = buf.filled().len();
+        ready!(Pin::new(&mut self.inner).poll_read(cx, buf))?;
+        let this = &mut *self;
+        this.saw_read(&buf.filled()[before..]);
+        // A deadline just armed must be polled once to wake this task when it passes.
+        if let Some(deadline) = &mut this.deadline {
+            let _ = deadline.as_mut().poll(cx);
+        }
+        Poll::Ready(Ok(()))
     }
 }
 
@@ -133,6 +239,7 @@ impl<T: AsyncWrite + Unpin> AsyncWrite for ProblemIo<T> {
         buf: &[u8],
     ) -> Poll<io::Result<usize>> {
         ready!(self.poll_pending(cx))?;
+        self.saw_write(buf);
         if let Some(answer) = with_problem(buf) {
             self.pending = Some((answer, 0));
             // Taken whole: the rest is written by later calls (or by flush and shutdown).
@@ -206,8 +313,13 @@ fn with_problem(buf: &[u8]) -> Option<Vec<u8>> {
     }
     let mut problem = ApiError::from_status(*status).problem();
     (*detail).clone_into(&mut problem.detail);
-    let body = serde_json::to_vec(&problem).ok()?;
-    let mut out = Vec::with_capacity(buf.len() + body.len() + 64);
+    Some(problem_answer(line, &fields, &problem))
+}
+
+/// An answer: `line` (the status line with its CRLF), `fields`, and `problem` as its body.
+fn problem_answer(line: &[u8], fields: &[&str], problem: &Problem) -> Vec<u8> {
+    let body = serde_json::to_vec(problem).unwrap_or_default();
+    let mut out = Vec::with_capacity(line.len() + body.len() + 128);
     out.extend_from_slice(line);
     for field in fields {
         out.extend_from_slice(field.as_bytes());
@@ -216,7 +328,7 @@ fn with_problem(buf: &[u8]) -> Option<Vec<u8>> {
     out.extend_from_slice(format!("content-type: {PROBLEM_JSON}\r\n").as_bytes());
     out.extend_from_slice(format!("content-length: {}\r\n\r\n", body.len()).as_bytes());
     out.extend_from_slice(&body);
-    Some(out)
+    out
 }
 
 #[cfg(test)]
@@ -270,5 +382,49 @@ mod tests {
                 String::from_utf8_lossy(other)
             );
         }
+    }
+
+    #[test]
+    fn a_heads_deadline_runs_from_its_first_byte_to_its_end_across_reads() {
+        let mut io = ProblemIo::new((), Duration::from_secs(1));
+        io.saw_read(b"");
+        assert_eq!(io.head, Head::Awaiting);
+        assert!(io.deadline.is_none());
+        // `sleep` needs a runtime's timer only when polled; building it needs one too.
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_time()
+            .build()
+            .unwrap();
+        rt.block_on(async {
+            io.saw_read(b"GET / HTTP/1.1\r\nHost: x\r");
+            assert_eq!(io.head, Head::Reading(0));
+            assert!(io.deadline.is_some());
+            io.saw_read(b"\n\r");
+            assert_eq!(io.head, Head::Reading(3));
+            io.saw_read(b"\n{\"type\":\"play\"}");
+            assert_eq!(io.head, Head::Done);
+            assert!(io.deadline.is_none());
+            // A body (or a pipelined request) before the answer is not a head.
+            io.saw_read(b"POST / HTTP/1.1\r\n");
+            assert_eq!(io.head, Head::Done);
+            io.saw_write(b"HTTP/1.1 100 Continue\r\n\r\n");
+            assert_eq!(io.head, Head::Done);
+            io.saw_write(b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\n{}");
+            assert_eq!(io.head, Head::Awaiting);
+            // An empty line before the request line is skipped, not an end; CR CR is no
+            // empty line.
+            io.saw_read(b"\r\nGET / HTTP/1.1\r\nA: b\r\r\n");
+            assert_eq!(io.head, Head::Reading(2));
+            assert!(io.deadline.is_some());
+            io.saw_read(b"\r\n");
+            assert_eq!(io.head, Head::Done);
+            // Bare LFs end lines too, as httparse reads them.
+            io.saw_write(b"HTTP/1.1 204 No Content\r\n\r\n");
+            io.saw_read(b"GET / HTTP/1.1\nHost: x\n\n");
+            assert_eq!(io.head, Head::Done);
+            // HTTP/1.0 answers end a request as well.
+            io.saw_write(b"HTTP/1.0 200 OK\r\n\r\n");
+            assert_eq!(io.head, Head::Awaiting);
+        });
     }
 }
