@@ -5790,7 +5790,7 @@ export interface operations {
             query?: {
                 /** @description Messages whose event `seq` is greater than this (default 0). */
                 after?: number;
-                /** @description 1..=200, default 100. */
+                /** @description 1..=200, default 50. */
                 limit?: number;
             };
             header?: never;
@@ -6114,7 +6114,7 @@ export interface operations {
                 after?: number;
                 /** @description Long-poll: wait up to this many seconds (0..=30) for an event when there is none yet. */
                 wait?: number;
-                /** @description 1..=500, default 200. */
+                /** @description 1..=200, default 50. */
                 limit?: number;
             };
             header?: never;
@@ -8368,7 +8368,7 @@ export interface operations {
                 after?: number;
                 /** @description Long-poll: wait up to this many seconds (0..=30) when there is none yet. */
                 wait?: number;
-                /** @description 1..=500, default 100. */
+                /** @description 1..=200, default 50. */
                 limit?: number;
             };
             header?: never;

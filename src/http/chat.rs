@@ -143,7 +143,7 @@ pub struct ChatQuery {
     /// Messages whose event `seq` is greater than this (default 0).
     #[param(minimum = 0)]
     pub after: Option<i64>,
-    /// 1..=200, default 100.
+    /// 1..=200, default 50.
     #[param(minimum = 1, maximum = 200)]
     pub limit: Option<i64>,
 }
@@ -241,7 +241,7 @@ pub async fn list_messages(on: OnGame<web::Query<ChatQuery>>) -> Reply {
     if after < 0 {
         return Err(Error::validation("after must be ≥ 0").into());
     }
-    let limit = pagination::limit(query.limit, 100, 200)?;
+    let limit = pagination::limit(query.limit, 50, 200)?;
     let rows = on
         .run(move |conn, game, me| chat::list(conn, game, me, after, limit))
         .await?;

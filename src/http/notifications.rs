@@ -24,8 +24,8 @@ pub struct FeedQuery {
     /// Long-poll: wait up to this many seconds (0..=30) when there is none yet.
     #[param(minimum = 0, maximum = 30)]
     pub wait: Option<u64>,
-    /// 1..=500, default 100.
-    #[param(minimum = 1, maximum = 500)]
+    /// 1..=200, default 50.
+    #[param(minimum = 1, maximum = 200)]
     pub limit: Option<i64>,
 }
 
@@ -114,7 +114,7 @@ pub struct WebhookView {
 pub async fn feed(me: Mine<(), web::Query<FeedQuery>>) -> Reply {
     let query = &me.input;
     let (after, wait) = long_poll::check(query.after, query.wait)?;
-    let limit = pagination::limit(query.limit, 100, 500)?;
+    let limit = pagination::limit(query.limit, 50, 200)?;
     let (rows, last_seq) = long_poll::poll(
         &me.state,
         me.user.id(),

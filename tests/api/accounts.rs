@@ -344,9 +344,10 @@ async fn a_deleted_account_leaves_its_waiting_games_and_a_bot_plays_out_its_runn
     assert_eq!(view.json["status"], "active", "{}", view.text);
     assert_eq!(view.json["seats"][0]["bot"], "heuristic", "{}", view.text);
     assert_eq!(view.json["seats"][0]["player"]["id"], me.id.as_str());
-    let events = get(
+    let events = crate::common::play::get_all(
         &app,
-        &format!("/api/v1/games/{running}/events?limit=500"),
+        &format!("/api/v1/games/{running}/events"),
+        "events",
         &other.access,
     )
     .await;

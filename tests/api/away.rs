@@ -6,7 +6,7 @@ use chrono::{Duration, Utc};
 use diesel::prelude::*;
 use serde_json::{Value, json};
 
-use crate::common::play::{four, game_of, get, legal_action, post};
+use crate::common::play::{four, game_of, get, get_all, legal_action, post};
 use crate::common::{Session, TestDb, bearer, send};
 
 fn seat_changes(events: &Value) -> Vec<(u64, String)> {
@@ -106,9 +106,10 @@ async fn while_away_the_bot_plays_at_once_and_returning_gives_the_seat_back() {
     let acted = play_on(&app, &id, &rest, Some(ann), 12).await;
     assert!(acted >= 12, "the others played on: {acted} actions");
 
-    let events = get(
+    let events = get_all(
         &app,
-        &format!("/api/v1/games/{id}/events?limit=500"),
+        &format!("/api/v1/games/{id}/events"),
+        "events",
         &ann.access,
     )
     .await;
@@ -123,9 +124,10 @@ async fn while_away_the_bot_plays_at_once_and_returning_gives_the_seat_back() {
     )
     .await;
     assert_eq!(back.status, 204, "{}", back.text);
-    let events = get(
+    let events = get_all(
         &app,
-        &format!("/api/v1/games/{id}/events?limit=500"),
+        &format!("/api/v1/games/{id}/events"),
+        "events",
         &ann.access,
     )
     .await;
@@ -192,9 +194,10 @@ async fn a_game_that_starts_while_a_player_is_away_starts_with_the_bot_in_their_
     assert_eq!(report.returned_from_away, 1);
     let view = get(&app, &format!("/api/v1/games/{id}"), &dan.access).await;
     assert!(view.json["seats"][3]["bot"].is_null(), "{}", view.text);
-    let events = get(
+    let events = get_all(
         &app,
-        &format!("/api/v1/games/{id}/events?limit=500"),
+        &format!("/api/v1/games/{id}/events"),
+        "events",
         &dan.access,
     )
     .await;

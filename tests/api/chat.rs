@@ -4,7 +4,7 @@
 use serde_json::{Value, json};
 
 use crate::admin::admin;
-use crate::common::play::{four, game_of, get, legal_action, post};
+use crate::common::play::{four, game_of, get, get_all, legal_action, post};
 use crate::common::{TestDb, register};
 
 fn texts(page: &Value) -> Vec<String> {
@@ -83,9 +83,10 @@ async fn seated_players_chat_in_text_and_phrases_as_events() {
     assert_eq!(texts(&rest.json), ["good_luck"]);
 
     // Each message is the game's event at its seq, and the action after it still works.
-    let events = get(
+    let events = get_all(
         &app,
-        &format!("/api/v1/games/{id}/events?limit=500"),
+        &format!("/api/v1/games/{id}/events"),
+        "events",
         &players[3].access,
     )
     .await;
@@ -221,9 +222,10 @@ async fn a_blocker_never_reads_the_blocked_users_words() {
     assert_eq!(texts(&page.json), ["but this"]);
     let page = get(&app, &chat, &players[3].access).await;
     assert_eq!(texts(&page.json), ["you will not read this", "but this"]);
-    let events = get(
+    let events = get_all(
         &app,
-        &format!("/api/v1/games/{id}/events?limit=500"),
+        &format!("/api/v1/games/{id}/events"),
+        "events",
         &players[1].access,
     )
     .await;

@@ -1,6 +1,6 @@
 //! The HTTP conventions of API 1.1 that hold across endpoints: `Location` on every 201,
 //! compression, CORS, 415 for non-JSON bodies, problem type pages, `RateLimit-*` headers,
-//! `HEAD` on the probes.
+//! `HEAD` on the probes, the limits of lists.
 
 use actix_web::http::Method;
 use actix_web::test::TestRequest;
@@ -747,4 +747,81 @@ async fn a_wildcard_allows_every_origin_without_credentials() {
     let allowed = send(&app, preflight("https://anywhere.example.org")).await;
     assert_eq!(allowed.status, 200, "{}", allowed.text);
     assert_eq!(allowed.header("access-control-allow-origin"), Some("*"));
+}
+
+#[actix_web::test]
+async fn every_list_takes_at_most_200_and_gives_50_by_default() {
+    // The document: every `limit` is 1..=200.
+    let doc: Value = serde_json::to_value(leekha::http::openapi()).unwrap();
+    let mut limits = 0;
+    for (method, path, op) in operations(&doc) {
+        for param in op["parameters"].as_array().into_iter().flatten() {
+            if param["name"] == "limit" {
+                limits += 1;
+                assert_eq!(param["schema"]["maximum"], 200, "{method} {path}");
+                assert_eq!(param["schema"]["minimum"], 1, "{method} {path}");
+            }
+        }
+    }
+    assert!(limits >= 10, "{limits} limit parameters");
+
+    // The lists by `seq` refuse 201 and give 50 when not asked.
+    use crate::common::play::{four, game_of, get, legal_action, post};
+    let db = TestDb::migrated();
+    let app = common::app(db.state()).await;
+    let players = four(&app, "pager").await;
+    let id = game_of(&app, &players, json!({})).await;
+    for uri in [
+        format!("/api/v1/games/{id}/events?limit=201"),
+        format!("/api/v1/games/{id}/chat?limit=201"),
+        "/api/v1/me/notifications?limit=201".to_owned(),
+        format!("/api/v1/games/{id}/events?limit=0"),
+    ] {
+        get(&app, &uri, &players[0].access)
+            .await
+            .assert_problem(400, "validation_failed");
+    }
+    // Play until the game has more than 50 events.
+    let mut last_seq = 0;
+    while last_seq <= 60 {
+        let mut acted = false;
+        for p in &players {
+            let view = get(&app, &format!("/api/v1/games/{id}"), &p.access).await;
+            if let Some(action) = legal_action(&view.json) {
+                let done = post(
+                    &app,
+                    &format!("/api/v1/games/{id}/actions"),
+                    action,
+                    &p.access,
+                )
+                .await;
+                assert_eq!(done.status, 200, "{}", done.text);
+                acted = true;
+            }
+        }
+        assert!(acted, "nobody could act");
+        let all = get(
+            &app,
+            &format!("/api/v1/games/{id}/events?limit=200"),
+            &players[0].access,
+        )
+        .await;
+        last_seq = all.json["last_seq"].as_i64().unwrap();
+    }
+    let page = get(
+        &app,
+        &format!("/api/v1/games/{id}/events"),
+        &players[0].access,
+    )
+    .await;
+    assert_eq!(
+        page.json["events"].as_array().unwrap().len(),
+        50,
+        "{}",
+        page.text
+    );
+    assert_eq!(
+        page.json["last_seq"], 50,
+        "a full page ends at its last event"
+    );
 }

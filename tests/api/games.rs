@@ -243,7 +243,7 @@ where
                 app,
                 bearer(
                     TestRequest::get().uri(&format!(
-                        "/api/v1/games/{id}/events?after={after}&limit=500"
+                        "/api/v1/games/{id}/events?after={after}&limit=200"
                     )),
                     &p.access,
                 ),

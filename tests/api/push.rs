@@ -718,7 +718,9 @@ async fn four_phones_get_every_turn_in_order_once_from_two_instances() {
     // What each player's feed says they should have heard.
     let mut expected = Vec::new();
     for p in &players {
-        let feed = common::play::get(&app, "/api/v1/me/notifications?limit=500", &p.access).await;
+        let feed =
+            common::play::get_all(&app, "/api/v1/me/notifications", "notifications", &p.access)
+                .await;
         let turns: Vec<i64> = feed.json["notifications"]
             .as_array()
             .unwrap()
@@ -731,7 +733,9 @@ async fn four_phones_get_every_turn_in_order_once_from_two_instances() {
     }
     let mut total_pushes = 0;
     for p in &players {
-        let feed = common::play::get(&app, "/api/v1/me/notifications?limit=500", &p.access).await;
+        let feed =
+            common::play::get_all(&app, "/api/v1/me/notifications", "notifications", &p.access)
+                .await;
         total_pushes += feed.json["notifications"].as_array().unwrap().len();
     }
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);

@@ -6,7 +6,7 @@ use futures_util::future::join_all;
 use serde_json::{Value, json};
 
 use crate::admin::admin;
-use crate::common::play::{four, game_of, get, legal_action, post};
+use crate::common::play::{four, game_of, get, get_all, legal_action, post};
 use crate::common::{self, Session, TestDb, bearer, send};
 
 /// Plays a game to its end with every seated human choosing a legal action in turn.
@@ -645,9 +645,10 @@ async fn a_rematch_invites_the_others_and_keeps_the_bots() {
     assert_eq!(view["seats"][2]["bot"], "random");
     assert_eq!(view["seats"][3]["bot"], "heuristic");
     // The other player hears of it.
-    let feed = get(
+    let feed = get_all(
         &app,
-        "/api/v1/me/notifications?limit=500",
+        "/api/v1/me/notifications",
+        "notifications",
         &players[0].access,
     )
     .await;

@@ -10,7 +10,7 @@ use actix_web::dev::{Service, ServiceResponse};
 use actix_web::test::{self, TestRequest};
 use serde_json::{Value, json};
 
-use crate::common::play::{four, game_of, get, legal_action, post};
+use crate::common::play::{four, game_of, get, get_all, legal_action, post};
 use crate::common::{self, Reply, Session, TestDb, bearer, post_json, register, send};
 
 /// One SSE event as a client parses it.
@@ -170,9 +170,10 @@ where
     S: Service<actix_http::Request, Response = ServiceResponse<B>, Error = actix_web::Error>,
     B: MessageBody,
 {
-    let page = get(
+    let page = get_all(
         app,
-        &format!("/api/v1/games/{id}/events?limit=500"),
+        &format!("/api/v1/games/{id}/events"),
+        "events",
         &p.access,
     )
     .await;

@@ -24,8 +24,8 @@ pub struct EventsQuery {
     /// Long-poll: wait up to this many seconds (0..=30) for an event when there is none yet.
     #[param(minimum = 0, maximum = 30)]
     pub wait: Option<u64>,
-    /// 1..=500, default 200.
-    #[param(minimum = 1, maximum = 500)]
+    /// 1..=200, default 50.
+    #[param(minimum = 1, maximum = 200)]
     pub limit: Option<i64>,
 }
 
@@ -47,7 +47,7 @@ pub async fn events(on: OnGame<web::Query<EventsQuery>>) -> Reply {
     } = on;
     let id = path.into_inner().to_string();
     let (after, wait) = long_poll::check(query.after, query.wait)?;
-    let limit = pagination::limit(query.limit, 200, 500)?;
+    let limit = pagination::limit(query.limit, 50, 200)?;
     let gid = id.clone();
     let table = state.db.run(move |conn| Table::load(conn, &gid)).await?;
     let mut viewer = viewer_of(&table, user.id())?;

@@ -26,6 +26,32 @@ where
     send(app, bearer(post_json(uri, body), token)).await
 }
 
+/// GET of a list by `seq` (a game's events, the feed) read to its end, page after page of
+/// the most the API gives (200): the last page's reply, its list (under `key`) holding
+/// every item.
+pub async fn get_all<S, B>(app: &S, uri: &str, key: &str, token: &str) -> Reply
+where
+    S: Service<actix_http::Request, Response = ServiceResponse<B>, Error = actix_web::Error>,
+    B: actix_web::body::MessageBody,
+{
+    let sep = if uri.contains('?') { '&' } else { '?' };
+    let mut items = Vec::new();
+    let mut after = 0;
+    loop {
+        let mut page = get(app, &format!("{uri}{sep}after={after}&limit=200"), token).await;
+        assert_eq!(page.status, 200, "{}", page.text);
+        let got = page.json[key].as_array().unwrap().clone();
+        let full = got.len() == 200;
+        items.extend(got);
+        after = page.json["last_seq"].as_i64().unwrap();
+        if !full {
+            page.json[key] = Value::Array(items);
+            page.text = page.json.to_string();
+            return page;
+        }
+    }
+}
+
 /// Creates a game with `body` by `players[0]`; the others join in order.
 pub async fn game_of<S, B>(app: &S, players: &[Session], body: Value) -> String
 where
@@ -113,13 +139,13 @@ where
     S: Service<actix_http::Request, Response = ServiceResponse<B>, Error = actix_web::Error>,
     B: actix_web::body::MessageBody,
 {
-    let page = get(
+    let page = get_all(
         app,
-        &format!("/api/v1/games/{game}/events?limit=500"),
+        &format!("/api/v1/games/{game}/events"),
+        "events",
         token,
     )
     .await;
-    assert_eq!(page.status, 200, "{}", page.text);
     page.json["events"]
         .as_array()
         .unwrap()
