@@ -541,7 +541,7 @@ export interface paths {
          * Say something at the table.
          * @description For the seated players of a waiting or running game: free `text` (1–200 characters after
          *     trimming, normalized to Unicode NFC, no control characters, line breaks or direction
-         *     overrides) or a quick `phrase`. The message is also the game's next event
+         *     overrides, at least one visible character) or a quick `phrase`. The message is also the game's next event
          *     (`chat_message`) and a `chat_message` notification for the other seated players. At most
          *     20 messages a minute per user (429 beyond). A finished game's chat is read-only (409
          *     `chat_closed`); a muted user gets 403 `muted`.
@@ -2454,7 +2454,7 @@ export interface components {
             phrase?: null | components["schemas"]["PhraseKey"];
             /**
              * @description Free text: 1–200 characters after trimming, no control characters, line breaks or
-             *     direction overrides.
+             *     direction overrides, at least one visible character.
              * @example nice one!
              */
             text?: string | null;
@@ -6031,7 +6031,7 @@ export interface operations {
                     "application/json": components["schemas"]["ReportReceived"];
                 };
             };
-            /** @description A reason outside 1–500 characters, or the caller's own message */
+            /** @description A reason outside 1–500 characters or with control characters (line breaks and tabs aside), or the caller's own message */
             400: {
                 headers: {
                     [name: string]: unknown;

@@ -106,8 +106,9 @@ pub enum Content {
 
 /// Checks and normalizes free text: trimmed, Unicode NFC, 1..=[`MAX_CHARS`] characters, no
 /// control characters, no line or paragraph separators (a message is one line), and no
-/// bidirectional overrides (which make a line read as something else). The direction marks
-/// that Arabic text needs (U+200E, U+200F, U+061C) are kept.
+/// bidirectional overrides (which make a line read as something else), and at least one
+/// visible character. The direction marks that Arabic text needs (U+200E, U+200F, U+061C)
+/// are kept.
 ///
 /// # Errors
 /// `validation_failed` saying what is wrong.
@@ -133,7 +134,25 @@ pub fn check_text(raw: &str) -> Result<String, Error> {
             "text must not contain control characters, line breaks or direction overrides",
         ));
     }
+    if text.chars().all(|c| c.is_whitespace() || is_invisible(c)) {
+        return Err(Error::validation("text has no visible character"));
+    }
     Ok(text)
+}
+
+/// Format characters that show nothing on their own: zero-width spaces and joiners, the
+/// direction marks, word joiners and invisible operators, the BOM, the soft hyphen.
+fn is_invisible(c: char) -> bool {
+    matches!(
+        c,
+        '\u{00AD}'
+            | '\u{034F}'
+            | '\u{061C}'
+            | '\u{180E}'
+            | '\u{200B}'..='\u{200F}'
+            | '\u{2060}'..='\u{2064}'
+            | '\u{FEFF}'
+    )
 }
 
 /// The phrase with key `key`.
@@ -282,7 +301,7 @@ pub fn list(
 ///
 /// # Errors
 /// 404 for an unknown message or one the reporter cannot read; 403 `not_seated` for a
-/// spectator; 400 for a reason outside 1..=500 characters.
+/// spectator; 400 for a reason outside 1..=500 characters or with control characters.
 pub fn report(
     conn: &mut AnyConnection,
     game_id: &str,
@@ -293,6 +312,14 @@ pub fn report(
     let reason = reason.trim();
     if reason.is_empty() || reason.chars().count() > 500 {
         return Err(Error::validation("reason must be 1–500 characters"));
+    }
+    if reason
+        .chars()
+        .any(|c| c.is_control() && c != '\n' && c != '\t')
+    {
+        return Err(Error::validation(
+            "reason must not contain control characters (but line breaks and tabs)",
+        ));
     }
     db::write_transaction(conn, |conn| {
         let message = store::find(conn, message_id)?

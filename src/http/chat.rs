@@ -73,7 +73,7 @@ pub struct PhrasesView {
 #[serde(deny_unknown_fields)]
 pub struct NewMessage {
     /// Free text: 1–200 characters after trimming, no control characters, line breaks or
-    /// direction overrides.
+    /// direction overrides, at least one visible character.
     #[schema(example = "nice one!", min_length = 1, max_length = 200)]
     pub text: Option<String>,
     /// A key of `GET /api/v1/chat/phrases`.
@@ -188,7 +188,7 @@ pub async fn phrases() -> HttpResponse {
 ///
 /// For the seated players of a waiting or running game: free `text` (1–200 characters after
 /// trimming, normalized to Unicode NFC, no control characters, line breaks or direction
-/// overrides) or a quick `phrase`. The message is also the game's next event
+/// overrides, at least one visible character) or a quick `phrase`. The message is also the game's next event
 /// (`chat_message`) and a `chat_message` notification for the other seated players. At most
 /// 20 messages a minute per user (429 beyond). A finished game's chat is read-only (409
 /// `chat_closed`); a muted user gets 403 `muted`.
@@ -267,7 +267,7 @@ type Report = Mine<web::Path<(uuid::Uuid, uuid::Uuid)>, web::Json<ReportRequest>
     request_body = ReportRequest,
     responses(
         (status = 202, description = "Queued for the moderators", body = ReportReceived),
-        (status = 400, description = "A reason outside 1–500 characters, or the caller's own message"),
+        (status = 400, description = "A reason outside 1–500 characters or with control characters (line breaks and tabs aside), or the caller's own message"),
         (status = 403, description = "A spectator, who reads the chat but has no seat (`not_seated`)"),
         (status = 404, description = "No such message the caller can read")))]
 #[post("/games/{id}/chat/{message_id}/report")]

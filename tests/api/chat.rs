@@ -130,6 +130,8 @@ async fn seated_players_chat_in_text_and_phrases_as_events() {
         json!({"text": "right\u{202E}left"}),
         json!({"text": "one line\u{2028}another"}),
         json!({"text": "one paragraph\u{2029}another"}),
+        json!({"text": "\u{200B}"}),
+        json!({"text": "\u{FEFF}\u{200F} \u{2060}"}),
         json!({"phrase": "no_such_phrase"}),
         json!({"text": "a", "phrase": "hello"}),
         json!({}),
@@ -150,6 +152,15 @@ async fn seated_players_chat_in_text_and_phrases_as_events() {
         201,
         "200 characters, not bytes"
     );
+    // The direction marks Arabic needs stay, beside visible text.
+    let arabic = post(
+        &app,
+        &chat,
+        json!({"text": "\u{200F}مرحبا 3\u{200F}"}),
+        &players[0].access,
+    )
+    .await;
+    assert_eq!(arabic.status, 201, "{}", arabic.text);
     // A public game: an outsider watches it, reads the table talk, but is not at the table.
     let outsider = register(&app, "talk_outsider").await;
     post(&app, &chat, json!({"text": "hi"}), &outsider.access)
@@ -273,6 +284,14 @@ async fn moderators_hide_messages_for_everyone_and_mute_users() {
     let message = rude.json["id"].as_str().unwrap().to_owned();
 
     let report = format!("{chat}/{message}/report");
+    post(
+        &app,
+        &report,
+        json!({"reason": "nul\u{0} byte"}),
+        &players[1].access,
+    )
+    .await
+    .assert_problem(400, "validation_failed");
     let reported = post(
         &app,
         &report,
