@@ -135,15 +135,12 @@ pub fn check(reg: Registration, config: &Config) -> Result<Checked, Error> {
             ),
         ));
     }
-    if let Some(l) = &locale {
-        let ok = (1..=35).contains(&l.len())
-            && l.chars()
-                .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
-        if !ok {
-            return Err(Error::validation(
-                "locale must be a BCP 47 language tag such as \"en\" or \"ar-SA\" (at most 35 characters)",
-            ));
-        }
+    if let Some(l) = &locale
+        && !is_language_tag(l)
+    {
+        return Err(Error::validation(
+            "locale must be a BCP 47 language tag such as \"en\" or \"ar-SA\" (at most 35 characters)",
+        ));
     }
     match (platform, token, subscription) {
         (Platform::Webpush, None, Some((endpoint, p256dh, auth))) => {
@@ -391,4 +388,48 @@ pub fn public_config(
         available(config, Platform::Fcm),
         available(config, Platform::Apns),
     ))
+}
+
+/// Whether `tag` has the shape of a BCP 47 language tag (RFC 5646 §2.1) of at most 35
+/// characters: a language of 2 to 8 letters, then subtags of 1 to 8 letters or digits, all
+/// separated by `-` (or `_`, as Android writes them).
+fn is_language_tag(tag: &str) -> bool {
+    let mut subtags = tag.split(['-', '_']);
+    let language = subtags.next().unwrap_or_default();
+    tag.len() <= 35
+        && (2..=8).contains(&language.len())
+        && language.chars().all(|c| c.is_ascii_alphabetic())
+        && subtags
+            .all(|s| (1..=8).contains(&s.len()) && s.chars().all(|c| c.is_ascii_alphanumeric()))
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn locales_must_look_like_language_tags() {
+        for good in [
+            "en",
+            "ar-SA",
+            "zh-Hant-TW",
+            "en_GB",
+            "de-CH-1996",
+            "sr-Latn-RS",
+        ] {
+            assert!(super::is_language_tag(good), "{good}");
+        }
+        for bad in [
+            "---",
+            "",
+            "e",
+            "-en",
+            "en-",
+            "en--GB",
+            "123",
+            "en-toolongsubtag",
+            "en GB",
+            "é",
+        ] {
+            assert!(!super::is_language_tag(bad), "{bad}");
+        }
+    }
 }

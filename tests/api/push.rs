@@ -267,6 +267,13 @@ async fn bad_registrations_are_refused_with_the_reason() {
         .assert_problem(400, "validation_failed");
     let r = send(&app, post(json!({"platform": "webpush", "token": "x"}))).await;
     r.assert_problem(400, "validation_failed");
+    for locale in ["---", "e", "en-", "en GB"] {
+        let mut odd = browser.subscription("https://1.1.1.1/push");
+        odd["locale"] = locale.into();
+        send(&app, post(odd))
+            .await
+            .assert_problem(400, "validation_failed");
+    }
     // No FCM credentials, no APNs here.
     let r = send(&app, post(json!({"platform": "fcm", "token": "abc"}))).await;
     r.assert_problem(422, "push_platform_unavailable");
