@@ -206,14 +206,14 @@ impl<T: AsyncRead + AsyncWrite + Unpin> AsyncRead for ProblemIo<T> {
             self.deadline = None;
             let mut answer = ApiError::from_status(StatusCode::REQUEST_TIMEOUT).problem();
             "the request head did not arrive in time".clone_into(&mut answer.detail);
-            self.pending = Some((
-                problem_answer(
-                    b"HTTP/1.1 408 Request Timeout\r\n",
-                    &["connection: close"],
-                    &answer,
-                ),
-                0,
-            ));
+            // The fields actix gives its own answers.
+            let date = format!(
+                "date: {}",
+                chrono::Utc::now().format("%a, %d %b %Y %H:%M:%S GMT")
+            );
+            let fields = ["connection: close", date.as_str()];
+            let line = b"HTTP/1.1 408 Request Timeout\r\n";
+            self.pending = Some((problem_answer(line, &fields, &answer), 0));
         }
         if self.timed_out {
             // The answer first; then the read fails, and actix drops the connection.

@@ -300,5 +300,6 @@ fn an_unfinished_second_head_on_a_kept_alive_connection_is_closed() {
     let second = &raw[raw.find("HTTP/1.1 408").expect("a 408 after the 200")..];
     assert!(second.contains("application/problem+json"), "{second}");
     assert!(second.contains(r#""code":"request_timeout""#), "{second}");
+    assert!(second.contains("\r\ndate: "), "{second}");
     assert!(waited < Duration::from_secs(5), "{waited:?}");
 }
