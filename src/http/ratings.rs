@@ -104,18 +104,32 @@ pub enum AroundMe {
 }
 
 /// The board cursor: a board position `(ordinal, user id)`, the ordinal by its exact bits so
-/// that ties resume where they stopped.
-fn encode_board_cursor(ordinal: f64, user_id: &str) -> String {
-    pagination::opaque(&format!("b:{:016x}|{user_id}", ordinal.to_bits()))
+/// that ties resume where they stopped, and the board's mode, so that a cursor of one board
+/// is refused on the other.
+fn encode_board_cursor(mode: Mode, ordinal: f64, user_id: &str) -> String {
+    pagination::opaque(&format!(
+        "b{}:{:016x}|{user_id}",
+        board_tag(mode),
+        ordinal.to_bits()
+    ))
 }
 
-fn decode_board_cursor(raw: &str) -> Result<(f64, String), Error> {
+fn board_tag(mode: Mode) -> char {
+    match mode {
+        Mode::Solo => 's',
+        Mode::Partnership => 'p',
+    }
+}
+
+fn decode_board_cursor(mode: Mode, raw: &str) -> Result<(f64, String), Error> {
     let invalid = || Error::validation("cursor is not valid");
     let text = pagination::from_opaque(raw).ok_or_else(invalid)?;
     let (bits, user) = text
-        .strip_prefix("b:")
+        .strip_prefix('b')
+        .and_then(|t| t.strip_prefix(board_tag(mode)))
+        .and_then(|t| t.strip_prefix(':'))
         .and_then(|t| t.split_once('|'))
-        .ok_or_else(invalid)?;
+        .ok_or_else(|| Error::validation("cursor is not valid for this board"))?;
     let bits = u64::from_str_radix(bits, 16).map_err(|_| invalid())?;
     let ordinal = f64::from_bits(bits);
     if !ordinal.is_finite() || uuid::Uuid::parse_str(user).is_err() {
@@ -153,7 +167,9 @@ pub async fn leaderboard(on: Mine<web::Path<Mode>, Paged<LeaderboardQuery>>) -> 
         (Some(other), _) => {
             return Err(Error::validation(format!("around must be me, not {other:?}")).into());
         }
-        (None, cursor) => PageStart::After(cursor.map(decode_board_cursor).transpose()?),
+        (None, cursor) => {
+            PageStart::After(cursor.map(|c| decode_board_cursor(mode, c)).transpose()?)
+        }
     };
     let board = on
         .state
@@ -161,7 +177,7 @@ pub async fn leaderboard(on: Mine<web::Path<Mode>, Paged<LeaderboardQuery>>) -> 
         .run(move |conn| ratings::board(conn, mode, start, limit))
         .await?;
     ok(LeaderboardPage {
-        next_cursor: board.next.map(|(o, u)| encode_board_cursor(o, &u)),
+        next_cursor: board.next.map(|(o, u)| encode_board_cursor(mode, o, &u)),
         items: board.items.into_iter().map(LeaderboardItem::from).collect(),
     })
 }
@@ -327,13 +343,19 @@ mod tests {
     fn board_cursors_round_trip_exactly_and_junk_is_refused() {
         let id = "7d753fd3-6341-4081-ba57-dd371cf06ad2";
         for ordinal in [0.0, -3.25, 1.0 / 3.0, 41.123_456_789] {
-            let (o, u) = decode_board_cursor(&encode_board_cursor(ordinal, id)).unwrap();
-            assert_eq!(o.to_bits(), ordinal.to_bits());
-            assert_eq!(u, id);
+            for mode in [Mode::Solo, Mode::Partnership] {
+                let cursor = encode_board_cursor(mode, ordinal, id);
+                let (o, u) = decode_board_cursor(mode, &cursor).unwrap();
+                assert_eq!(o.to_bits(), ordinal.to_bits());
+                assert_eq!(u, id);
+            }
+            // One board's cursor on the other board.
+            let solo = encode_board_cursor(Mode::Solo, ordinal, id);
+            assert!(decode_board_cursor(Mode::Partnership, &solo).is_err());
         }
-        assert!(decode_board_cursor("!!").is_err());
-        assert!(decode_board_cursor(&Cursor::Offset(3).encode()).is_err());
-        let nan = pagination::opaque(&format!("b:{:016x}|{id}", f64::NAN.to_bits()));
-        assert!(decode_board_cursor(&nan).is_err());
+        assert!(decode_board_cursor(Mode::Solo, "!!").is_err());
+        assert!(decode_board_cursor(Mode::Solo, &Cursor::Offset(3).encode()).is_err());
+        let nan = pagination::opaque(&format!("bs:{:016x}|{id}", f64::NAN.to_bits()));
+        assert!(decode_board_cursor(Mode::Solo, &nan).is_err());
     }
 }

@@ -315,6 +315,21 @@ async fn boards_order_by_ordinal_page_with_consistent_ranks_and_drop_banned_play
     // Page through with limit 2.
     let mut items: Vec<Value> = Vec::new();
     let mut cursor: Option<String> = None;
+    let first = get(
+        &app,
+        "/api/v1/leaderboards/solo?limit=2",
+        &players[0].access,
+    )
+    .await;
+    let solo_cursor = first.json["next_cursor"].as_str().unwrap();
+    // A cursor is a position on its own board only.
+    get(
+        &app,
+        &format!("/api/v1/leaderboards/partnership?limit=2&cursor={solo_cursor}"),
+        &players[0].access,
+    )
+    .await
+    .assert_problem(400, "validation_failed");
     loop {
         let uri = match &cursor {
             Some(c) => format!("/api/v1/leaderboards/solo?limit=2&cursor={c}"),
