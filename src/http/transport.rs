@@ -204,16 +204,13 @@ impl<T: AsyncRead + AsyncWrite + Unpin> AsyncRead for ProblemIo<T> {
         {
             self.timed_out = true;
             self.deadline = None;
-            let mut answer = ApiError::from_status(StatusCode::REQUEST_TIMEOUT).problem();
-            "the request head did not arrive in time".clone_into(&mut answer.detail);
-            // The fields actix gives its own answers.
-            let date = format!(
-                "date: {}",
+            // The answer actix gives a late first head, with its problem body.
+            let bare = format!(
+                "HTTP/1.1 408 Request Timeout\r\ncontent-length: 0\r\nconnection: close\r\n\
+                 date: {}\r\n\r\n",
                 chrono::Utc::now().format("%a, %d %b %Y %H:%M:%S GMT")
             );
-            let fields = ["connection: close", date.as_str()];
-            let line = b"HTTP/1.1 408 Request Timeout\r\n";
-            self.pending = Some((problem_answer(line, &fields, &answer), 0));
+            self.pending = with_problem(bare.as_bytes()).map(|answer| (answer, 0));
         }
         if self.timed_out {
             // The answer first; then the read fails, and actix drops the connection.
