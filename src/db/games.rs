@@ -659,36 +659,39 @@ pub fn save(conn: &mut AnyConnection, game: &GameRow) -> QueryResult<()> {
         .map(drop)
 }
 
-/// What a common change writes, for [`commit_pg`].
-pub struct PgCommit<'a> {
+/// What a common change writes, for [`commit_pg`] and [`commit_pg_batch`]. It owns its
+/// values, so that it can be handed to the instance's writer
+/// ([`crate::db::group_commit::GroupCommit`]).
+#[derive(Debug, Clone)]
+pub struct PgCommit {
     /// The game row to write back (its id selects it).
-    pub row: &'a GameRow,
+    pub row: GameRow,
     /// The version and reminder the row had when loaded: it is written only if they are
     /// unchanged (always so under the game's lock).
     pub loaded: (i64, Option<NaiveDateTime>),
     /// Actions to append.
-    pub actions: &'a [ActionRow],
+    pub actions: Vec<ActionRow>,
     /// Events to append.
-    pub events: &'a [EventRow],
+    pub events: Vec<EventRow>,
     /// The one user notified, with each notification's kind and data (JSON), in order.
-    pub notifications: Option<(&'a str, Vec<(&'static str, String)>)>,
+    pub notifications: Option<(String, Vec<(&'static str, String)>)>,
     /// A response to keep for an `Idempotency-Key`: user, key, request fingerprint, body.
-    pub idempotency: Option<(&'a str, &'a str, &'a str, &'a str)>,
+    pub idempotency: Option<(String, String, String, String)>,
     /// The change's time: `created_at` of every new row.
     pub now: NaiveDateTime,
     /// Account facts the write must still find true (checked only outside the lock).
-    pub guard: AccountGuard<'a>,
+    pub guard: AccountGuard,
 }
 
 /// Account facts a write made without the game's lock must still find true, since they
 /// may have changed after the load (or the game came from [`crate::games::HotTables`]).
-#[derive(Debug, Clone, Copy, Default)]
-pub struct AccountGuard<'a> {
+#[derive(Debug, Clone, Default)]
+pub struct AccountGuard {
     /// The acting user, who must be neither banned nor deleted.
-    pub caller: Option<&'a str>,
+    pub caller: Option<String>,
     /// The notified user, who must still have no webhook and no push device (the write
     /// would skip their deliveries).
-    pub no_webhook: Option<&'a str>,
+    pub no_webhook: Option<String>,
 }
 
 /// The game row, the new actions and events and one user's notifications in a single
@@ -742,12 +745,13 @@ struct Updated {
 /// Writes a common change in one statement (see [`COMMIT_PG`]); `false` when the row was
 /// no longer as loaded, and then nothing is written. A duplicate action or event key, or a
 /// stored idempotency key, fails it with a unique violation.
-pub fn commit_pg(pg: &mut diesel::PgConnection, c: &PgCommit<'_>) -> QueryResult<bool> {
-    let row = c.row;
+pub fn commit_pg(pg: &mut diesel::PgConnection, c: &PgCommit) -> QueryResult<bool> {
+    let row = &c.row;
     let (user, notes) = match &c.notifications {
-        Some((user, notes)) => (Some(*user), notes.as_slice()),
+        Some((user, notes)) => (Some(user.as_str()), notes.as_slice()),
         None => (None, &[][..]),
     };
+    let idempotency = c.idempotency.as_ref();
     let query = Prepared::new(
         &COMMIT_PG,
         vec![
@@ -771,9 +775,9 @@ pub fn commit_pg(pg: &mut diesel::PgConnection, c: &PgCommit<'_>) -> QueryResult
             Bind::Text(&row.id),
             Bind::BigInt(c.loaded.0),
             Bind::OptTimestamp(c.loaded.1),
-            Bind::OptText(c.guard.caller),
-            Bind::OptText(c.guard.caller),
-            Bind::OptText(c.guard.no_webhook),
+            Bind::OptText(c.guard.caller.as_deref()),
+            Bind::OptText(c.guard.caller.as_deref()),
+            Bind::OptText(c.guard.no_webhook.as_deref()),
             Bind::BigIntArray(c.actions.iter().map(|a| a.seq).collect()),
             Bind::IntArray(c.actions.iter().map(|a| a.seat).collect()),
             Bind::TextArray(c.actions.iter().map(|a| a.action.as_str()).collect()),
@@ -785,14 +789,162 @@ pub fn commit_pg(pg: &mut diesel::PgConnection, c: &PgCommit<'_>) -> QueryResult
             Bind::OptText(user),
             Bind::TextArray(notes.iter().map(|(kind, _)| *kind).collect()),
             Bind::TextArray(notes.iter().map(|(_, data)| data.as_str()).collect()),
-            Bind::OptText(c.idempotency.map(|i| i.0)),
-            Bind::OptText(c.idempotency.map(|i| i.1)),
-            Bind::OptText(c.idempotency.map(|i| i.2)),
-            Bind::OptText(c.idempotency.map(|i| i.3)),
+            Bind::OptText(idempotency.map(|i| i.0.as_str())),
+            Bind::OptText(idempotency.map(|i| i.1.as_str())),
+            Bind::OptText(idempotency.map(|i| i.2.as_str())),
+            Bind::OptText(idempotency.map(|i| i.3.as_str())),
         ],
     );
     let updated: Vec<Updated> = query.load(pg)?;
     Ok(updated.first().map(|u| u.updated) == Some(1))
+}
+
+/// [`COMMIT_PG`] for several games at once: one statement and one commit for a batch of
+/// changes, each still guarded by its own game's version, reminder and accounts. Every
+/// value is an array with one entry per game (the row and its guard) or per new row
+/// (actions, events, notifications, keys: each names its game, and is written only if its
+/// game's row was). A user notified in several of the games gets consecutive feed numbers,
+/// in the batch's order. Placeholders in order, each once (see [`Prepared`]).
+static COMMIT_PG_BATCH: Sql = Sql::new(
+    "WITH x AS (SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[], $4::text[], \
+    $5::text[], $6::text[], $7::timestamp[], $8::int[], $9::bigint[], $10::bigint[], \
+    $11::text[], $12::text[], $13::timestamp[], $14::timestamp[], $15::timestamp[], \
+    $16::timestamp[], $17::text[], $18::timestamp[], $19::bigint[], $20::timestamp[], \
+    $21::text[], $22::text[]) AS x(id, status, version, seed, state, to_act, deadline, \
+    open_seats, action_count, event_count, result, abort_reason, updated_at, started_at, \
+    finished_at, reminder_at, round_plays, wake_at, loaded_version, loaded_reminder, caller, \
+    no_webhook)), \
+  g AS (UPDATE games SET status = x.status, version = x.version, seed = x.seed, \
+    state = x.state, to_act = x.to_act, deadline = x.deadline, open_seats = x.open_seats, \
+    action_count = x.action_count, event_count = x.event_count, result = x.result, \
+    abort_reason = x.abort_reason, updated_at = x.updated_at, started_at = x.started_at, \
+    finished_at = x.finished_at, reminder_at = x.reminder_at, round_plays = x.round_plays, \
+    wake_at = x.wake_at FROM x WHERE games.id = x.id AND games.version = x.loaded_version \
+    AND games.reminder_at IS NOT DISTINCT FROM x.loaded_reminder \
+    AND (x.caller IS NULL OR EXISTS (SELECT 1 FROM users c WHERE c.id = x.caller \
+      AND c.banned_at IS NULL AND c.deleted_at IS NULL)) \
+    AND NOT EXISTS (SELECT 1 FROM users w WHERE w.id = x.no_webhook \
+      AND (w.webhook_url IS NOT NULL \
+      OR EXISTS (SELECT 1 FROM push_devices p WHERE p.user_id = w.id))) \
+    RETURNING games.id, games.updated_at), \
+  a AS (INSERT INTO game_actions (game_id, seq, seat, action, actor, user_id, created_at) \
+    SELECT y.game_id, y.seq, y.seat, y.action, y.actor, y.user_id, g.updated_at FROM g \
+    JOIN unnest($23::text[], $24::bigint[], $25::int[], $26::text[], $27::text[], \
+    $28::text[]) AS y(game_id, seq, seat, action, actor, user_id) ON y.game_id = g.id), \
+  e AS (INSERT INTO game_events (game_id, seq, kind, data, created_at) \
+    SELECT y.game_id, y.seq, y.kind, y.data, g.updated_at FROM g \
+    JOIN unnest($29::text[], $30::bigint[], $31::text[], $32::text[]) \
+    AS y(game_id, seq, kind, data) ON y.game_id = g.id), \
+  k AS (SELECT y.game_id, y.user_id, y.kind, y.data, y.ord, g.updated_at FROM g \
+    JOIN unnest($33::text[], $34::text[], $35::text[], $36::text[]) WITH ORDINALITY \
+    AS y(game_id, user_id, kind, data, ord) ON y.game_id = g.id), \
+  c AS (SELECT k.user_id, count(*) AS cnt FROM k GROUP BY k.user_id), \
+  n AS (UPDATE users SET notification_count = users.notification_count + c.cnt FROM c \
+    WHERE users.id = c.user_id RETURNING users.id, users.notification_count - c.cnt AS base), \
+  m AS (INSERT INTO notifications (user_id, seq, kind, game_id, data, created_at) \
+    SELECT n.id, n.base + row_number() OVER (PARTITION BY k.user_id ORDER BY k.ord), \
+    k.kind, k.game_id, k.data, k.updated_at FROM k JOIN n ON n.id = k.user_id), \
+  i AS (INSERT INTO idempotency_keys (user_id, key, request_hash, status, body, created_at) \
+    SELECT y.user_id, y.key, y.hash, 200, y.body, g.updated_at FROM g \
+    JOIN unnest($37::text[], $38::text[], $39::text[], $40::text[], $41::text[]) \
+    AS y(game_id, user_id, key, hash, body) ON y.game_id = g.id) \
+  SELECT id FROM g",
+);
+
+#[derive(QueryableByName)]
+struct Written {
+    #[diesel(sql_type = diesel::sql_types::Text)]
+    id: String,
+}
+
+/// Writes several common changes in one statement (see [`COMMIT_PG_BATCH`]), each only if
+/// its game is still as loaded: for each change, in order, whether it was written. The games
+/// must be distinct. A duplicate action or event key, or a stored idempotency key, in any of
+/// them fails the whole statement with a unique violation, and then nothing is written.
+pub fn commit_pg_batch(
+    pg: &mut diesel::PgConnection,
+    batch: &[&PgCommit],
+) -> QueryResult<Vec<bool>> {
+    let rows = || batch.iter().map(|c| &c.row);
+    let text = |f: fn(&GameRow) -> &str| Bind::TextArray(rows().map(f).collect());
+    let opt_text = |f: fn(&GameRow) -> Option<&str>| Bind::OptTextArray(rows().map(f).collect());
+    let big = |f: fn(&GameRow) -> i64| Bind::BigIntArray(rows().map(f).collect());
+    let time =
+        |f: fn(&GameRow) -> Option<NaiveDateTime>| Bind::OptTimestampArray(rows().map(f).collect());
+    let actions = || batch.iter().flat_map(|c| &c.actions);
+    let events = || batch.iter().flat_map(|c| &c.events);
+    let notes = || {
+        batch.iter().flat_map(|c| {
+            c.notifications.iter().flat_map(move |(user, notes)| {
+                notes
+                    .iter()
+                    .map(move |(kind, data)| (c.row.id.as_str(), user.as_str(), *kind, data))
+            })
+        })
+    };
+    let keys = || {
+        batch.iter().filter_map(|c| {
+            c.idempotency
+                .as_ref()
+                .map(|(user, key, hash, body)| (c.row.id.as_str(), user, key, hash, body))
+        })
+    };
+    let query = Prepared::new(
+        &COMMIT_PG_BATCH,
+        vec![
+            text(|r| &r.id),
+            text(|r| r.status.as_str()),
+            big(|r| r.version),
+            opt_text(|r| r.seed.as_deref()),
+            opt_text(|r| r.state.as_deref()),
+            text(|r| &r.to_act),
+            time(|r| r.deadline),
+            Bind::IntArray(rows().map(|r| r.open_seats).collect()),
+            big(|r| r.action_count),
+            big(|r| r.event_count),
+            opt_text(|r| r.result.as_deref()),
+            opt_text(|r| r.abort_reason.as_deref()),
+            Bind::OptTimestampArray(batch.iter().map(|c| Some(c.now)).collect()),
+            time(|r| r.started_at),
+            time(|r| r.finished_at),
+            time(|r| r.reminder_at),
+            text(|r| &r.round_plays),
+            time(|r| r.wake_at),
+            Bind::BigIntArray(batch.iter().map(|c| c.loaded.0).collect()),
+            Bind::OptTimestampArray(batch.iter().map(|c| c.loaded.1).collect()),
+            Bind::OptTextArray(batch.iter().map(|c| c.guard.caller.as_deref()).collect()),
+            Bind::OptTextArray(
+                batch
+                    .iter()
+                    .map(|c| c.guard.no_webhook.as_deref())
+                    .collect(),
+            ),
+            Bind::TextArray(actions().map(|a| a.game_id.as_str()).collect()),
+            Bind::BigIntArray(actions().map(|a| a.seq).collect()),
+            Bind::IntArray(actions().map(|a| a.seat).collect()),
+            Bind::TextArray(actions().map(|a| a.action.as_str()).collect()),
+            Bind::TextArray(actions().map(|a| a.actor.as_str()).collect()),
+            Bind::OptTextArray(actions().map(|a| a.user_id.as_deref()).collect()),
+            Bind::TextArray(events().map(|e| e.game_id.as_str()).collect()),
+            Bind::BigIntArray(events().map(|e| e.seq).collect()),
+            Bind::TextArray(events().map(|e| e.kind.as_str()).collect()),
+            Bind::TextArray(events().map(|e| e.data.as_str()).collect()),
+            Bind::TextArray(notes().map(|n| n.0).collect()),
+            Bind::TextArray(notes().map(|n| n.1).collect()),
+            Bind::TextArray(notes().map(|n| n.2).collect()),
+            Bind::TextArray(notes().map(|n| n.3.as_str()).collect()),
+            Bind::TextArray(keys().map(|k| k.0).collect()),
+            Bind::TextArray(keys().map(|k| k.1.as_str()).collect()),
+            Bind::TextArray(keys().map(|k| k.2.as_str()).collect()),
+            Bind::TextArray(keys().map(|k| k.3.as_str()).collect()),
+            Bind::TextArray(keys().map(|k| k.4.as_str()).collect()),
+        ],
+    );
+    let written: Vec<Written> = query.load(pg)?;
+    Ok(batch
+        .iter()
+        .map(|c| written.iter().any(|w| w.id == c.row.id))
+        .collect())
 }
 
 /// Writes back one seat.

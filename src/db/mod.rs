@@ -93,6 +93,7 @@ macro_rules! log_after {
 pub mod admin;
 pub mod chat;
 pub mod games;
+pub mod group_commit;
 mod keyset;
 pub mod outbox;
 pub mod prepared;
@@ -200,6 +201,7 @@ pub struct Db {
     pool: Pool<Manager>,
     backend: Backend,
     latest_migration: String,
+    group: Option<std::sync::Arc<group_commit::GroupCommit>>,
 }
 
 impl std::fmt::Debug for Db {
@@ -240,11 +242,20 @@ impl Db {
             .idle_timeout(Some(Duration::from_secs(300)))
             .build_unchecked(Manager::new(config.database_url.clone(), config.db_timeout));
         let latest_migration = latest_version(backend);
+        let group = (backend == Backend::Postgres).then(|| {
+            std::sync::Arc::new(group_commit::GroupCommit::new(config.database_url.clone()))
+        });
         Self {
             pool,
             backend,
             latest_migration,
+            group,
         }
+    }
+
+    /// The instance's writer of guarded action writes (PostgreSQL only).
+    pub fn group_commit(&self) -> Option<&std::sync::Arc<group_commit::GroupCommit>> {
+        self.group.as_ref()
     }
 
     /// The engine behind this pool.

@@ -33,6 +33,8 @@ pub enum Bind<'a> {
     BigIntArray(Vec<i64>),
     /// `integer[]`.
     IntArray(Vec<i32>),
+    /// `timestamp[]` with nulls.
+    OptTimestampArray(Vec<Option<NaiveDateTime>>),
 }
 
 /// The text of a [`Prepared`] statement, split once at its placeholders (`$1`, `$2`, … in
@@ -127,6 +129,9 @@ impl QueryFragment<Pg> for Prepared<'_> {
                 Bind::OptTextArray(v) => out.push_bind_param::<Array<Nullable<Text>>, _>(v)?,
                 Bind::BigIntArray(v) => out.push_bind_param::<Array<BigInt>, _>(v)?,
                 Bind::IntArray(v) => out.push_bind_param::<Array<Integer>, _>(v)?,
+                Bind::OptTimestampArray(v) => {
+                    out.push_bind_param::<Array<Nullable<Timestamp>>, _>(v)?;
+                }
             }
         }
         out.push_sql(pieces[pieces.len() - 1]);

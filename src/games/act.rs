@@ -12,6 +12,7 @@
 use diesel::Connection;
 
 use crate::db::games::{self as store, IdempotentRow};
+use crate::db::group_commit::GroupCommit;
 use crate::db::{self, AnyConnection};
 use crate::error::{Error, Kind};
 use crate::rules::{Action, Card, RuleError};
@@ -82,6 +83,16 @@ pub enum Acted {
     },
 }
 
+/// What an instance keeps to make its actions cheap: the games it wrote last, and on
+/// PostgreSQL its writer, which commits the guarded writes of concurrent actions together.
+#[derive(Debug, Clone, Copy)]
+pub struct Shortcuts<'a> {
+    /// The games this instance wrote last.
+    pub hot: &'a HotTables,
+    /// The instance's group commit (PostgreSQL).
+    pub group: Option<&'a GroupCommit>,
+}
+
 /// How [`judge`] may commit.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Mode {
@@ -106,13 +117,14 @@ enum Mode {
 /// 422 with the rule's code, and the request's own error.
 pub fn act(
     conn: &mut AnyConnection,
-    hot: &HotTables,
+    shortcuts: Shortcuts<'_>,
     game_id: &str,
     user_id: &str,
     act: Result<Act, Error>,
     render: Render,
     refusal: RenderRefusal,
 ) -> Result<Acted, Error> {
+    let hot = shortcuts.hot;
     let idempotency = act.as_ref().ok().and_then(|a| a.idempotency.clone());
     // One attempt; a refusal it ends in is kept below.
     let acted = (|| {
@@ -122,18 +134,18 @@ pub fn act(
             // included: it may come from a stale table) is judged again from the database.
             if let Ok(act) = &act
                 && let Some(table) = hot.take(game_id)
-                && let Ok(Some(outcome)) = judge(act, table, conn, Mode::Cached, hot, render)
+                && let Ok(Some(outcome)) = judge(act, table, conn, Mode::Cached, shortcuts, render)
             {
                 return Ok(outcome);
             }
             let table = Table::load_for(conn, game_id, false, user_id)?;
             let act = act?;
-            if let Some(outcome) = judge(&act, table, conn, Mode::Unlocked, hot, render)? {
+            if let Some(outcome) = judge(&act, table, conn, Mode::Unlocked, shortcuts, render)? {
                 return Ok(outcome);
             }
             return conn.transaction(|conn| {
                 let table = Table::load_for(conn, game_id, true, user_id)?;
-                judge(&act, table, conn, Mode::Locked, hot, render)?.ok_or_else(|| {
+                judge(&act, table, conn, Mode::Locked, shortcuts, render)?.ok_or_else(|| {
                     Error::internal("an action under the lock did not commit").into()
                 })
             });
@@ -151,7 +163,7 @@ pub fn act(
                 },
                 None => Table::load_for(conn, game_id, true, user_id)?,
             };
-            judge(&act?, table, conn, Mode::Locked, hot, render)?
+            judge(&act?, table, conn, Mode::Locked, shortcuts, render)?
                 .ok_or_else(|| Error::internal("an action under the lock did not commit").into())
         })
     })();
@@ -232,7 +244,7 @@ fn judge(
     table: Table,
     conn: &mut AnyConnection,
     mode: Mode,
-    hot: &HotTables,
+    Shortcuts { hot, group }: Shortcuts<'_>,
     render: Render,
 ) -> Result<Option<Acted>, Failure> {
     let user_id = act.user_id.as_str();
@@ -266,7 +278,7 @@ fn judge(
             .idempotency
             .as_ref()
             .map(|i| (user_id, i.key.as_str(), i.fingerprint.as_str()));
-        match change.commit_unlocked(conn, respond, idempotency, user_id)? {
+        match change.commit_unlocked(conn, respond, idempotency, user_id, group)? {
             Some(done) => done,
             None => return Ok(None),
         }

@@ -4,6 +4,7 @@ use chrono::NaiveDateTime;
 
 use crate::bots::{self, BotLevel};
 use crate::db::games::{self as store, ActionRow, EventRow, SeatRow};
+use crate::db::group_commit::GroupCommit;
 use crate::db::{self, AnyConnection};
 use crate::error::Error;
 use crate::notifications::{self, Kind, Pending};
@@ -367,6 +368,7 @@ impl Change {
         respond: impl FnOnce(&Table) -> Result<String, Error>,
         idempotency: Option<(&str, &str, &str)>,
         caller: &str,
+        group: Option<&GroupCommit>,
     ) -> Result<Option<(Table, String)>, Error> {
         let AnyConnection::Postgresql(pg) = conn else {
             return Ok(None);
@@ -379,17 +381,18 @@ impl Change {
             return Ok(None);
         };
         let body = respond(&self.table)?;
-        let written = store::commit_pg(
-            pg,
-            &self.pg_commit(
-                recipient.as_deref(),
-                idempotency.map(|(u, k, h)| (u, k, h, body.as_str())),
-                store::AccountGuard {
-                    caller: Some(caller),
-                    no_webhook: recipient.as_deref(),
-                },
-            ),
+        let commit = self.pg_commit(
+            recipient.clone(),
+            idempotency.map(|(u, k, h)| (u.to_owned(), k.to_owned(), h.to_owned(), body.clone())),
+            store::AccountGuard {
+                caller: Some(caller.to_owned()),
+                no_webhook: recipient.clone(),
+            },
         );
+        let written = match group {
+            Some(group) => group.commit(pg, commit),
+            None => store::commit_pg(pg, &commit),
+        };
         match written {
             Ok(true) => {
                 self.table.notified_users = recipient.into_iter().collect();
@@ -405,17 +408,17 @@ impl Change {
     }
 
     /// The writes of [`store::commit_pg`].
-    fn pg_commit<'a>(
-        &'a self,
-        recipient: Option<&'a str>,
-        idempotency: Option<(&'a str, &'a str, &'a str, &'a str)>,
-        guard: store::AccountGuard<'a>,
-    ) -> store::PgCommit<'a> {
+    fn pg_commit(
+        &self,
+        recipient: Option<String>,
+        idempotency: Option<(String, String, String, String)>,
+        guard: store::AccountGuard,
+    ) -> store::PgCommit {
         store::PgCommit {
-            row: &self.table.row,
+            row: self.table.row.clone(),
             loaded: self.loaded,
-            actions: &self.actions,
-            events: &self.events,
+            actions: self.actions.clone(),
+            events: self.events.clone(),
             notifications: recipient.map(|user| {
                 let notes = self
                     .notifications
@@ -514,7 +517,7 @@ impl Change {
         {
             let written = store::commit_pg(
                 pg,
-                &self.pg_commit(recipient.as_deref(), None, store::AccountGuard::default()),
+                &self.pg_commit(recipient.clone(), None, store::AccountGuard::default()),
             )
             .map_err(conflict_on_duplicate)?;
             if !written {

@@ -739,7 +739,10 @@ async fn a_refusal_that_meets_a_twins_stored_answer_answers_with_it() {
     let mut conn = state.db.conn().unwrap();
     let answered = leekha::games::act(
         &mut conn,
-        &state.hot,
+        leekha::games::Shortcuts {
+            hot: &state.hot,
+            group: state.db.group_commit().map(|g| &**g),
+        },
         &id,
         &p.id,
         Ok(act),
@@ -793,6 +796,8 @@ async fn an_unlocked_commit_writes_nothing_when_the_game_changed_after_the_load(
     let mut rng = rand::rngs::StdRng::seed_from_u64(8);
     let mut conn = state.db.conn().unwrap();
     let postgres = matches!(*conn, leekha::db::AnyConnection::Postgresql(_));
+    // Through the instance's writer, as an action commits.
+    let group = state.db.group_commit().map(|g| &**g);
     let mut attempt = |seat: usize, interfere: Interfere, conn: &mut leekha::db::AnyConnection| {
         let table = Table::load(conn, &id).unwrap();
         let before = table.row.version;
@@ -830,7 +835,7 @@ async fn an_unlocked_commit_writes_nothing_when_the_game_changed_after_the_load(
             }
         }
         let committed = change
-            .commit_unlocked(conn, |_| Ok("{}".to_owned()), None, &user)
+            .commit_unlocked(conn, |_| Ok("{}".to_owned()), None, &user, group)
             .unwrap()
             .is_some();
         let after = Table::load(conn, &id).unwrap().row.version;

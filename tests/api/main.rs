@@ -16,6 +16,7 @@ mod deadlines;
 mod examples;
 mod foundation;
 mod games;
+mod group_commit;
 mod load;
 mod metrics;
 mod push;

@@ -863,7 +863,10 @@ async fn events_read_at_once_show_an_action_whose_wake_up_has_not_arrived() {
         let hot = leekha::games::HotTables::default();
         leekha::games::act(
             &mut state.db.conn().unwrap(),
-            &hot,
+            leekha::games::Shortcuts {
+                hot: &hot,
+                group: state.db.group_commit().map(|g| &**g),
+            },
             &id,
             &p.id,
             Ok(act),

@@ -176,12 +176,25 @@ pub async fn act(on: OnGameByToken<(HttpRequest, web::Json<serde_json::Value>)>)
     // it sent.
     let command = ActionRequest::command(body.into_inner(), &id, &caller.user_id, &req);
     let hot = state.hot.clone();
+    let group = state.db.group_commit().cloned();
     let gid = id.clone();
     let acted = state
         .db
         .run(move |conn| {
             let refusal = Problem::rendered;
-            games::act(conn, &hot, &gid, &caller.user_id, command, render, refusal)
+            let shortcuts = games::Shortcuts {
+                hot: &hot,
+                group: group.as_deref(),
+            };
+            games::act(
+                conn,
+                shortcuts,
+                &gid,
+                &caller.user_id,
+                command,
+                render,
+                refusal,
+            )
         })
         .await?;
     match acted {

@@ -1,0 +1,202 @@
+//! Group commit of the action path's guarded writes on PostgreSQL.
+//!
+//! Most actions commit in one guarded statement without the game's lock
+//! ([`super::games::commit_pg`]). Each such statement costs PostgreSQL a round trip, an
+//! executor start and a commit, which is more than the writing itself. So an instance hands
+//! these writes to one writer thread with a connection of its own: the writer takes every
+//! write that queued while its last statement ran and writes them in one statement
+//! ([`super::games::commit_pg_batch`]), one round trip and one commit for all. A write that
+//! arrives alone goes out alone at once: nothing waits for a batch to fill.
+//!
+//! What a write means does not change: each game in a batch is written only if it is still
+//! as loaded, exactly as its own statement would be, and a caller hears per game whether it
+//! was. Whatever the writer cannot do as one batch (the same game twice, a batch that fails,
+//! a writer that cannot connect) it hands back untaken, and the caller writes on its own
+//! connection as it did before there was a writer.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::mpsc;
+use std::sync::{Arc, Mutex};
+
+use diesel::connection::SimpleConnection;
+use diesel::{Connection, PgConnection, QueryResult};
+
+use super::games::{self as store, PgCommit};
+use crate::config::DatabaseUrl;
+
+/// The most writes in one statement: bounds the statement's size and its time.
+const MOST: usize = 64;
+
+/// The instance's writer of guarded action writes (PostgreSQL only).
+#[derive(Debug)]
+pub struct GroupCommit {
+    /// The writer's queue; the thread starts with the first write.
+    queue: Mutex<Option<mpsc::Sender<Job>>>,
+    url: DatabaseUrl,
+    counts: Arc<Counts>,
+}
+
+/// How many writes went through the writer, in how many statements, and the most in one.
+#[derive(Debug, Default)]
+pub struct Counts {
+    writes: AtomicU64,
+    statements: AtomicU64,
+    largest: AtomicU64,
+}
+
+impl Counts {
+    /// (writes, statements, the most writes in one statement) so far.
+    pub fn get(&self) -> (u64, u64, u64) {
+        (
+            self.writes.load(Ordering::Relaxed),
+            self.statements.load(Ordering::Relaxed),
+            self.largest.load(Ordering::Relaxed),
+        )
+    }
+}
+
+/// One write waiting for the writer.
+struct Job {
+    commit: Box<PgCommit>,
+    reply: mpsc::SyncSender<Reply>,
+}
+
+/// The writer's answer to one write.
+enum Reply {
+    /// Written in a batch (`true`), or not because its game was no longer as loaded.
+    Done(bool),
+    /// Not written: the caller writes it itself.
+    Untaken(Box<PgCommit>),
+}
+
+impl GroupCommit {
+    /// A writer for the PostgreSQL database at `url`.
+    pub fn new(url: DatabaseUrl) -> Self {
+        Self {
+            queue: Mutex::new(None),
+            url,
+            counts: Arc::default(),
+        }
+    }
+
+    /// What went through the writer so far.
+    pub fn counts(&self) -> &Counts {
+        &self.counts
+    }
+
+    /// Writes `commit` as [`store::commit_pg`] would on `pg`, batched with the instance's other
+    /// writes of the moment: `false` when its game was no longer as loaded, and then nothing
+    /// of it is written.
+    ///
+    /// # Errors
+    /// Those of [`store::commit_pg`] on `pg`, when the write falls back to it.
+    pub fn commit(&self, pg: &mut PgConnection, commit: PgCommit) -> QueryResult<bool> {
+        let (reply, answer) = mpsc::sync_channel(1);
+        let job = Job {
+            commit: Box::new(commit),
+            reply,
+        };
+        let commit = match self.send(job) {
+            Ok(()) => match answer.recv() {
+                Ok(Reply::Done(written)) => return Ok(written),
+                Ok(Reply::Untaken(commit)) => commit,
+                // The writer stopped with the write (it panicked): whether it was written is
+                // unknown, so the caller must not write it again.
+                Err(_) => {
+                    return Err(diesel::result::Error::QueryBuilderError(
+                        "the group-commit writer stopped".into(),
+                    ));
+                }
+            },
+            Err(job) => job.commit,
+        };
+        store::commit_pg(pg, &commit)
+    }
+
+    /// Queues `job`, starting the writer if it is not running; the job back if it cannot.
+    fn send(&self, job: Job) -> Result<(), Job> {
+        let mut queue = self.queue.lock().unwrap_or_else(|e| e.into_inner());
+        let job = match &*queue {
+            Some(sender) => match sender.send(job) {
+                Ok(()) => return Ok(()),
+                // The writer is gone (it panicked): start another.
+                Err(mpsc::SendError(job)) => job,
+            },
+            None => job,
+        };
+        let (sender, jobs) = mpsc::channel();
+        let (url, counts) = (self.url.clone(), self.counts.clone());
+        let started = std::thread::Builder::new()
+            .name("leekha-group-commit".into())
+            .spawn(move || run(&url, &jobs, &counts));
+        if let Err(e) = started {
+            tracing::warn!(error = %e, "cannot start the group-commit writer");
+            return Err(job);
+        }
+        let sent = sender.send(job).map_err(|mpsc::SendError(job)| job);
+        *queue = Some(sender);
+        sent
+    }
+}
+
+/// The writer: until every sender is gone, takes what is queued and writes it.
+fn run(url: &DatabaseUrl, jobs: &mpsc::Receiver<Job>, counts: &Counts) {
+    let mut conn: Option<PgConnection> = None;
+    while let Ok(first) = jobs.recv() {
+        let mut batch = vec![first];
+        while batch.len() < MOST
+            && let Ok(job) = jobs.try_recv()
+        {
+            if batch.iter().any(|b| b.commit.row.id == job.commit.row.id) {
+                // At most one of two writes loaded at the same game's version can succeed;
+                // the second is left to its caller, whose guard decides.
+                untaken(job);
+            } else {
+                batch.push(job);
+            }
+        }
+        if conn.is_none() {
+            match PgConnection::establish(url.expose()) {
+                Ok(c) => conn = Some(c),
+                Err(e) => tracing::warn!(error = %e, "the group-commit writer cannot connect"),
+            }
+        }
+        let Some(pg) = conn.as_mut() else {
+            batch.into_iter().for_each(untaken);
+            continue;
+        };
+        let written = match batch.as_slice() {
+            [one] => store::commit_pg(pg, &one.commit).map(|w| vec![w]),
+            many => {
+                let commits: Vec<&PgCommit> = many.iter().map(|j| &*j.commit).collect();
+                store::commit_pg_batch(pg, &commits)
+            }
+        };
+        match written {
+            Ok(written) => {
+                let size = batch.len() as u64;
+                counts.writes.fetch_add(size, Ordering::Relaxed);
+                counts.statements.fetch_add(1, Ordering::Relaxed);
+                counts.largest.fetch_max(size, Ordering::Relaxed);
+                for (job, written) in batch.into_iter().zip(written) {
+                    // A caller that went away needs no answer.
+                    let _ = job.reply.send(Reply::Done(written));
+                }
+            }
+            Err(e) => {
+                // A unique violation fails every write of the batch; the callers write
+                // alone and each hears its own outcome. A lost connection is opened anew.
+                tracing::debug!(error = %e, writes = batch.len(), "a group commit failed");
+                if pg.batch_execute("SELECT 1").is_err() {
+                    conn = None;
+                }
+                batch.into_iter().for_each(untaken);
+            }
+        }
+    }
+}
+
+/// Hands `job` back to its caller.
+fn untaken(job: Job) {
+    let _ = job.reply.send(Reply::Untaken(job.commit));
+}
