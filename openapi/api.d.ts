@@ -1236,7 +1236,7 @@ export interface paths {
          * Prometheus metrics.
          * @description The server's metrics in the Prometheus text format: HTTP requests by route pattern and
          *     status with latency histograms, game actions, version conflicts, turn timeouts, webhook
-         *     deliveries, the database pool and the active games.
+         *     deliveries, the database pool, the group commit of actions and the active games.
          */
         get: operations["metrics"];
         put?: never;

@@ -19,6 +19,8 @@
 //! | `leekha_db_pool_max_connections` | gauge | |
 //! | `leekha_db_up` | gauge | |
 //! | `leekha_active_games` | gauge | |
+//! | `leekha_group_commit_writes_total` | counter | |
+//! | `leekha_group_commit_statements_total` | counter | |
 
 use std::time::Duration;
 
@@ -57,6 +59,8 @@ pub struct Metrics {
     active_games: IntGauge,
     open_streams: IntGauge,
     max_streams: IntGauge,
+    group_writes: IntCounter,
+    group_statements: IntCounter,
 }
 
 impl Default for Metrics {
@@ -157,6 +161,14 @@ impl Metrics {
                 "leekha_max_streams",
                 "The most streams and long-polls this instance admits (LEEKHA_MAX_STREAMS)",
             ),
+            group_writes: counter(
+                "leekha_group_commit_writes_total",
+                "Guarded action writes through the instance's group commit (PostgreSQL)",
+            ),
+            group_statements: counter(
+                "leekha_group_commit_statements_total",
+                "Statements (each one commit) that carried those writes",
+            ),
             // Last: the fields above borrow it while they register.
             registry,
         }
@@ -214,6 +226,16 @@ impl Metrics {
         self.open_streams
             .set(i64::try_from(open).unwrap_or(i64::MAX));
         self.max_streams.set(i64::try_from(max).unwrap_or(i64::MAX));
+    }
+
+    /// Brings the group-commit counters up to the writer's own counts (taken at a scrape).
+    pub fn set_group_commit(&self, writes: u64, statements: u64) {
+        for (counter, now) in [
+            (&self.group_writes, writes),
+            (&self.group_statements, statements),
+        ] {
+            counter.inc_by(now.saturating_sub(counter.get()));
+        }
     }
 
     /// Sets the database gauges from a scrape's query: the active games, or `None` when the

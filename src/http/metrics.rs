@@ -21,7 +21,7 @@ const SCRAPE_DB_TIMEOUT: Duration = Duration::from_secs(1);
 ///
 /// The server's metrics in the Prometheus text format: HTTP requests by route pattern and
 /// status with latency histograms, game actions, version conflicts, turn timeouts, webhook
-/// deliveries, the database pool and the active games.
+/// deliveries, the database pool, the group commit of actions and the active games.
 #[utoipa::path(operation_id = "metrics", tag = "operations",
     responses(
         (status = 200, description = "Prometheus text exposition format 0.0.4", body = String,
@@ -35,6 +35,10 @@ pub async fn metrics(state: State) -> HttpResponse {
     state
         .metrics
         .set_streams(state.presence.open(), state.presence.max());
+    if let Some(group) = state.db.group_commit() {
+        let (writes, statements, _) = group.counts().get();
+        state.metrics.set_group_commit(writes, statements);
+    }
     let db = state.db.clone();
     let active = web::block(move || {
         let mut conn = db.conn_within(SCRAPE_DB_TIMEOUT)?;

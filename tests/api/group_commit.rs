@@ -163,6 +163,24 @@ async fn writes_queued_behind_a_statement_commit_together_and_each_applies_once(
         "{writes} writes in {statements} statements"
     );
     assert_eq!(largest, 6);
+    // The same counts at /metrics.
+    let metrics =
+        crate::common::send(&app, actix_web::test::TestRequest::get().uri("/metrics")).await;
+    let sample = |name: &str| -> u64 {
+        let line = metrics
+            .text
+            .lines()
+            .find(|l| l.starts_with(&format!("{name} ")));
+        line.unwrap_or_else(|| panic!("{name} missing"))
+            .split(' ')
+            .nth(1)
+            .unwrap()
+            .parse()
+            .unwrap()
+    };
+    let total = group.counts().get();
+    assert_eq!(sample("leekha_group_commit_writes_total"), total.0);
+    assert_eq!(sample("leekha_group_commit_statements_total"), total.1);
     let mut conn = state.db.conn().unwrap();
     for id in &games {
         let table = leekha::games::Table::load(&mut conn, id).unwrap();

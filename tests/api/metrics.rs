@@ -223,6 +223,8 @@ async fn metrics_are_public_prometheus_text_that_parses() {
         "leekha_active_games",
         "leekha_open_streams",
         "leekha_max_streams",
+        "leekha_group_commit_writes_total",
+        "leekha_group_commit_statements_total",
         "leekha_http_requests_total",
         "leekha_http_request_duration_seconds_bucket",
         "leekha_http_request_duration_seconds_count",
