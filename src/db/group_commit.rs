@@ -13,6 +13,11 @@
 //! was. Whatever the writer cannot do as one batch (the same game twice, a batch that fails,
 //! a writer that cannot connect) it hands back untaken, and the caller writes on its own
 //! connection as it did before there was a writer.
+//!
+//! A batch locks several rows in one transaction. Its games are locked in the order of their
+//! ids, the same in every instance; the feed counters of the users it notifies are not, so
+//! two instances' batches notifying the same two users could deadlock: PostgreSQL then ends
+//! one of them, whose writes are handed back like any failed batch.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc;
@@ -155,6 +160,9 @@ fn run(url: &DatabaseUrl, jobs: &mpsc::Receiver<Job>, counts: &Counts) {
                 batch.push(job);
             }
         }
+        // Rows are locked in the order of the games' ids, so that two instances' batches
+        // over the same games wait for each other rather than deadlock.
+        batch.sort_by(|a, b| a.commit.row.id.cmp(&b.commit.row.id));
         if conn.is_none() {
             match PgConnection::establish(url.expose()) {
                 Ok(c) => conn = Some(c),
