@@ -6,10 +6,10 @@ use std::sync::mpsc;
 use std::time::Duration;
 
 use diesel::prelude::*;
-use leekha::games::act::{Act, Acted, Wanted};
+use leekha::games::act::{Act, Acted};
 use serde_json::{Value, json};
 
-use crate::common::play::{four, game_of, get, legal_action};
+use crate::common::play::{four, game_of, get, legal_action, wanted};
 use crate::common::{Session, TestDb};
 
 /// One action through the service, as the handler runs it, on a thread of its own.
@@ -19,22 +19,10 @@ fn act_on_thread(
     player: &Session,
     action: &Value,
 ) -> std::thread::JoinHandle<Result<Acted, leekha::error::Error>> {
-    let card = |c: &Value| c.as_str().unwrap().parse().unwrap();
-    let wanted = match action["type"].as_str() {
-        Some("play") => Wanted::Play(card(&action["card"])),
-        _ => Wanted::Pass(
-            action["cards"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .map(card)
-                .collect(),
-        ),
-    };
     let act = Act {
         game_id: id.to_owned(),
         user_id: player.id.clone(),
-        wanted,
+        wanted: wanted(action),
         expected_version: None,
         idempotency: None,
     };

@@ -822,7 +822,7 @@ async fn an_instance_alone_sends_no_wake_ups_and_one_that_arrives_is_woken_at_on
 /// action through another instance: here, one committed without announcing it).
 #[actix_web::test]
 async fn events_read_at_once_show_an_action_whose_wake_up_has_not_arrived() {
-    use leekha::games::act::{Act, Wanted};
+    use leekha::games::act::Act;
     let db = TestDb::migrated();
     let state = db.state();
     let app = common::app(state.clone()).await;
@@ -841,22 +841,10 @@ async fn events_read_at_once_show_an_action_whose_wake_up_has_not_arrived() {
             }
         }
         let (p, action) = found.expect("someone can act");
-        let card = |c: &Value| c.as_str().unwrap().parse().unwrap();
-        let wanted = match action["type"].as_str() {
-            Some("play") => Wanted::Play(card(&action["card"])),
-            _ => Wanted::Pass(
-                action["cards"]
-                    .as_array()
-                    .unwrap()
-                    .iter()
-                    .map(card)
-                    .collect(),
-            ),
-        };
         let act = Act {
             game_id: id.clone(),
             user_id: p.id.clone(),
-            wanted,
+            wanted: crate::common::play::wanted(&action),
             expected_version: None,
             idempotency: None,
         };

@@ -132,6 +132,23 @@ pub fn legal_action(view: &Value) -> Option<Value> {
     }
 }
 
+/// A request body of [`legal_action`] as the service's command: the cards passed or played.
+pub fn wanted(action: &Value) -> leekha::games::act::Wanted {
+    use leekha::games::act::Wanted;
+    let card = |c: &Value| c.as_str().unwrap().parse().unwrap();
+    match action["type"].as_str() {
+        Some("play") => Wanted::Play(card(&action["card"])),
+        _ => Wanted::Pass(
+            action["cards"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(card)
+                .collect(),
+        ),
+    }
+}
+
 /// How many actions (passes and plays, bots' included) a game has applied, counted from the
 /// events `token`'s owner sees.
 pub async fn action_count<S, B>(app: &S, game: &str, token: &str) -> usize
