@@ -6,8 +6,10 @@
 //! statement without the game's lock ([`Change::commit_unlocked`]): first against the copy
 //! this instance wrote last ([`HotTables`], no read at all), then against a fresh read; when
 //! that does not fit or the game changed meanwhile, the action runs again under the lock, and
-//! that run decides. SQLite always takes the lock (its writers are serialized anyway), and
-//! under it reads the game only when this instance's copy is not at the stored version.
+//! that run decides. The guarded statements of concurrent actions go out together through
+//! the instance's writer ([`GroupCommit`]), one commit for all. SQLite always takes the lock
+//! (its writers are serialized anyway), and under it reads the game only when this
+//! instance's copy is not at the stored version.
 
 use diesel::Connection;
 

@@ -354,7 +354,9 @@ impl Change {
     /// (user, key, request fingerprint) the same statement stores it for retries.
     ///
     /// The statement also checks that `caller` is still neither banned nor deleted and that
-    /// the notified user still has no webhook, which the load may not have seen.
+    /// the notified user still has no webhook, which the load may not have seen. With
+    /// `group` (the instance's writer) the write goes out in one statement with the other
+    /// actions' writes of the moment, each guarded alike ([`GroupCommit::commit`]).
     ///
     /// `Ok(None)` when it did not commit, with nothing written: the change does not fit,
     /// or the game or an account changed meanwhile, or the key was stored meanwhile. The caller then
