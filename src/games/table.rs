@@ -156,6 +156,11 @@ impl Table {
 
     /// The resolved rule set.
     pub fn rules(&self) -> Result<RuleOptions, Error> {
+        // A dealt game holds the options it was dealt with, which are the row's: read them
+        // there rather than parse the JSON again on every view of a kept table.
+        if let Some(game) = &self.parsed {
+            return Ok(*game.options());
+        }
         serde_json::from_str(&self.row.rules)
             .map_err(|e| Error::internal(format!("stored rules: {e}")))
     }
