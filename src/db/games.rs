@@ -473,8 +473,12 @@ macro_rules! find_pg {
         ))
     };
 }
-static FIND_PG: Sql = find_pg!("");
-static FIND_PG_LOCKED: Sql = find_pg!(" FOR UPDATE");
+/// Keys [`FIND_PG`] in diesel's statement cache (see [`Sql`]).
+enum FindKey {}
+static FIND_PG: Sql<FindKey> = find_pg!("");
+/// Keys [`FIND_PG_LOCKED`] in diesel's statement cache.
+enum FindLockedKey {}
+static FIND_PG_LOCKED: Sql<FindLockedKey> = find_pg!(" FOR UPDATE");
 
 #[derive(QueryableByName)]
 struct GameWithSeats {
@@ -526,15 +530,14 @@ pub fn find_with_seats(
     use diesel::sql_types::{Nullable, Text};
     let found: Option<(GameRow, Option<String>, i64, Option<String>)> = match conn {
         AnyConnection::Postgresql(pg) => {
-            let sql = if for_update {
-                &FIND_PG_LOCKED
+            let binds = vec![Bind::OptText(caller), Bind::Text(id)];
+            if for_update {
+                Prepared::new(&FIND_PG_LOCKED, binds).load::<GameWithSeats>(pg)?
             } else {
-                &FIND_PG
-            };
-            Prepared::new(sql, vec![Bind::OptText(caller), Bind::Text(id)])
-                .load::<GameWithSeats>(pg)?
-                .pop()
-                .map(|g| (g.game, g.seats, g.spectators, g.caller))
+                Prepared::new(&FIND_PG, binds).load::<GameWithSeats>(pg)?
+            }
+            .pop()
+            .map(|g| (g.game, g.seats, g.spectators, g.caller))
         }
         AnyConnection::Sqlite(_) => {
             if for_update && !lock(conn, id)? {
@@ -576,7 +579,9 @@ pub struct Probe {
     pub caller: Option<CallerState>,
 }
 
-static PROBE_PG: Sql = Sql::new(concat!(
+/// Keys [`PROBE_PG`] in diesel's statement cache.
+enum ProbeKey {}
+static PROBE_PG: Sql<ProbeKey> = Sql::new(concat!(
     "SELECT games.version, ",
     super::watchers::count_pg!(),
     " AS spectators, ",
@@ -694,6 +699,9 @@ pub struct AccountGuard {
     pub no_webhook: Option<String>,
 }
 
+/// Keys [`COMMIT_PG`] in diesel's statement cache.
+enum CommitKey {}
+
 /// The game row, the new actions and events and one user's notifications in a single
 /// statement (data-modifying CTEs), so that an action costs one round trip for its writes
 /// instead of four or more. It sends no wake-up: the caller announces the change after the
@@ -701,7 +709,7 @@ pub struct AccountGuard {
 /// under PostgreSQL's one notification lock. The user's feed counter is incremented atomically, as
 /// [`crate::notifications::write`] does, so feeds stay contiguous. Placeholders in order,
 /// each once (see [`Prepared`]).
-static COMMIT_PG: Sql = Sql::new(
+static COMMIT_PG: Sql<CommitKey> = Sql::new(
     "WITH g AS (\
     UPDATE games SET status = $1, version = $2, seed = $3, state = $4, to_act = $5, \
     deadline = $6, open_seats = $7, action_count = $8, event_count = $9, result = $10, \
@@ -799,13 +807,16 @@ pub fn commit_pg(pg: &mut diesel::PgConnection, c: &PgCommit) -> QueryResult<boo
     Ok(updated.first().map(|u| u.updated) == Some(1))
 }
 
+/// Keys [`COMMIT_PG_BATCH`] in diesel's statement cache.
+enum CommitBatchKey {}
+
 /// [`COMMIT_PG`] for several games at once: one statement and one commit for a batch of
 /// changes, each still guarded by its own game's version, reminder and accounts. Every
 /// value is an array with one entry per game (the row and its guard) or per new row
 /// (actions, events, notifications, keys: each names its game, and is written only if its
 /// game's row was). A user notified in several of the games gets consecutive feed numbers,
 /// in the batch's order. Placeholders in order, each once (see [`Prepared`]).
-static COMMIT_PG_BATCH: Sql = Sql::new(
+static COMMIT_PG_BATCH: Sql<CommitBatchKey> = Sql::new(
     "WITH x AS (SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[], $4::text[], \
     $5::text[], $6::text[], $7::timestamp[], $8::int[], $9::bigint[], $10::bigint[], \
     $11::text[], $12::text[], $13::timestamp[], $14::timestamp[], $15::timestamp[], \
