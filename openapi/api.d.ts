@@ -6110,9 +6110,9 @@ export interface operations {
     list_events: {
         parameters: {
             query?: {
-                /** @description Events with `seq` greater than this (default 0: from the start). */
+                /** @description Items with `seq` greater than this (default 0: from the start). */
                 after?: number;
-                /** @description Long-poll: wait up to this many seconds (0..=30) for an event when there is none yet. */
+                /** @description Long-poll: wait up to this many seconds (0..=30) for an item when there is none yet. */
                 wait?: number;
                 /** @description 1..=200, default 50. */
                 limit?: number;
@@ -8364,9 +8364,9 @@ export interface operations {
     list_notifications: {
         parameters: {
             query?: {
-                /** @description Notifications with `seq` greater than this (default 0). */
+                /** @description Items with `seq` greater than this (default 0: from the start). */
                 after?: number;
-                /** @description Long-poll: wait up to this many seconds (0..=30) when there is none yet. */
+                /** @description Long-poll: wait up to this many seconds (0..=30) for an item when there is none yet. */
                 wait?: number;
                 /** @description 1..=200, default 50. */
                 limit?: number;

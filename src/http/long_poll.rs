@@ -8,12 +8,42 @@
 use std::future::Future;
 use std::time::Duration;
 
+use serde::Deserialize;
+use utoipa::IntoParams;
+
 use crate::app::AppState;
 use crate::app::presence::Watch;
 use crate::error::{Error, Kind};
+use crate::http::pagination;
 
 /// The longest wait a client may ask for, in seconds.
 pub const MAX_WAIT_SECS: u64 = 30;
+
+/// The query of a long-polled list numbered by `seq` (a game's events, the caller's feed).
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct Query {
+    /// Items with `seq` greater than this (default 0: from the start).
+    #[param(minimum = 0)]
+    pub after: Option<i64>,
+    /// Long-poll: wait up to this many seconds (0..=30) for an item when there is none yet.
+    #[param(minimum = 0, maximum = 30)]
+    pub wait: Option<u64>,
+    /// 1..=200, default 50.
+    #[param(minimum = 1, maximum = 200)]
+    pub limit: Option<i64>,
+}
+
+impl Query {
+    /// `after`, `wait` (seconds) and `limit`, checked, with their defaults filled in.
+    ///
+    /// # Errors
+    /// `validation_failed` for any of them out of range (see [`check`]).
+    pub fn checked(&self) -> Result<(i64, u64, i64), Error> {
+        let (after, wait) = check(self.after, self.wait)?;
+        Ok((after, wait, pagination::limit(self.limit, 50, 200)?))
+    }
+}
 
 /// Checks `after` and `wait` of a long-poll query.
 ///

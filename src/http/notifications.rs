@@ -3,31 +3,16 @@
 use actix_web::{delete, get, put, web};
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
-use utoipa::{IntoParams, ToSchema};
+use utoipa::ToSchema;
 
 use crate::db::{self, outbox};
 use crate::error::Error;
 use crate::http::extract::Mine;
+use crate::http::long_poll;
 use crate::http::reply::{Reply, no_content, ok};
-use crate::http::{long_poll, pagination};
 use crate::notifications::{self, NotificationView};
 
 routes! { self::{feed, put_webhook, get_webhook, delete_webhook} }
-
-/// Which notifications.
-#[derive(Debug, Deserialize, IntoParams)]
-#[into_params(parameter_in = Query)]
-pub struct FeedQuery {
-    /// Notifications with `seq` greater than this (default 0).
-    #[param(minimum = 0)]
-    pub after: Option<i64>,
-    /// Long-poll: wait up to this many seconds (0..=30) when there is none yet.
-    #[param(minimum = 0, maximum = 30)]
-    pub wait: Option<u64>,
-    /// 1..=200, default 50.
-    #[param(minimum = 1, maximum = 200)]
-    pub limit: Option<i64>,
-}
 
 /// A page of the feed.
 #[derive(Debug, Serialize, Deserialize, ToSchema)]
@@ -108,13 +93,12 @@ pub struct WebhookView {
 /// s) the call returns as soon as a notification exists, or empty when the wait runs out:
 /// loop on it to follow the feed.
 #[utoipa::path(operation_id = "list_notifications", tag = "notifications", security(("bearer" = [])),
-    params(FeedQuery),
+    params(long_poll::Query),
     responses((status = 200, description = "Notifications (possibly none when the wait ran out)", body = FeedPage)))]
 #[get("/me/notifications")]
-pub async fn feed(me: Mine<(), web::Query<FeedQuery>>) -> Reply {
+pub async fn feed(me: Mine<(), web::Query<long_poll::Query>>) -> Reply {
     let query = &me.input;
-    let (after, wait) = long_poll::check(query.after, query.wait)?;
-    let limit = pagination::limit(query.limit, 50, 200)?;
+    let (after, wait, limit) = query.checked()?;
     let (rows, last_seq) = long_poll::poll(
         &me.state,
         me.user.id(),

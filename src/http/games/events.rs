@@ -1,33 +1,16 @@
 //! `GET /games/{id}/events`.
 
 use actix_web::{get, web};
-use serde::Deserialize;
-use utoipa::IntoParams;
 
 use crate::db::games as store;
 use crate::games::Table;
 use crate::http::extract::Call;
+use crate::http::long_poll;
 use crate::http::reply::{Reply, ok};
 use crate::http::views::events::{EventView, EventsPage};
-use crate::http::{long_poll, pagination};
 
 use super::{OnGame, reseats, spectate, viewer_now, viewer_of};
 use crate::error::Error;
-
-/// Which events.
-#[derive(Debug, Deserialize, IntoParams)]
-#[into_params(parameter_in = Query)]
-pub struct EventsQuery {
-    /// Events with `seq` greater than this (default 0: from the start).
-    #[param(minimum = 0)]
-    pub after: Option<i64>,
-    /// Long-poll: wait up to this many seconds (0..=30) for an event when there is none yet.
-    #[param(minimum = 0, maximum = 30)]
-    pub wait: Option<u64>,
-    /// 1..=200, default 50.
-    #[param(minimum = 1, maximum = 200)]
-    pub limit: Option<i64>,
-}
 
 /// The game's events after a sequence number.
 ///
@@ -35,10 +18,10 @@ pub struct EventsQuery {
 /// s) until at least one exists; it also wakes for actions that arrive through other server
 /// instances. `GET /games/{id}/events/stream` delivers the same events as a stream.
 #[utoipa::path(operation_id = "list_events", tag = "games", security(("bearer" = [])),
-    params(("id" = uuid::Uuid, Path, description = "Game id"), EventsQuery),
+    params(("id" = uuid::Uuid, Path, description = "Game id"), long_poll::Query),
     responses((status = 200, description = "Events (possibly none when the wait ran out)", body = EventsPage)))]
 #[get("/games/{id}/events")]
-pub async fn events(on: OnGame<web::Query<EventsQuery>>) -> Reply {
+pub async fn events(on: OnGame<web::Query<long_poll::Query>>) -> Reply {
     let Call {
         state,
         user,
@@ -46,8 +29,7 @@ pub async fn events(on: OnGame<web::Query<EventsQuery>>) -> Reply {
         input: query,
     } = on;
     let id = path.into_inner().to_string();
-    let (after, wait) = long_poll::check(query.after, query.wait)?;
-    let limit = pagination::limit(query.limit, 50, 200)?;
+    let (after, wait, limit) = query.checked()?;
     let gid = id.clone();
     let table = state.db.run(move |conn| Table::load(conn, &gid)).await?;
     let mut viewer = viewer_of(&table, user.id())?;

@@ -15,7 +15,6 @@ mod show;
 
 pub use act::ActionRequest;
 pub use create::{CreateGame, RulesInput, SeatRequest};
-pub use events::EventsQuery;
 pub use hint::HintView;
 pub use lobby::ListQuery;
 pub use seats::JoinRequest;
