@@ -224,6 +224,12 @@ impl Table {
         s.user_id.is_none() && s.bot_level.is_none() && s.invited_user_id.is_none()
     }
 
+    /// Whether anyone may join the seat now: it is open and the game still waits for players
+    /// (the seats an aborted game's players left are empty, but nobody can take them).
+    pub fn is_joinable(&self, seat: Seat) -> bool {
+        self.row.status == GameStatus::Waiting && self.is_open(seat)
+    }
+
     /// Why a bot acts for a seat, if one does.
     pub fn bot_reason(&self, seat: Seat) -> Option<BotReason> {
         self.seats[seat.index()].bot_reason

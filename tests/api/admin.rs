@@ -567,6 +567,10 @@ async fn an_aborted_game_shows_aborted_to_its_players() {
     )
     .await;
     assert_eq!(reply.json["status"], "aborted", "{}", reply.text);
+    // Its empty seats can no longer be joined, so none is shown open.
+    for seat in 1..4 {
+        assert_eq!(reply.json["seats"][seat]["open"], false, "{}", reply.text);
+    }
     let lobby = get(&app, "/api/v1/games", &players[1].access).await;
     assert!(
         lobby.json["items"]

@@ -33,7 +33,8 @@ pub struct SeatEntry {
     /// The bot acting for the seat, if any.
     #[schema(required = true)]
     pub bot: Option<BotLevel>,
-    /// Anyone may join this seat.
+    /// Anyone may join this seat now: it is empty, reserved for nobody, and the game waits
+    /// for players.
     pub open: bool,
     /// The user this seat is reserved for.
     #[schema(required = true)]
@@ -258,7 +259,7 @@ pub fn game_view(table: &Table, viewer: Option<Seat>) -> Result<GameView, Error>
                 seat: s.seat as u8,
                 player: player_ref(table, s.user_id.as_deref()),
                 bot: s.bot_level,
-                open: s.user_id.is_none() && s.bot_level.is_none() && s.invited_user_id.is_none(),
+                open: Seat::new(s.seat as u8).is_some_and(|seat| table.is_joinable(seat)),
                 invited: if s.user_id.is_none() {
                     player_ref(table, s.invited_user_id.as_deref())
                 } else {

@@ -57,7 +57,7 @@ pub struct SeatBrief {
     /// The bot acting, if any.
     #[schema(required = true)]
     pub bot: Option<BotLevel>,
-    /// Open to anyone.
+    /// Anyone may join it now (empty, reserved for nobody, the game waiting).
     pub open: bool,
 }
 
@@ -78,7 +78,7 @@ pub fn seat_briefs(table: &Table) -> Vec<SeatBrief> {
             seat: s.seat as u8,
             player: player_ref(table, s.user_id.as_deref()),
             bot: s.bot_level,
-            open: Seat::new(s.seat as u8).is_some_and(|seat| table.is_open(seat)),
+            open: Seat::new(s.seat as u8).is_some_and(|seat| table.is_joinable(seat)),
         })
         .collect()
 }
