@@ -57,7 +57,10 @@ impl Cursor {
         }
         let (at, id) = raw.split_once('|').ok_or_else(invalid)?;
         let at = NaiveDateTime::parse_from_str(at, TIME_FORMAT).map_err(|_| invalid())?;
-        Ok(Cursor::Keyset(at, id.to_owned()))
+        // Every keyset list is ordered by a UUID after its time: anything else in that place
+        // was not made here.
+        let id = uuid::Uuid::parse_str(id).map_err(|_| invalid())?;
+        Ok(Cursor::Keyset(at, id.to_string()))
     }
 
     /// A keyset cursor from the query, if any.
@@ -215,11 +218,16 @@ mod tests {
     #[test]
     fn cursors_round_trip_and_junk_is_refused() {
         let at = NaiveDateTime::parse_from_str("2026-12-01T10:00:00.123456", TIME_FORMAT).unwrap();
-        for c in [Cursor::Keyset(at, "abc".into()), Cursor::Offset(40)] {
+        let id = "0b6f5c1e-6a43-4f7e-9a53-3b1f4f3c2d10";
+        for c in [Cursor::Keyset(at, id.into()), Cursor::Offset(40)] {
             assert_eq!(Cursor::decode(&c.encode()).unwrap(), c);
         }
         assert!(Cursor::decode("!!").is_err());
-        assert!(Cursor::offset(Some(&Cursor::Keyset(at, "x".into()).encode())).is_err());
+        // A keyset's id is a UUID: a tampered one is refused, not used as a position.
+        for id in ["zzz", ""] {
+            assert!(Cursor::decode(&Cursor::Keyset(at, id.into()).encode()).is_err());
+        }
+        assert!(Cursor::offset(Some(&Cursor::Keyset(at, id.into()).encode())).is_err());
         assert_eq!(limit(None, 50, 200).unwrap(), 50);
         assert!(limit(Some(0), 50, 200).is_err());
     }
