@@ -42,14 +42,27 @@ pub fn mark_plain<B: MessageBody>(res: &mut ServiceResponse<B>) {
 }
 
 /// Outside `Compress` (with [`super::adjust::each_response`]): removes the mark of
-/// [`mark_plain`].
+/// [`mark_plain`], and says `Vary: Accept-Encoding` on every response whose body depends on
+/// that header, compressed or not (RFC 9110 §12.5.5), so that a shared cache never serves
+/// one client's encoding to another. A 304 carries it too: it stands for the full response.
 pub fn unmark<B>(res: &mut ServiceResponse<B>) {
-    if res
+    let plain = res
         .headers()
         .get(header::CONTENT_ENCODING)
-        .is_some_and(|v| v == "identity")
-    {
+        .is_some_and(|v| v == "identity");
+    if plain {
         res.headers_mut().remove(header::CONTENT_ENCODING);
+    }
+    let varies = !plain || res.status() == actix_web::http::StatusCode::NOT_MODIFIED;
+    let said = res.headers().get_all(header::VARY).any(|v| {
+        v.to_str().is_ok_and(|v| {
+            v.split(',')
+                .any(|name| name.trim().eq_ignore_ascii_case("accept-encoding"))
+        })
+    });
+    if varies && !said {
+        res.headers_mut()
+            .append(header::VARY, HeaderValue::from_static("accept-encoding"));
     }
 }
 

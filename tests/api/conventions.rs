@@ -425,6 +425,14 @@ async fn responses_are_compressed_with_gzip_or_brotli_when_the_client_accepts_it
     assert_eq!(plain.status, 200);
     assert!(plain.header("content-encoding").is_none());
     assert!(plain.json.is_object());
+    // Uncompressed, but only because this client did not ask: a shared cache must know.
+    assert!(
+        plain
+            .header("vary")
+            .is_some_and(|v| v.contains("accept-encoding")),
+        "{:?}",
+        plain.headers
+    );
     for encoding in ["gzip", "br"] {
         let reply = send(&app, get_encoded("/openapi.json", Some(encoding))).await;
         assert_eq!(reply.status, 200);
@@ -496,6 +504,17 @@ async fn compressed_game_views_keep_their_etag_and_long_polls_still_answer() {
     assert_eq!(unchanged.status, 304);
     assert_eq!(unchanged.header("etag"), Some(etag));
     assert!(unchanged.body.is_empty() && unchanged.header("content-encoding").is_none());
+    // The 304 stands for the full response, which varies with the encoding; so does the
+    // uncompressed view.
+    for reply in [&unchanged, &plain] {
+        assert!(
+            reply
+                .header("vary")
+                .is_some_and(|v| v.contains("accept-encoding")),
+            "{:?}",
+            reply.headers
+        );
+    }
 
     // A long-poll that runs out answers as usual, compressed or not.
     let events = send(
