@@ -1,13 +1,13 @@
 //! Away mode: `PUT /me/away` and `DELETE /me/away`.
 
-use actix_web::{delete, put, web};
+use actix_web::{delete, put};
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
 use crate::app::AppState;
 use crate::games::away::{self, AwayChange};
-use crate::http::extract::Mine;
+use crate::http::extract::{Json, Mine};
 use crate::http::reply::{Reply, no_content, ok};
 
 routes! { self::{put_away, delete_away} }
@@ -43,7 +43,7 @@ pub struct AwayView {
         (status = 200, description = "Away until then", body = AwayView),
         (status = 400, description = "`until` not in the future or more than 30 days ahead")))]
 #[put("/me/away")]
-pub async fn put_away(me: Mine<(), web::Json<AwayRequest>>) -> Reply {
+pub async fn put_away(me: Mine<(), Json<AwayRequest>>) -> Reply {
     let until = me.input.until.naive_utc();
     let changed = me
         .mine(move |conn, id| away::go_away(conn, id, until))

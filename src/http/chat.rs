@@ -11,7 +11,7 @@ use crate::auth::ratelimit::AuthLimits;
 use crate::chat::{self, Content, PHRASES};
 use crate::db::chat::{Listed, MessageRow};
 use crate::error::Error;
-use crate::http::extract::Mine;
+use crate::http::extract::{Json, Mine};
 use crate::http::games::OnGame;
 use crate::http::problem::ApiError;
 use crate::http::reply::{Reply, created, ok};
@@ -203,7 +203,7 @@ pub async fn phrases() -> HttpResponse {
         (status = 409, description = "The game is over (`chat_closed`)"),
         (status = 429, description = "More than 20 messages a minute")))]
 #[post("/games/{id}/chat")]
-pub async fn post_message(on: OnGame<web::Json<NewMessage>>) -> Reply {
+pub async fn post_message(on: OnGame<Json<NewMessage>>) -> Reply {
     let NewMessage { text, phrase } = &*on.input;
     let content = match (text, phrase) {
         (Some(text), None) => Content::Text(chat::check_text(text)?),
@@ -253,7 +253,7 @@ pub async fn list_messages(on: OnGame<web::Query<ChatQuery>>) -> Reply {
 }
 
 /// A report of the message the path names (game id, message id).
-type Report = Mine<web::Path<(uuid::Uuid, uuid::Uuid)>, web::Json<ReportRequest>>;
+type Report = Mine<web::Path<(uuid::Uuid, uuid::Uuid)>, Json<ReportRequest>>;
 
 /// Report a message to the moderators.
 ///

@@ -353,18 +353,74 @@ impl<T: serde::de::DeserializeOwned + Default + 'static> FromRequest for Optiona
             if declared_json.is_none() {
                 return Err(refuse(unsupported_media_type()));
             }
-            serde_json::from_slice(&body).map(Self).map_err(|e| {
-                // serde_json reports a wrong token for an enum (`true` for a rule option) as
-                // a syntax error; in a body that is JSON it is a wrong value all the same.
-                let json = || serde_json::from_slice::<serde::de::IgnoredAny>(&body).is_ok();
-                refuse(if e.is_data() || json() {
-                    Error::validation(e.to_string())
-                } else {
-                    Error::bad_request(format!("malformed JSON: {e}"))
-                })
-            })
+            let value = serde_json::from_slice(&body)
+                .map_err(|e| refuse(Error::bad_request(format!("malformed JSON: {e}"))))?;
+            object(value).map(Self).map_err(refuse)
         })
     }
+}
+
+/// A required JSON body, which must be an object.
+///
+/// actix-web's `Json` reads the body (its `JsonConfig`: size limit, media type, and the
+/// problem for each failure); what it reads must then be an object, as every request schema
+/// of the API is (see [`object`]).
+#[derive(Debug, Clone)]
+pub struct Json<T>(pub T);
+
+impl<T> Json<T> {
+    /// The body.
+    pub fn into_inner(self) -> T {
+        self.0
+    }
+}
+
+impl<T> std::ops::Deref for Json<T> {
+    type Target = T;
+
+    fn deref(&self) -> &T {
+        &self.0
+    }
+}
+
+impl<T: serde::de::DeserializeOwned + 'static> FromRequest for Json<T> {
+    type Error = actix_web::Error;
+    type Future = Pin<Box<dyn Future<Output = Result<Self, actix_web::Error>>>>;
+
+    fn from_request(req: &HttpRequest, payload: &mut Payload) -> Self::Future {
+        let body = web::Json::<serde_json::Value>::from_request(req, payload);
+        Box::pin(async move {
+            let web::Json(value) = body.await?;
+            object(value).map(Self).map_err(refuse)
+        })
+    }
+}
+
+/// A request body that is JSON, read as `T`: only an object will do, and a wrong value in it
+/// is `validation_failed`.
+///
+/// serde would also fill a struct from an array of its fields in order, which no schema of
+/// the API allows; and serde_json calls a wrong token where an enum belongs (`null` for a
+/// platform) a syntax error, although the body is JSON. Reading the body as a JSON value
+/// first settles both: what fails after that is a wrong value.
+///
+/// # Errors
+/// `validation_failed` for anything but an object, or an object that is not a `T`.
+pub fn object<T: serde::de::DeserializeOwned>(value: serde_json::Value) -> Result<T, Error> {
+    let kind = match &value {
+        serde_json::Value::Object(_) => None,
+        serde_json::Value::Array(_) => Some("an array"),
+        serde_json::Value::String(_) => Some("a string"),
+        serde_json::Value::Number(_) => Some("a number"),
+        serde_json::Value::Bool(_) => Some("a boolean"),
+        serde_json::Value::Null => Some("null"),
+    };
+    if let Some(kind) = kind {
+        return Err(Error::validation(format!(
+            "the body must be a JSON object, not {kind}"
+        )));
+    }
+    serde_json::from_value(value).map_err(|e| Error::validation(e.to_string()))
 }
 
 fn refuse(error: Error) -> actix_web::Error {

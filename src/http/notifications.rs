@@ -7,7 +7,7 @@ use utoipa::ToSchema;
 
 use crate::db::{self, outbox};
 use crate::error::Error;
-use crate::http::extract::Mine;
+use crate::http::extract::{Json, Mine};
 use crate::http::long_poll;
 use crate::http::reply::{Reply, no_content, ok};
 use crate::notifications::{self, NotificationView};
@@ -142,7 +142,7 @@ pub async fn feed(me: Mine<(), web::Query<long_poll::Query>>) -> Reply {
         (status = 200, description = "Set", body = WebhookView),
         (status = 400, description = "Invalid URL or secret; private addresses (`webhook_url_not_allowed`)")))]
 #[put("/me/webhook")]
-pub async fn put_webhook(me: Mine<(), web::Json<WebhookRequest>>) -> Reply {
+pub async fn put_webhook(me: Mine<(), Json<WebhookRequest>>) -> Reply {
     let (me, body) = me.split();
     let WebhookRequest { url, secret } = body.into_inner();
     let n = secret.chars().count();
@@ -176,8 +176,8 @@ pub async fn get_webhook(me: Mine) -> Reply {
 
 /// Remove the caller's webhook.
 ///
-/// Removes the caller's webhook; pending deliveries are dropped. Pending deliveries are
-/// dropped. Answers 204 also when there was none.
+/// Removes the caller's webhook; pending deliveries are dropped. Answers 204 also when there
+/// was none.
 #[utoipa::path(operation_id = "delete_webhook", tag = "notifications", security(("bearer" = [])),
     responses((status = 204, description = "Removed")))]
 #[delete("/me/webhook")]

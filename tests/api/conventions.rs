@@ -844,3 +844,76 @@ async fn every_list_takes_at_most_200_and_gives_50_by_default() {
         "a full page ends at its last event"
     );
 }
+
+#[actix_web::test]
+async fn a_body_must_be_a_json_object_and_a_wrong_value_in_it_is_validation_failed() {
+    let db = TestDb::migrated();
+    let app = common::app(db.state()).await;
+    let players = crate::common::play::four(&app, "obj").await;
+    let game = crate::common::play::game_of(&app, &players, json!({})).await;
+    let token = &players[0].access;
+    let raw = |method: Method, uri: &str, body: &str| {
+        TestRequest::default()
+            .method(method)
+            .uri(uri)
+            .insert_header(("content-type", "application/json"))
+            .set_payload(body.to_owned())
+    };
+    // serde would fill a struct from an array of its fields; no schema of the API allows it.
+    for (uri, body) in [
+        (
+            "/api/v1/games",
+            r#"[null, null, "private", null, null, null]"#,
+        ),
+        (
+            &format!("/api/v1/games/{game}/actions"),
+            r#"["play", "KC"]"#,
+        ),
+        (&format!("/api/v1/games/{game}/actions"), r#""play""#),
+        ("/api/v1/me/devices", r#"["webpush"]"#),
+        ("/api/v1/me/away", "null"),
+    ] {
+        let reply = send(&app, bearer(raw(Method::POST, uri, body), token)).await;
+        let reply = if reply.status == 405 {
+            send(&app, bearer(raw(Method::PUT, uri, body), token)).await
+        } else {
+            reply
+        };
+        reply.assert_problem(400, "validation_failed");
+        assert!(reply.text.contains("JSON object"), "{uri}: {}", reply.text);
+    }
+    let account = raw(
+        Method::POST,
+        "/api/v1/auth/register",
+        r#"["eve", "a password"]"#,
+    );
+    send(&app, account)
+        .await
+        .assert_problem(400, "validation_failed");
+    // Nothing was made of them.
+    let mine = send(
+        &app,
+        bearer(TestRequest::get().uri("/api/v1/me/games"), token),
+    )
+    .await;
+    assert_eq!(
+        mine.json["items"].as_array().unwrap().len(),
+        1,
+        "{}",
+        mine.text
+    );
+    // A wrong token where an enum belongs is a wrong value, not malformed JSON.
+    for body in [r#"{"platform": null}"#, r#"{"platform": 5}"#] {
+        send(
+            &app,
+            bearer(raw(Method::POST, "/api/v1/me/devices", body), token),
+        )
+        .await
+        .assert_problem(400, "validation_failed");
+    }
+    // What is not JSON at all still is.
+    let cut = raw(Method::POST, "/api/v1/me/devices", r#"{"platform": "fc"#);
+    send(&app, bearer(cut, token))
+        .await
+        .assert_problem(400, "bad_request");
+}

@@ -1,12 +1,12 @@
 //! The caller's profile: read, change, delete.
 
-use actix_web::{HttpRequest, delete, get, patch, web};
+use actix_web::{HttpRequest, delete, get, patch};
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
 use crate::accounts::{self, ProfileChange};
 use crate::auth::{Password, Username};
-use crate::http::extract::{AuthUser, Call, Mine};
+use crate::http::extract::{AuthUser, Call, Json, Mine};
 use crate::http::reply::{Reply, no_content, ok};
 
 use super::{UserView, check_rate};
@@ -80,7 +80,7 @@ pub async fn me(user: AuthUser) -> Reply {
         (status = 409, description = "Username taken"),
         (status = 429, description = "Too many `current_password` checks (`rate_limited`)")))]
 #[patch("/me")]
-pub async fn update_me(req: HttpRequest, call: Mine<(), web::Json<UpdateMe>>) -> Reply {
+pub async fn update_me(req: HttpRequest, call: Mine<(), Json<UpdateMe>>) -> Reply {
     let Call {
         state,
         user,

@@ -2,7 +2,7 @@
 
 use std::future::Future;
 
-use actix_web::{HttpRequest, post, web};
+use actix_web::{HttpRequest, post};
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
@@ -11,6 +11,7 @@ use crate::app::AppState;
 use crate::auth::{Password, Username};
 use crate::db::AnyConnection;
 use crate::error::Error;
+use crate::http::extract::Json;
 use crate::http::rate_limit;
 use crate::http::reply::{Reply, State, created, no_content, ok};
 
@@ -134,7 +135,7 @@ where
         (status = 409, description = "Username taken (`username_taken`)"),
         (status = 429, description = "Rate limited")))]
 #[post("/auth/register")]
-pub async fn register(state: State, req: HttpRequest, body: web::Json<Credentials>) -> Reply {
+pub async fn register(state: State, req: HttpRequest, body: Json<Credentials>) -> Reply {
     let answer = async {
         let account = NewAccount {
             username: Username::parse(&body.username)?,
@@ -159,7 +160,7 @@ pub async fn register(state: State, req: HttpRequest, body: web::Json<Credential
         (status = 401, description = "Wrong username or password (`invalid_credentials`)"),
         SessionRefusals))]
 #[post("/auth/login")]
-pub async fn login(state: State, req: HttpRequest, body: web::Json<Credentials>) -> Reply {
+pub async fn login(state: State, req: HttpRequest, body: Json<Credentials>) -> Reply {
     let Credentials { username, password } = body.into_inner();
     let account = username.clone();
     let answer = open_session(&state, false, move |conn, issuer| {
@@ -194,7 +195,7 @@ pub async fn guest(state: State, req: HttpRequest) -> Reply {
         (status = 401, description = "Unknown, expired, spent or revoked (`invalid_token`)"),
         SessionRefusals))]
 #[post("/auth/refresh")]
-pub async fn refresh(state: State, req: HttpRequest, body: web::Json<RefreshRequest>) -> Reply {
+pub async fn refresh(state: State, req: HttpRequest, body: Json<RefreshRequest>) -> Reply {
     let RefreshRequest { refresh_token } = body.into_inner();
     let answer = open_session(&state, false, move |conn, issuer| {
         accounts::refresh(conn, issuer, &refresh_token)
@@ -212,7 +213,7 @@ pub async fn refresh(state: State, req: HttpRequest, body: web::Json<RefreshRequ
         (status = 204, description = "Logged out"),
         (status = 400, description = "Malformed input")))]
 #[post("/auth/logout")]
-pub async fn logout(state: State, body: web::Json<RefreshRequest>) -> Reply {
+pub async fn logout(state: State, body: Json<RefreshRequest>) -> Reply {
     let RefreshRequest { refresh_token } = body.into_inner();
     let session = state
         .db

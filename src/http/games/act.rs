@@ -102,8 +102,7 @@ impl ActionRequest {
         user_id: &str,
         req: &HttpRequest,
     ) -> Result<Act, Error> {
-        let this: ActionRequest =
-            serde_json::from_value(body).map_err(|e| Error::validation(e.to_string()))?;
+        let this: ActionRequest = crate::http::extract::object(body)?;
         let key = match req.headers().get("idempotency-key") {
             None => None,
             Some(v) => {
@@ -161,8 +160,10 @@ impl ActionRequest {
             ("Idempotent-Replayed" = String, description = "`true` when this is the stored answer to an earlier request with the same `Idempotency-Key`; absent otherwise"))),
         (status = 400, description = "Malformed action or card code (`invalid_card`)"),
         (status = 403, description = "The caller has no seat (`not_seated`), or banned"),
-        (status = 409, description = "`version_conflict`, `game_not_active`, `seat_controlled_by_bot`"),
-        (status = 422, description = "Illegal: `not_your_turn`, `wrong_phase`, `card_not_in_hand`, `must_follow_suit`, `must_play_leekha`, `talbees`, `pass_restriction`, `wrong_card_count`, `duplicate_card`, `already_committed`, `game_over`, `idempotency_key_reused`")))]
+        (status = 409, description = "`version_conflict`, `game_not_active`, `seat_controlled_by_bot`", headers(
+            ("Idempotent-Replayed" = String, description = "`true` when this is the stored refusal of an earlier request with the same `Idempotency-Key`; absent otherwise"))),
+        (status = 422, description = "Illegal: `not_your_turn`, `wrong_phase`, `card_not_in_hand`, `must_follow_suit`, `must_play_leekha`, `talbees`, `pass_restriction`, `wrong_card_count`, `duplicate_card`, `already_committed`, `game_over`, `idempotency_key_reused`", headers(
+            ("Idempotent-Replayed" = String, description = "`true` when this is the stored refusal of an earlier request with the same `Idempotency-Key`; absent otherwise")))))]
 #[post("/games/{id}/actions")]
 pub async fn act(on: OnGameByToken<(HttpRequest, web::Json<serde_json::Value>)>) -> Reply {
     let Call {
