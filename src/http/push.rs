@@ -8,12 +8,12 @@ use utoipa::ToSchema;
 
 use crate::db;
 use crate::db::push::DeviceRow;
-use crate::http::extract::Mine;
+use crate::http::extract::{Json, Mine};
 use crate::http::reply::{Reply, State, made_or_held, no_content, ok};
 use crate::push::{self, NotificationSettings, Platform, Registration};
 
 routes! {
-    self::{push_config, register_device, list_devices, delete_device, get_settings, put_settings},
+    self::{push_config, register_device, list_devices, get_device, delete_device, get_settings, put_settings},
 }
 
 /// What this server can deliver.
@@ -40,7 +40,7 @@ pub struct SubscriptionKeys {
     /// The browser's P-256 public key (base64url, uncompressed, 65 bytes).
     #[schema(
         pattern = "^[A-Za-z0-9_-]{87}=?$",
-        example = "BFhq5SZMyw54SZmq7N_F5ySQIUCByMMBSfAumDQ5IbyTu8sdqELGaMiZFPN_G5r5K8hY9D6tJ6-AVuLByGc9DU0"
+        example = "BMvZbIAEYsX4b4mt_ggOnoi0lD5bsgvDMZ--OtnlO1XBv70FITbkPkBrv1_PzlejR1YmDhCC3WvbmmdV6bBs6-4"
     )]
     pub p256dh: String,
     /// The 16-byte auth secret (base64url).
@@ -71,7 +71,8 @@ pub struct Subscription {
 pub struct DeviceRequest {
     /// The push service.
     pub platform: Platform,
-    /// `fcm`, `apns`: the device token (at most 4096 characters).
+    /// `fcm`: the registration token (at most 4096 printable characters); `apns`: the device
+    /// token in hex (case does not matter).
     #[schema(format = Password, max_length = 4096)]
     pub token: Option<String>,
     /// `webpush`: the subscription.
@@ -143,9 +144,9 @@ pub async fn push_config(state: State) -> Reply {
 
 /// Register a device.
 ///
-/// Registers an FCM token or a Web Push subscription for the caller: every notification is
-/// then also pushed to it. The same token or endpoint again answers 200 with the same `id`
-/// (its keys and locale updated). A user has at most 10 devices: registering another drops
+/// Registers an FCM registration token, an APNs device token or a Web Push subscription for
+/// the caller: every notification is then also pushed to it. The same token or endpoint again
+/// answers 200 with the same `id` (its keys and locale updated). A user has at most 10 devices: registering another drops
 /// the oldest.
 #[utoipa::path(operation_id = "register_device", tag = "push", security(("bearer" = [])),
     request_body = DeviceRequest,
@@ -155,7 +156,7 @@ pub async fn push_config(state: State) -> Reply {
         (status = 400, description = "Invalid token, subscription or locale; an endpoint on a private address (`push_endpoint_not_allowed`)"),
         (status = 422, description = "This server does not deliver to the platform (`push_platform_unavailable`)")))]
 #[post("/me/devices")]
-pub async fn register_device(me: Mine<(), web::Json<DeviceRequest>>) -> Reply {
+pub async fn register_device(me: Mine<(), Json<DeviceRequest>>) -> Reply {
     let (me, body) = me.split();
     let DeviceRequest {
         platform,
@@ -196,6 +197,24 @@ pub async fn list_devices(me: Mine) -> Reply {
     })
 }
 
+/// One of the caller's devices.
+///
+/// The device a registration's `Location` names, with its last success and last error. Its
+/// token or endpoint is never shown.
+#[utoipa::path(operation_id = "get_device", tag = "push", security(("bearer" = [])),
+    params(("id" = uuid::Uuid, Path, description = "Device id")),
+    responses(
+        (status = 200, description = "The device", body = DeviceView),
+        (status = 404, description = "The caller has no such device")))]
+#[get("/me/devices/{id}")]
+pub async fn get_device(me: Mine<web::Path<uuid::Uuid>>) -> Reply {
+    let device = me.path.to_string();
+    let row = me
+        .mine(move |conn, id| push::device(conn, id, &device))
+        .await?;
+    ok(DeviceView::from(&row))
+}
+
 /// Remove a device.
 ///
 /// Removes one of the caller's devices; its pending pushes are dropped.
@@ -234,7 +253,7 @@ pub async fn get_settings(me: Mine) -> Reply {
         (status = 200, description = "Saved", body = NotificationSettings),
         (status = 400, description = "Invalid quiet hours or time zone")))]
 #[put("/me/notification-settings")]
-pub async fn put_settings(me: Mine<(), web::Json<NotificationSettings>>) -> Reply {
+pub async fn put_settings(me: Mine<(), Json<NotificationSettings>>) -> Reply {
     let (me, body) = me.split();
     let settings = body.into_inner();
     if let Some(q) = &settings.quiet_hours {

@@ -167,7 +167,26 @@ pub fn check(reg: Registration, config: &Config) -> Result<Checked, Error> {
                 locale,
             })
         }
-        (Platform::Fcm | Platform::Apns, Some(token), None) => {
+        (Platform::Apns, Some(token), None) => {
+            // The device token in hex, as the app gets it; one case, so that the same device
+            // registered twice is found again.
+            let ok = (2..=MAX_TOKEN).contains(&token.len())
+                && token.len() % 2 == 0
+                && token.bytes().all(|b| b.is_ascii_hexdigit());
+            if !ok {
+                return Err(Error::validation(format!(
+                    "an APNs token is the device token in hex: an even number of hex digits, \
+                     at most {MAX_TOKEN}"
+                )));
+            }
+            Ok(Checked {
+                platform,
+                token: token.to_ascii_lowercase(),
+                keys: None,
+                locale,
+            })
+        }
+        (Platform::Fcm, Some(token), None) => {
             let ok = (1..=MAX_TOKEN).contains(&token.len())
                 && token.bytes().all(|b| b.is_ascii_graphic());
             if !ok {
@@ -272,6 +291,21 @@ pub fn register(
 /// Database errors.
 pub fn devices(conn: &mut AnyConnection, user_id: &str) -> Result<Vec<DeviceRow>, Error> {
     Ok(store::devices_of(conn, user_id)?)
+}
+
+/// One of the user's devices.
+///
+/// # Errors
+/// `not_found` when the user has no such device (another user's is not theirs); database
+/// errors.
+pub fn device(
+    conn: &mut AnyConnection,
+    user_id: &str,
+    device_id: &str,
+) -> Result<DeviceRow, Error> {
+    store::device(conn, device_id)?
+        .filter(|d| d.user_id == user_id)
+        .ok_or_else(|| Error::not_found("no such device"))
 }
 
 /// Removes the user's device and its pending pushes.

@@ -361,3 +361,42 @@ fn the_example_check_catches_what_it_is_for() {
         );
     }
 }
+
+/// Fitting the schema is not enough for a device: which fields go together, and whether a
+/// key is a real P-256 point, are the server's checks. A client that sends the documented
+/// example must not be refused.
+#[test]
+fn the_device_examples_are_registrations_the_server_accepts() {
+    let doc = serde_json::to_value(leekha::http::openapi()).unwrap();
+    let examples = doc["components"]["examples"].as_object().unwrap();
+    let devices: Vec<&Value> = examples
+        .iter()
+        .filter(|(name, _)| name.starts_with("DeviceRequest"))
+        .map(|(_, e)| &e["value"])
+        .collect();
+    assert!(devices.len() >= 2, "{:?}", examples.keys());
+    for device in devices {
+        match device["platform"].as_str() {
+            Some("webpush") => {
+                assert!(device.get("token").is_none(), "{device}");
+                let keys = &device["subscription"]["keys"];
+                let checked = leekha::push::webpush::check_keys(
+                    keys["p256dh"].as_str().unwrap(),
+                    keys["auth"].as_str().unwrap(),
+                );
+                assert_eq!(checked, Ok(()), "{device}");
+            }
+            Some("fcm" | "apns") => {
+                assert!(device["token"].is_string(), "{device}");
+                assert!(device.get("subscription").is_none(), "{device}");
+            }
+            other => panic!("platform {other:?}"),
+        }
+    }
+    let key = &doc["components"]["schemas"]["SubscriptionKeys"]["properties"];
+    let checked = leekha::push::webpush::check_keys(
+        key["p256dh"]["example"].as_str().unwrap(),
+        key["auth"]["example"].as_str().unwrap(),
+    );
+    assert_eq!(checked, Ok(()));
+}

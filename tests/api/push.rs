@@ -195,10 +195,23 @@ async fn a_device_registers_once_lists_and_is_removed() {
     let id = first.json["id"].as_str().unwrap();
     let uri = format!("/api/v1/me/devices/{id}");
     let bob = common::register(&app, "bob").await;
+    // `Location` is where the device is read, by its owner only.
+    let read = send(
+        &app,
+        bearer(TestRequest::get().uri(&location), &alice.access),
+    )
+    .await;
+    assert_eq!(read.status, 200, "{}", read.text);
+    assert_eq!(read.json, first.json);
+    let theirs = send(&app, bearer(TestRequest::get().uri(&uri), &bob.access)).await;
+    theirs.assert_problem(404, "not_found");
     let theirs = send(&app, bearer(TestRequest::delete().uri(&uri), &bob.access)).await;
     theirs.assert_problem(404, "not_found");
     let gone = send(&app, bearer(TestRequest::delete().uri(&uri), &alice.access)).await;
     assert_eq!(gone.status, 204);
+    send(&app, bearer(TestRequest::get().uri(&uri), &alice.access))
+        .await
+        .assert_problem(404, "not_found");
     let list = send(
         &app,
         bearer(TestRequest::get().uri("/api/v1/me/devices"), &alice.access),
@@ -908,9 +921,30 @@ async fn an_apns_push_goes_over_http2_with_a_provider_token_and_gone_devices_are
     assert_eq!(config.json["apns"], true, "{}", config.text);
     let alice = common::register(&app, "alice").await;
     let bob = common::register(&app, "bob").await;
+    let mut ids = Vec::new();
     for (who, token) in [(&alice, PHONE), (&bob, DEV_BUILD)] {
         let device = add_device(&app, who, json!({"platform": "apns", "token": token})).await;
         assert_eq!(device["platform"], "apns");
+        ids.push(device["id"].clone());
+    }
+    // A token is hex: the same device in capitals is the same device; anything else is
+    // refused before it could reach APNs.
+    let again = send(
+        &app,
+        bearer(TestRequest::post().uri("/api/v1/me/devices"), &alice.access)
+            .set_json(json!({"platform": "apns", "token": PHONE.to_ascii_uppercase()})),
+    )
+    .await;
+    assert_eq!(again.status, 200, "{}", again.text);
+    assert_eq!(again.json["id"], ids[0]);
+    for bad in ["zz", "abc", ""] {
+        send(
+            &app,
+            bearer(TestRequest::post().uri("/api/v1/me/devices"), &alice.access)
+                .set_json(json!({"platform": "apns", "token": bad})),
+        )
+        .await
+        .assert_problem(400, "validation_failed");
     }
 
     notify(&state, &alice.id, Kind::YourTurn, GAME);
@@ -1177,12 +1211,12 @@ async fn a_burst_of_apns_pushes_shares_one_connection_in_feed_order() {
     let state = common::state_for(apns_config(&db, &service));
     let app = common::app(state.clone()).await;
     let mut users = Vec::new();
-    for name in ["pl1", "pl2", "pl3", "pl4"] {
+    for (i, name) in ["pl1", "pl2", "pl3", "pl4"].into_iter().enumerate() {
         let user = common::register(&app, name).await;
         add_device(
             &app,
             &user,
-            json!({"platform": "apns", "token": format!("{name}00ff")}),
+            json!({"platform": "apns", "token": format!("{i:02x}00ff")}),
         )
         .await;
         users.push(user);
@@ -1204,10 +1238,10 @@ async fn a_burst_of_apns_pushes_shares_one_connection_in_feed_order() {
     let got = service.requests();
     assert_eq!(got.len(), 100);
     assert!(got.iter().all(|r| r.connection == 0), "one connection");
-    for name in ["pl1", "pl2", "pl3", "pl4"] {
+    for (i, name) in ["pl1", "pl2", "pl3", "pl4"].into_iter().enumerate() {
         let seqs: Vec<i64> = got
             .iter()
-            .filter(|r| r.request.path == format!("/3/device/{name}00ff"))
+            .filter(|r| r.request.path == format!("/3/device/{i:02x}00ff"))
             .map(|r| {
                 let payload: Value = serde_json::from_slice(&r.request.body).unwrap();
                 payload["seq"].as_str().unwrap().parse().unwrap()
