@@ -926,9 +926,9 @@ export interface paths {
         put?: never;
         /**
          * Register a device.
-         * @description Registers an FCM token or a Web Push subscription for the caller: every notification is
-         *     then also pushed to it. The same token or endpoint again answers 200 with the same `id`
-         *     (its keys and locale updated). A user has at most 10 devices: registering another drops
+         * @description Registers an FCM registration token, an APNs device token or a Web Push subscription for
+         *     the caller: every notification is then also pushed to it. The same token or endpoint again
+         *     answers 200 with the same `id` (its keys and locale updated). A user has at most 10 devices: registering another drops
          *     the oldest.
          */
         post: operations["register_device"];
@@ -945,7 +945,12 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        get?: never;
+        /**
+         * One of the caller's devices.
+         * @description The device a registration's `Location` names, with its last success and last error. Its
+         *     token or endpoint is never shown.
+         */
+        get: operations["get_device"];
         put?: never;
         post?: never;
         /**
@@ -1149,8 +1154,8 @@ export interface paths {
         post?: never;
         /**
          * Remove the caller's webhook.
-         * @description Removes the caller's webhook; pending deliveries are dropped. Pending deliveries are
-         *     dropped. Answers 204 also when there was none.
+         * @description Removes the caller's webhook; pending deliveries are dropped. Answers 204 also when there
+         *     was none.
          */
         delete: operations["delete_webhook"];
         options?: never;
@@ -1795,7 +1800,8 @@ export interface components {
             subscription?: null | components["schemas"]["Subscription"];
             /**
              * Format: password
-             * @description `fcm`, `apns`: the device token (at most 4096 characters).
+             * @description `fcm`: the registration token (at most 4096 printable characters); `apns`: the device
+             *     token in hex (case does not matter).
              */
             token?: string | null;
         };
@@ -3080,7 +3086,7 @@ export interface components {
         /** @description A seat in a list item. */
         SeatBrief: {
             bot: null | components["schemas"]["BotLevel"];
-            /** @description Open to anyone. */
+            /** @description Anyone may join it now (empty, reserved for nobody, the game waiting). */
             open: boolean;
             player: null | components["schemas"]["PlayerRef"];
             /**
@@ -3121,7 +3127,10 @@ export interface components {
              */
             cards_in_hand: number;
             invited: null | components["schemas"]["PlayerRef"];
-            /** @description Anyone may join this seat. */
+            /**
+             * @description Anyone may join this seat now: it is empty, reserved for nobody, and the game waits
+             *     for players.
+             */
             open: boolean;
             player: null | components["schemas"]["PlayerRef"];
             /**
@@ -3265,7 +3274,7 @@ export interface components {
             auth: string;
             /**
              * @description The browser's P-256 public key (base64url, uncompressed, 65 bytes).
-             * @example BFhq5SZMyw54SZmq7N_F5ySQIUCByMMBSfAumDQ5IbyTu8sdqELGaMiZFPN_G5r5K8hY9D6tJ6-AVuLByGc9DU0
+             * @example BMvZbIAEYsX4b4mt_ggOnoi0lD5bsgvDMZ--OtnlO1XBv70FITbkPkBrv1_PzlejR1YmDhCC3WvbmmdV6bBs6-4
              */
             p256dh: string;
         };
@@ -5730,6 +5739,8 @@ export interface operations {
             /** @description `version_conflict`, `game_not_active`, `seat_controlled_by_bot` */
             409: {
                 headers: {
+                    /** @description `true` when this is the stored refusal of an earlier request with the same `Idempotency-Key`; absent otherwise */
+                    "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5757,6 +5768,8 @@ export interface operations {
             /** @description Illegal: `not_your_turn`, `wrong_phase`, `card_not_in_hand`, `must_follow_suit`, `must_play_leekha`, `talbees`, `pass_restriction`, `wrong_card_count`, `duplicate_card`, `already_committed`, `game_over`, `idempotency_key_reused` */
             422: {
                 headers: {
+                    /** @description `true` when this is the stored refusal of an earlier request with the same `Idempotency-Key`; absent otherwise */
+                    "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6285,8 +6298,8 @@ export interface operations {
             /** @description The instance holds `LEEKHA_MAX_STREAMS` open streams (`too_many_streams`) */
             503: {
                 headers: {
-                    /** @description Seconds to wait */
-                    "Retry-After"?: number;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7824,6 +7837,85 @@ export interface operations {
             };
         };
     };
+    get_device: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Device id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The device */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeviceView"];
+                };
+            };
+            /** @description Malformed request: bad JSON, parameter or path id (problem+json) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid or expired access token (`missing_token`, `invalid_token`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not allowed, or banned (`forbidden`, `banned`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The caller has no such device */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An internal error; the details are in the server log (`internal`) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The database is unreachable (`database_unavailable`) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     delete_device: {
         parameters: {
             query?: never;
@@ -8513,8 +8605,8 @@ export interface operations {
             /** @description The instance holds `LEEKHA_MAX_STREAMS` open streams (`too_many_streams`) */
             503: {
                 headers: {
-                    /** @description Seconds to wait */
-                    "Retry-After"?: number;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {

@@ -76,8 +76,7 @@ pub struct LastEventId {
 #[derive(utoipa::IntoResponses)]
 #[response(
     status = 503,
-    description = "The instance holds `LEEKHA_MAX_STREAMS` open streams (`too_many_streams`)",
-    headers(("Retry-After" = u32, description = "Seconds to wait"))
+    description = "The instance holds `LEEKHA_MAX_STREAMS` open streams (`too_many_streams`)"
 )]
 pub struct TooManyStreams;
 
