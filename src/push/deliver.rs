@@ -120,11 +120,12 @@ fn judge(platform: Platform, answer: &Result<Answer, String>) -> Verdict {
 }
 
 /// The collapse key of a push: a newer push of the same game and kind replaces the older
-/// one on the device.
-pub fn collapse_key(kind: &str, game_id: Option<&str>) -> String {
+/// one on the device. A notification about no game (a friend request) replaces nothing:
+/// two requests from two people must both reach the phone, so its key is its feed `seq`.
+pub fn collapse_key(kind: &str, game_id: Option<&str>, seq: i64) -> String {
     match game_id {
         Some(g) => format!("{kind}:{g}"),
-        None => kind.to_owned(),
+        None => format!("{kind}#{seq}"),
     }
 }
 
@@ -322,7 +323,7 @@ impl Pusher {
             &notification["data"],
             device.locale.as_deref(),
         );
-        let collapse = collapse_key(&push.kind, push.game_id.as_deref());
+        let collapse = collapse_key(&push.kind, push.game_id.as_deref(), push.seq);
         let data = || {
             let mut data = serde_json::Map::new();
             data.insert("kind".into(), push.kind.clone().into());
@@ -551,8 +552,19 @@ mod tests {
         let t = topic(&collapse_key(
             "your_turn",
             Some("1a2b3c4d-0000-4000-8000-000000000000"),
+            7,
         ));
         assert_eq!(t.len(), 32);
+        // One game and kind collapse whatever the seq; two friend requests do not.
+        let game = Some("1a2b3c4d-0000-4000-8000-000000000000");
+        assert_eq!(
+            collapse_key("your_turn", game, 7),
+            collapse_key("your_turn", game, 8)
+        );
+        assert_ne!(
+            collapse_key("friend_request", None, 7),
+            collapse_key("friend_request", None, 8)
+        );
         assert!(
             t.bytes()
                 .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
