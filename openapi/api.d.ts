@@ -8962,7 +8962,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProfileView"];
                 };
             };
-            /** @description Malformed request: bad JSON, parameter or path id (problem+json) */
+            /** @description Not a username (`validation_failed`) */
             400: {
                 headers: {
                     [name: string]: unknown;

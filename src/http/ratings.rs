@@ -237,9 +237,12 @@ pub struct ProfileView {
     params(("username" = String, Path, description = "The username (any case)", pattern = "^[A-Za-z0-9_]{3,32}$")),
     responses(
         (status = 200, description = "The profile", body = ProfileView),
+        (status = 400, description = "Not a username (`validation_failed`)"),
         (status = 404, description = "No such player")))]
 #[get("/users/{username}")]
 pub async fn profile(on: Mine<web::Path<String>>) -> Reply {
+    // What no account can be named is a malformed request, not an unknown player.
+    crate::auth::Username::parse(&on.path)?;
     let key = on.path.to_ascii_lowercase();
     let view = on
         .state

@@ -417,6 +417,9 @@ async fn boards_order_by_ordinal_page_with_consistent_ranks_and_drop_banned_play
     .await
     .assert_problem(404, "not_found");
     // Bad input gets clear problems.
+    get(&app, "/api/v1/users/a!", &players[1].access)
+        .await
+        .assert_problem(400, "validation_failed");
     get(&app, "/api/v1/leaderboards/chess", &players[1].access)
         .await
         .assert_problem(400, "bad_request");
