@@ -24,6 +24,13 @@
 
 use std::time::Duration;
 
+/// The outcomes of a webhook attempt.
+const WEBHOOK_OUTCOMES: [&str; 3] = ["delivered", "retry", "failed"];
+/// The push services, as `Platform::as_str` names them.
+const PUSH_PROVIDERS: [&str; 3] = ["fcm", "apns", "webpush"];
+/// The outcomes of a push attempt (`skipped`: the user had the game open live).
+const PUSH_OUTCOMES: [&str; 5] = ["delivered", "retry", "failed", "gone", "skipped"];
+
 use prometheus::core::Collector;
 use prometheus::{
     Encoder, HistogramOpts, HistogramVec, IntCounter, IntCounterVec, IntGauge, Opts, Registry,
@@ -79,7 +86,7 @@ impl Metrics {
         // The metrics without labels: just a name and a help text each.
         let counter = |name, help| register(&registry, IntCounter::new(name, help));
         let gauge = |name, help| register(&registry, IntGauge::new(name, help));
-        Self {
+        let metrics = Self {
             http_requests: register(
                 &registry,
                 IntCounterVec::new(
@@ -128,7 +135,7 @@ impl Metrics {
                 IntCounterVec::new(
                     Opts::new(
                         "leekha_push_deliveries_total",
-                        "Push attempts, by provider (fcm, webpush) and outcome (delivered, retry, failed, gone)",
+                        "Push attempts, by provider (fcm, apns, webpush) and outcome (delivered, retry, failed, gone, skipped)",
                     ),
                     &["provider", "outcome"],
                 ),
@@ -171,7 +178,20 @@ impl Metrics {
             ),
             // Last: the fields above borrow it while they register.
             registry,
+        };
+        // Every outcome a delivery can have is a series from the start, at 0: a dashboard's
+        // rate() over a series that appears with its first increment misses that increment.
+        for outcome in WEBHOOK_OUTCOMES {
+            metrics.webhook_deliveries.with_label_values(&[outcome]);
         }
+        for provider in PUSH_PROVIDERS {
+            for outcome in PUSH_OUTCOMES {
+                metrics
+                    .push_deliveries
+                    .with_label_values(&[provider, outcome]);
+            }
+        }
+        metrics
     }
 
     /// Records one answered HTTP request. `route` is the matched pattern, or
@@ -309,6 +329,15 @@ mod tests {
         assert!(text.contains("leekha_actions_applied_total 3"), "{text}");
         assert!(
             text.contains(r#"leekha_webhook_deliveries_total{outcome="delivered"} 1"#),
+            "{text}"
+        );
+        // The outcomes not seen yet are there, at 0.
+        assert!(
+            text.contains(r#"leekha_webhook_deliveries_total{outcome="retry"} 0"#),
+            "{text}"
+        );
+        assert!(
+            text.contains(r#"leekha_push_deliveries_total{outcome="gone",provider="apns"} 0"#),
             "{text}"
         );
         assert!(text.contains("leekha_http_request_duration_seconds_bucket"));
