@@ -292,9 +292,14 @@ async fn stop_on_signal(
 
 fn serve(config: Config, db: Db, started: Instant) -> Result<(), String> {
     let bind = config.bind;
-    // actix's own default, needed here to share the connection limit among the workers.
+    // Needed here to share the connection limit among the workers. Half the cores, not
+    // actix's one a core: a worker only speaks HTTP and hands the database work to the
+    // blocking threads, which need cores of their own (and so does PostgreSQL when it shares
+    // the machine). On two cores one worker spent a fifth less CPU per action than two, for
+    // more actions a second and a shorter tail (README, "Benchmarks").
     let workers = config.workers.unwrap_or_else(|| {
-        std::thread::available_parallelism().map_or(2, std::num::NonZeroUsize::get)
+        let cores = std::thread::available_parallelism().map_or(2, std::num::NonZeroUsize::get);
+        (cores / 2).max(1)
     });
     let per_worker = config.max_connections.div_ceil(workers);
     let request_timeout = config.client_request_timeout;

@@ -340,7 +340,7 @@ pub struct Config {
     #[arg(long, env = "LEEKHA_MAX_CONNECTIONS", default_value = "4096")]
     #[arg(value_parser = ranged::<usize>("an integer", 1..=1_000_000))]
     pub max_connections: usize,
-    /// `LEEKHA_WORKERS`: HTTP worker threads; default: the number of cores.
+    /// `LEEKHA_WORKERS`: HTTP worker threads; default: half the cores, at least one.
     #[arg(long, env = "LEEKHA_WORKERS", value_parser = ranged::<usize>("an integer", 1..=256))]
     pub workers: Option<usize>,
     /// `LEEKHA_JWT_SECRET`: the access-token signing key, at least 32 bytes. Required on
