@@ -408,6 +408,18 @@ fn decoded(reply: &common::Reply) -> Vec<u8> {
     out
 }
 
+/// The reply says its body depends on `Accept-Encoding`, so that no shared cache hands one
+/// client's encoding to another.
+fn assert_varies_by_encoding(reply: &common::Reply) {
+    assert!(
+        reply
+            .header("vary")
+            .is_some_and(|v| v.contains("accept-encoding")),
+        "{:?}",
+        reply.headers
+    );
+}
+
 /// A GET with `Accept-Encoding`, when given.
 fn get_encoded(uri: &str, accept_encoding: Option<&str>) -> TestRequest {
     let req = TestRequest::get().uri(uri);
@@ -426,24 +438,12 @@ async fn responses_are_compressed_with_gzip_or_brotli_when_the_client_accepts_it
     assert!(plain.header("content-encoding").is_none());
     assert!(plain.json.is_object());
     // Uncompressed, but only because this client did not ask: a shared cache must know.
-    assert!(
-        plain
-            .header("vary")
-            .is_some_and(|v| v.contains("accept-encoding")),
-        "{:?}",
-        plain.headers
-    );
+    assert_varies_by_encoding(&plain);
     for encoding in ["gzip", "br"] {
         let reply = send(&app, get_encoded("/openapi.json", Some(encoding))).await;
         assert_eq!(reply.status, 200);
         assert_eq!(reply.header("content-encoding"), Some(encoding));
-        assert!(
-            reply
-                .header("vary")
-                .is_some_and(|v| v.contains("accept-encoding")),
-            "{:?}",
-            reply.headers
-        );
+        assert_varies_by_encoding(&reply);
         assert!(
             reply.body.len() * 4 < plain.body.len(),
             "{encoding} compresses"
@@ -507,13 +507,7 @@ async fn compressed_game_views_keep_their_etag_and_long_polls_still_answer() {
     // The 304 stands for the full response, which varies with the encoding; so does the
     // uncompressed view.
     for reply in [&unchanged, &plain] {
-        assert!(
-            reply
-                .header("vary")
-                .is_some_and(|v| v.contains("accept-encoding")),
-            "{:?}",
-            reply.headers
-        );
+        assert_varies_by_encoding(reply);
     }
 
     // A long-poll that runs out answers as usual, compressed or not.
