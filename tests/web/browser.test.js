@@ -161,6 +161,12 @@ test('the keyboard alone passes and plays: arrows through the hand, Enter to cho
   await page.locator('.hand button.card.legal').first().focus();
   await page.keyboard.press('Enter');
   await page.waitForFunction((n) => document.querySelectorAll('.hand button.card').length === n - 1, before);
+  // The played card is gone, but the keyboard stays in the hand: at the next turn a card
+  // that can be played has the focus, and the hand is one Tab stop.
+  await page.waitForFunction(() => document.activeElement?.matches('.hand button.card:not([disabled])'), null, { timeout: 30_000 });
+  assert.equal(await page.locator('.hand button.card[tabindex="0"]').count(), 1);
+  await page.keyboard.press('Enter');
+  await page.waitForFunction((n) => document.querySelectorAll('.hand button.card').length === n - 2, before);
   clean(problems);
   await context.close();
 });
@@ -207,6 +213,9 @@ test('the Arabic page is right-to-left and speaks Arabic', async () => {
   await page.waitForSelector('.hand button.card');
   const label = await page.locator('.hand button.card').first().getAttribute('aria-label');
   assert.match(String(label), /[\u0600-\u06FF]/, 'cards are named in Arabic');
+  // The table is not mirrored: the next player, to whom a right pass goes, sits on the right.
+  const x = async (place) => (await page.locator(`.felt > .${place}`).boundingBox())?.x ?? NaN;
+  assert.ok((await x('east')) > (await x('west')), 'the next seat is drawn on the right');
   // The choice survives a reload, and the page is right-to-left from its first frame, even
   // while the dictionaries are slow to come (the load event does not wait for them).
   await page.route('**/app/i18n/*.json', async (route) => {

@@ -28,6 +28,9 @@ export function table(root, id) {
   let selected = [];
   /** @type {string | null} */
   let hinted = null;
+  // The keyboard was in the hand when its cards went inert (the card was played, the turn
+  // passed on): the hand takes the focus back as soon as a card can be played again.
+  let handWantsFocus = false;
   let busy = false;
   /** @type {S['ActionRequest'] | null} */
   let queued = null;
@@ -224,7 +227,7 @@ export function table(root, id) {
       const at = buttons.indexOf(/** @type {Element} */ (document.activeElement));
       const forward = (e.key === 'ArrowRight') !== (document.documentElement.dir === 'rtl');
       const next = buttons[(at + (forward ? 1 : -1) + buttons.length) % buttons.length];
-      if (next instanceof HTMLElement) { next.focus(); e.preventDefault(); }
+      if (next instanceof HTMLElement) { roving(handRow, next); next.focus(); e.preventDefault(); }
     });
 
     /** @type {(HTMLElement | null)[]} */
@@ -270,6 +273,10 @@ export function table(root, id) {
     const kept = had instanceof HTMLElement && board.contains(had)
       ? (had.dataset.card ? `button[data-card="${had.dataset.card}"]` : had.id ? `#${had.id}` : null)
       : null;
+    const oldHand = board.querySelector('.hand');
+    const handAt = had instanceof HTMLElement && had.dataset.card && oldHand
+      ? [...oldHand.querySelectorAll('button.card')].indexOf(had)
+      : -1;
     replace(board,
       h('div', { class: 'info' },
         h('span', {}, round ? t('table.round', { n: round.number }) : ''),
@@ -283,11 +290,35 @@ export function table(root, id) {
       handRow,
       h('div', { class: 'actions' }, ...actions),
       log.length ? h('ul', { class: 'trick-log' }, ...log) : null);
-    if (kept) {
-      const again = board.querySelector(kept);
-      if (again instanceof HTMLElement && !again.hasAttribute('disabled')) again.focus();
+    const enabled = [...handRow.querySelectorAll('button.card:not([disabled])')];
+    roving(handRow, enabled[0] ?? null);
+    const again = kept ? board.querySelector(kept) : null;
+    if (again instanceof HTMLElement && !again.hasAttribute('disabled')) {
+      if (handRow.contains(again)) roving(handRow, again);
+      again.focus();
+    } else if (handAt >= 0 || handWantsFocus) {
+      // The focused card is gone or inert: the nearest card that can be played takes the
+      // focus, or the first one once there is one again.
+      const all = [...handRow.querySelectorAll('button.card')];
+      const near = enabled.sort((a, b) => Math.abs(all.indexOf(a) - handAt) - Math.abs(all.indexOf(b) - handAt))[0];
+      const idle = !document.activeElement || document.activeElement === document.body;
+      if (near instanceof HTMLElement && (handAt >= 0 || idle)) {
+        roving(handRow, near);
+        near.focus();
+        handWantsFocus = false;
+      } else {
+        handWantsFocus = near === undefined;
+      }
     }
     tick();
+  };
+
+  /**
+   * One Tab stop for the hand (a toolbar): `card` (or none), the arrow keys for the rest.
+   * @param {HTMLElement} hand @param {Element | null} card
+   */
+  const roving = (hand, card) => {
+    for (const b of hand.querySelectorAll('button.card')) b.setAttribute('tabindex', b === card ? '0' : '-1');
   };
 
   /** @param {string} code */
