@@ -372,6 +372,30 @@ test('an invitation by username shows up live in my games, and the invitee takes
   await host.context.close();
 });
 
+test("a game's link followed before signing in opens that game once signed in as a guest", async () => {
+  const stamp = Date.now().toString(36);
+  const host = await open(browser, server.url);
+  await signUp(host.page, `link_${stamp}`);
+  await host.page.click('a[href="#/create"]');
+  await host.page.selectOption('select[name=seat2]', 'bot');
+  await host.page.selectOption('select[name=seat3]', 'bot');
+  await host.page.click('form.create button.primary');
+  await host.page.waitForSelector('.table');
+  const link = host.page.url();
+  assert.match(link, /#\/game\/[0-9a-f-]{36}$/);
+  const friend = await open(browser, server.url);
+  await friend.page.goto(link);
+  await friend.page.waitForSelector('#pending-link');
+  await friend.page.click('#play-guest');
+  await friend.page.getByRole('button', { name: 'Take a seat' }).click();
+  await friend.page.waitForSelector('#send-pass');
+  assert.equal(friend.page.url(), link);
+  clean(friend.problems);
+  clean(host.problems);
+  await friend.context.close();
+  await host.context.close();
+});
+
 test('an administrator bans a user from the console', async () => {
   const stamp = Date.now().toString(36);
   const bin = process.env.LEEKHA_BIN ?? `${process.env.CARGO_TARGET_DIR ?? new URL('../../target', import.meta.url).pathname}/debug/leekha`;

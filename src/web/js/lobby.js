@@ -34,15 +34,20 @@ function levelSelect(name, key, value = 'heuristic') {
     h('select', { name }, ...LEVELS.map((l) => h('option', { value: l, selected: l === value }, t(`level.${l}`)))));
 }
 
-/** @type {View} */
-export function landing(root) {
+/**
+ * The page for whoever is not signed in. `wanted` is the route they were sent to (a game's
+ * link): signing in, or continuing as a guest, then opens it rather than a game of one's own.
+ * @type {View}
+ */
+export function landing(root, wanted) {
   const level = levelSelect('level', 'guest.level');
-  const play = h('button', { type: 'button', class: 'primary big', id: 'play-guest' }, t('guest.play'));
+  const play = h('button', { type: 'button', class: 'primary big', id: 'play-guest' }, t(wanted ? 'guest.continue' : 'guest.play'));
   play.addEventListener('click', async () => {
     play.disabled = true;
     try {
       if (!currentUser()) await guest();
-      await playBots(/** @type {BotLevel} */ (level.querySelector('select')?.value ?? 'heuristic'));
+      if (wanted) go(wanted);
+      else await playBots(/** @type {BotLevel} */ (level.querySelector('select')?.value ?? 'heuristic'));
     } catch (e) {
       fail(e);
       play.disabled = false;
@@ -52,12 +57,13 @@ export function landing(root) {
     h('section', { class: 'hero' },
       h('h1', {}, t('app.title')),
       h('p', {}, t('app.tagline')),
-      h('div', { class: 'row' }, play, level)),
-    h('section', { class: 'auth' }, authForm('login'), authForm('register')));
+      wanted ? h('p', { id: 'pending-link' }, t('guest.pending')) : null,
+      h('div', { class: 'row' }, play, wanted ? null : level)),
+    h('section', { class: 'auth' }, authForm('login', wanted), authForm('register', wanted)));
 }
 
-/** @param {'login' | 'register'} which */
-function authForm(which) {
+/** @param {'login' | 'register'} which @param {string} wanted where to go once signed in */
+function authForm(which, wanted) {
   const form = h('form', { class: 'card-panel', 'aria-label': t(`auth.${which}`) },
     h('h2', {}, t(`auth.${which}`)),
     h('label', {}, t('auth.username'), h('input', { name: 'username', required: true, autocomplete: 'username', pattern: '[A-Za-z0-9_]{3,32}' })),
@@ -68,7 +74,7 @@ function authForm(which) {
     const data = new FormData(form);
     try {
       await signIn(which, String(data.get('username')), String(data.get('password')));
-      go('mine');
+      go(wanted || 'mine');
     } catch (err) {
       fail(err);
     }

@@ -63,7 +63,9 @@ function render() {
   const root = byId('main');
   root.replaceChildren();
   nav();
-  cleanup = needsUser ? landing(root, '') : view(root, rest.join('/'));
+  // A link followed before signing in is kept: the landing page opens it once signed in.
+  const wanted = ROUTES[name] ? [name, ...rest].join('/') : '';
+  cleanup = needsUser ? landing(root, wanted) : view(root, rest.join('/'));
 }
 
 applyLang();
