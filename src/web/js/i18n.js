@@ -43,6 +43,17 @@ export function t(key, params = {}) {
   return text.replace(/\{(\w+)\}/g, (_, name) => String(params[name] ?? `{${name}}`));
 }
 
+/**
+ * `t` for a count: the key's `_one` form when `n` is 1 and the language has one ("took 1
+ * point"), else the key itself.
+ * @param {string} key @param {number} n @param {Record<string, string | number>} [params]
+ */
+export function tn(key, n, params = {}) {
+  const one = `${key}_one`;
+  const has = (lang === 'ar' ? ar : en)[one] !== undefined;
+  return t(n === 1 && has ? one : key, { ...params, n });
+}
+
 /** Sets `lang` and `dir` on the page, and its title. */
 export function applyLang() {
   applyDirection();

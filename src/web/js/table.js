@@ -5,7 +5,7 @@
 import { ApiError, call, newKey } from './api.js';
 import { cardBack, cardFace, cardName, isLegalPass, parse, passableNext, sortHand } from './cards.js';
 import { duration, fail, go, h, replace, say } from './dom.js';
-import { currentLang, t } from './i18n.js';
+import { currentLang, t, tn } from './i18n.js';
 import { follow } from './live.js';
 import { seatLabel } from './lobby.js';
 
@@ -190,8 +190,8 @@ export function table(root, id) {
       h('div', { class: `played ${place(c.seat)}`, role: 'img', 'aria-label': `${nameOf(c.seat)}: ${cardName(c.card)}` }, cardFace(c.card)));
 
     const last = round?.last_trick;
-    const lastBox = last ? h('div', { class: 'last-trick', 'aria-label': t('table.last_trick', { name: nameOf(last.winner), n: last.points }) },
-      h('span', {}, t('table.last_trick', { name: nameOf(last.winner), n: last.points })),
+    const lastBox = last ? h('div', { class: 'last-trick', 'aria-label': tn('table.last_trick', last.points, { name: nameOf(last.winner) }) },
+      h('span', {}, tn('table.last_trick', last.points, { name: nameOf(last.winner) })),
       h('span', { class: 'mini' }, ...last.cards.map((c) => h('span', { class: `mini-card suit-${parse(c.card).suit}` }, c.card)))) : null;
 
     const passing = legal?.type === 'pass' ? legal : null;
@@ -265,7 +265,7 @@ export function table(root, id) {
     if (v.status === 'aborted') status = `${t('table.aborted')}${v.abort_reason ? `: ${v.abort_reason}` : ''}`;
 
     const log = tricks.slice(-4).reverse().map((tr) =>
-      h('li', {}, t('table.took', { name: nameOf(tr.seat), n: tr.points }), ' ', tr.cards.join(' ')));
+      h('li', {}, tn('table.took', tr.points, { name: nameOf(tr.seat) }), ' ', tr.cards.join(' ')));
 
     // A redraw (another seat acted, a stream event) must not take the keyboard's place away:
     // the focused card or button keeps the focus in the new board.
@@ -395,7 +395,7 @@ function resultPanel(v, nameOf) {
   const result = /** @type {S['ResultView']} */ (v.result);
   return h('section', { class: 'result', id: 'result', 'aria-label': t('table.finished') },
     h('h2', {}, t('table.finished')),
-    h('p', {}, t('table.winner', { names: result.winners.map(nameOf).join(', ') })),
+    h('p', {}, tn('table.winners', result.winners.length, { names: result.winners.map(nameOf).join(', ') })),
     h('ul', { class: 'ranking' }, ...result.ranking.map((r) =>
       h('li', { class: result.winners.includes(r.seat) ? 'winner' : '' }, t('table.rank', { rank: r.rank, name: nameOf(r.seat), total: r.total_score })))));
 }
