@@ -363,7 +363,10 @@ test('an invitation by username shows up live in my games, and the invitee takes
   // No reload: the feed's stream brings the invitation to the open list.
   const item = guestPlayer.page.locator('.games li', { hasText: `host_${stamp}` });
   await item.locator('.badge.invited').waitFor();
+  // The seat kept for the invitee is not offered as open, and they are not a spectator.
+  assert.match(String(await item.textContent()), /Reserved/);
   await item.locator('a').click();
+  await guestPlayer.page.waitForFunction(() => document.querySelector('#turn-line')?.textContent?.startsWith('You are invited'));
   await guestPlayer.page.getByRole('button', { name: 'Take a seat' }).click();
   await guestPlayer.page.waitForSelector('#send-pass');
   clean(guestPlayer.problems);

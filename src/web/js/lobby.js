@@ -89,7 +89,8 @@ export function seatLabel(seat) {
   if (seat.player) return seat.player.username;
   if (seat.bot) return t('table.bot', { n: seat.seat, level: t(`level.${seat.bot}`) });
   if ('invited' in seat && seat.invited) return t('table.invited', { name: seat.invited.username });
-  return t('table.open_seat');
+  // A list's seat does not say for whom it is kept, only that it is not open.
+  return t(seat.open ? 'table.open_seat' : 'table.reserved');
 }
 
 /** @type {View} */

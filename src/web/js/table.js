@@ -2,7 +2,7 @@
 // Every event re-reads the game view (one read in flight at a time); the view is the only
 // truth the table draws from, so an event the client does not know cannot confuse it.
 
-import { ApiError, call, newKey } from './api.js';
+import { ApiError, call, currentUser, newKey } from './api.js';
 import { cardBack, cardFace, cardName, isLegalPass, parse, passableNext, sortHand } from './cards.js';
 import { duration, fail, go, h, replace, say } from './dom.js';
 import { currentLang, t, tn } from './i18n.js';
@@ -251,7 +251,10 @@ export function table(root, id) {
       if (me !== null && v.seats[me].bot) actions.push(button(t('table.reclaim'), () => post('reclaim')));
       else if (me !== null) actions.push(button(t('table.resign'), () => { if (confirm(t('table.resign_confirm'))) post('resign'); }, { id: 'resign' }));
     }
-    if (me === null) status = `${t('table.spectating')} ${status}`;
+    // An invitee reads the waiting game before taking the seat kept for them: not a spectator.
+    const invited = me === null && v.seats.some((s) => s.invited?.id === currentUser()?.id);
+    if (invited) status = `${t('table.invited_you')} ${status}`;
+    else if (me === null) status = `${t('table.spectating')} ${status}`;
     if (v.spectators > 0) status = `${status} · ${t('table.watchers', { n: v.spectators })}`;
 
     const result = v.status === 'finished' && v.result ? resultPanel(v, nameOf) : null;
