@@ -421,9 +421,12 @@ test('an administrator bans a user from the console', async () => {
   await row.locator('.badge').waitFor();
   await page.waitForSelector('#admin-audit li:has-text("ban_user")');
 
-  // The banned player's next request is refused, and the page signs them out.
+  // The banned player's next request is refused, and the page signs them out, saying why,
+  // also when that request is the page's own after a reload.
   await victim.page.click('a[href="#/lobby"]');
   await victim.page.waitForSelector('#status:has-text("banned")');
+  await victim.page.waitForSelector('#play-guest');
+  assert.match(String(await victim.page.textContent('#status')), /This account is banned/);
   clean(problems);
   await context.close();
   await victim.context.close();

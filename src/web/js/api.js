@@ -50,6 +50,10 @@ function load() {
   }
 }
 
+/** Why the server ended the session, until the page has said it (see `takeEnded`). */
+/** @type {string | null} */
+let ended = null;
+
 /** @param {Session | null} next */
 function save(next) {
   session = next;
@@ -76,6 +80,13 @@ export function currentUser() {
 /** @param {() => void} f called when the session changes (sign-in, sign-out, rename) */
 export function onSession(f) {
   listeners.add(f);
+}
+
+/** Why the server ended the session (`banned`, `account_deleted`), once; null otherwise. */
+export function takeEnded() {
+  const why = ended;
+  ended = null;
+  return why;
 }
 
 /**
@@ -160,7 +171,10 @@ export async function call(method, path, options = {}) {
   if (res.status === 204 || res.status === 304) return undefined;
   const data = await res.json().catch(() => ({}));
   if (!res.ok) {
-    if (data.code === 'banned' || data.code === 'account_deleted') save(null);
+    if (data.code === 'banned' || data.code === 'account_deleted') {
+      ended = data.code;
+      save(null);
+    }
     throw new ApiError(res.status, data);
   }
   return data;

@@ -74,6 +74,10 @@ export function say(text) {
 
 /** @param {unknown} err */
 export function fail(err) {
+  // A request that ended the session has already brought back the start page, which says
+  // why in the user's language; the server's sentence would only replace it.
+  const code = err instanceof Error && 'code' in err ? err.code : null;
+  if (code === 'banned' || code === 'account_deleted') return;
   say(t('error.generic', { detail: err instanceof Error ? err.message : String(err) }));
 }
 

@@ -1,7 +1,7 @@
 // The client's entry: routes on the URL fragment (`#/game/<id>`), so the server serves one
 // page and every other path keeps its API meaning.
 
-import { currentUser, onSession, reloadMe } from './api.js';
+import { currentUser, onSession, reloadMe, takeEnded } from './api.js';
 import { applyLang, currentLang, setLang, t } from './i18n.js';
 import { byId, h, replace, say } from './dom.js';
 import { landing, lobby, myGames, createGame, account } from './lobby.js';
@@ -74,7 +74,15 @@ byId('lang').addEventListener('click', () => {
   render();
 });
 window.addEventListener('hashchange', render);
-onSession(nav);
+onSession(() => {
+  nav();
+  // The server ended the session (a ban, a deleted account): back to the start, saying why.
+  const why = takeEnded();
+  if (why) {
+    render();
+    say(t(`session.${why}`));
+  }
+});
 render();
 if (currentUser()) reloadMe().catch(() => {});
 registerWorker();
