@@ -213,6 +213,8 @@ test('the Arabic page is right-to-left and speaks Arabic', async () => {
   await page.waitForSelector('.hand button.card');
   const label = await page.locator('.hand button.card').first().getAttribute('aria-label');
   assert.match(String(label), /[\u0600-\u06FF]/, 'cards are named in Arabic');
+  // The countdown speaks Arabic too.
+  assert.doesNotMatch(String(await page.textContent('.countdown')), /[a-z]/);
   // The table is not mirrored: the next player, to whom a right pass goes, sits on the right.
   const x = async (place) => (await page.locator(`.felt > .${place}`).boundingBox())?.x ?? NaN;
   assert.ok((await x('east')) > (await x('west')), 'the next seat is drawn on the right');

@@ -100,7 +100,7 @@ export function duration(ms) {
   const hh = Math.floor((s % 86400) / 3600);
   const mm = Math.floor((s % 3600) / 60);
   const ss = s % 60;
-  if (d > 0) return `${d}d ${hh}h`;
-  if (hh > 0) return `${hh}h ${String(mm).padStart(2, '0')}m`;
+  if (d > 0) return t('duration.days', { d, h: hh });
+  if (hh > 0) return t('duration.hours', { h: hh, m: String(mm).padStart(2, '0') });
   return `${mm}:${String(ss).padStart(2, '0')}`;
 }

@@ -176,7 +176,7 @@ export function createGame(root) {
   const select = (name, values, label) =>
     h('label', {}, label, h('select', { name },
       h('option', { value: '' }, t('create.default')),
-      ...values.map((v) => h('option', { value: v }, v.replaceAll('_', ' ')))));
+      ...values.map((v) => h('option', { value: v }, t(`value.${name}.${v}`)))));
   const seats = [1, 2, 3].map((n) => {
     const kind = h('select', { name: `seat${n}` },
       ...['open', 'bot', 'invite'].map((k) => h('option', { value: k }, t(`create.kind.${k}`))));
@@ -195,13 +195,13 @@ export function createGame(root) {
     h('h1', {}, t('nav.create')),
     h('fieldset', {}, h('legend', {}, t('create.rules')),
       h('label', {}, t('create.preset'), h('select', { name: 'preset' },
-        h('option', { value: 'classic' }, 'classic'), h('option', { value: 'partnership' }, 'partnership'))),
+        h('option', { value: 'classic' }, t('preset.classic')), h('option', { value: 'partnership' }, t('preset.partnership')))),
       h('label', {}, t('rule.target_score'), h('input', { name: 'target_score', type: 'number', min: 1, max: 1000, placeholder: '101' })),
       ...Object.entries(RULES).map(([name, values]) => select(name, values, t(`rule.${name}`)))),
     h('fieldset', {}, h('legend', {}, t('create.seats')),
       h('p', {}, t('create.seat', { n: 0 }), ': ', t('create.kind.me')), ...seats),
     h('label', {}, t('create.visibility'), h('select', { name: 'visibility' },
-      h('option', { value: 'public' }, 'public'), h('option', { value: 'private' }, 'private'))),
+      h('option', { value: 'public' }, t('visibility.public')), h('option', { value: 'private' }, t('visibility.private')))),
     h('label', {}, t('create.timeout'), h('select', { name: 'timeout' },
       ...TIMEOUTS.map((s) => h('option', { value: s, selected: s === 86400 }, duration(s * 1000))))),
     h('label', { class: 'check' }, h('input', { name: 'rated', type: 'checkbox', checked: true }), t('create.rated')),
