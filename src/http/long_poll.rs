@@ -38,27 +38,19 @@ impl Query {
     /// `after`, `wait` (seconds) and `limit`, checked, with their defaults filled in.
     ///
     /// # Errors
-    /// `validation_failed` for any of them out of range (see [`check`]).
+    /// `validation_failed` for a negative `after`, a wait above [`MAX_WAIT_SECS`] or a
+    /// limit outside 1..=200.
     pub fn checked(&self) -> Result<(i64, u64, i64), Error> {
-        let (after, wait) = check(self.after, self.wait)?;
+        let after = self.after.unwrap_or(0);
+        if after < 0 {
+            return Err(Error::validation("after must be ≥ 0"));
+        }
+        let wait = self.wait.unwrap_or(0);
+        if wait > MAX_WAIT_SECS {
+            return Err(Error::validation("wait must be 0..=30 seconds"));
+        }
         Ok((after, wait, pagination::limit(self.limit, 50, 200)?))
     }
-}
-
-/// Checks `after` and `wait` of a long-poll query.
-///
-/// # Errors
-/// `validation_failed` for a negative `after` or a wait above [`MAX_WAIT_SECS`].
-pub fn check(after: Option<i64>, wait: Option<u64>) -> Result<(i64, u64), Error> {
-    let after = after.unwrap_or(0);
-    if after < 0 {
-        return Err(Error::validation("after must be ≥ 0"));
-    }
-    let wait = wait.unwrap_or(0);
-    if wait > MAX_WAIT_SECS {
-        return Err(Error::validation("wait must be 0..=30 seconds"));
-    }
-    Ok((after, wait))
 }
 
 /// Admits one more stream or long-poll of `user_id` on `topic` under `LEEKHA_MAX_STREAMS`.
