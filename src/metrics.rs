@@ -21,6 +21,8 @@
 //! | `leekha_active_games` | gauge | |
 //! | `leekha_group_commit_writes_total` | counter | |
 //! | `leekha_group_commit_statements_total` | counter | |
+//! | `leekha_view_probes_total` | counter | |
+//! | `leekha_view_probe_queries_total` | counter | |
 
 use std::time::Duration;
 
@@ -68,6 +70,8 @@ pub struct Metrics {
     max_streams: IntGauge,
     group_writes: IntCounter,
     group_statements: IntCounter,
+    view_probes: IntCounter,
+    view_probe_queries: IntCounter,
 }
 
 impl Default for Metrics {
@@ -176,6 +180,14 @@ impl Metrics {
                 "leekha_group_commit_statements_total",
                 "Statements (each one commit) that carried those writes",
             ),
+            view_probes: counter(
+                "leekha_view_probes_total",
+                "Version probes of views served from the instance's copies, asked through its prober (PostgreSQL)",
+            ),
+            view_probe_queries: counter(
+                "leekha_view_probe_queries_total",
+                "Queries that asked those probes",
+            ),
             // Last: the fields above borrow it while they register.
             registry,
         };
@@ -250,12 +262,14 @@ impl Metrics {
 
     /// Brings the group-commit counters up to the writer's own counts (taken at a scrape).
     pub fn set_group_commit(&self, writes: u64, statements: u64) {
-        for (counter, now) in [
-            (&self.group_writes, writes),
-            (&self.group_statements, statements),
-        ] {
-            counter.inc_by(now.saturating_sub(counter.get()));
-        }
+        catch_up(&self.group_writes, writes);
+        catch_up(&self.group_statements, statements);
+    }
+
+    /// Brings the view-probe counters up to the prober's own counts (taken at a scrape).
+    pub fn set_view_probes(&self, probes: u64, queries: u64) {
+        catch_up(&self.view_probes, probes);
+        catch_up(&self.view_probe_queries, queries);
     }
 
     /// Sets the database gauges from a scrape's query: the active games, or `None` when the
@@ -300,6 +314,11 @@ fn bounded_method(method: &str) -> &str {
         "GET" | "HEAD" | "POST" | "PUT" | "PATCH" | "DELETE" | "OPTIONS" => method,
         _ => "OTHER",
     }
+}
+
+/// Raises `counter` to `now`, a count kept elsewhere (never lowers it).
+fn catch_up(counter: &IntCounter, now: u64) {
+    counter.inc_by(now.saturating_sub(counter.get()));
 }
 
 #[cfg(test)]

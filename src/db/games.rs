@@ -447,9 +447,16 @@ pub struct CallerState {
 
 macro_rules! caller_pg {
     () => {
-        "(SELECT CAST(json_build_object('deleted', u.deleted_at IS NOT NULL, \
-        'banned', u.banned_at IS NOT NULL, 'role', u.role) AS TEXT) FROM users u \
-        WHERE u.id = $1)"
+        caller_pg!("$1")
+    };
+    ($id:literal) => {
+        concat!(
+            "(SELECT CAST(json_build_object('deleted', u.deleted_at IS NOT NULL, \
+            'banned', u.banned_at IS NOT NULL, 'role', u.role) AS TEXT) FROM users u \
+            WHERE u.id = ",
+            $id,
+            ")"
+        )
     };
 }
 const CALLER_SQLITE: &str = "(SELECT json_object(\
@@ -637,6 +644,63 @@ pub fn probe(
             })
         })
         .transpose()
+}
+
+/// Keys [`PROBE_BATCH_PG`] in diesel's statement cache.
+enum ProbeBatchKey {}
+static PROBE_BATCH_PG: Sql<ProbeBatchKey> = Sql::new(concat!(
+    "SELECT p.i AS asked, games.version, ",
+    super::watchers::count_pg!(),
+    " AS spectators, ",
+    caller_pg!("p.caller"),
+    " AS caller FROM unnest($1::text[], $2::text[]) WITH ORDINALITY AS p(game, caller, i) \
+     JOIN games ON games.id = p.game"
+));
+
+#[derive(QueryableByName)]
+struct ProbeBatchRow {
+    #[diesel(sql_type = diesel::sql_types::BigInt)]
+    asked: i64,
+    #[diesel(sql_type = diesel::sql_types::BigInt)]
+    version: i64,
+    #[diesel(sql_type = diesel::sql_types::BigInt)]
+    spectators: i64,
+    #[diesel(sql_type = diesel::sql_types::Nullable<diesel::sql_types::Text>)]
+    caller: Option<String>,
+}
+
+/// [`probe`] of every (game, caller) asked, in one query: the answers in the order asked,
+/// `None` for a game that does not exist. PostgreSQL only (see [`super::probes`]).
+///
+/// # Errors
+/// When the query fails; then nothing is answered.
+pub fn probe_batch(
+    pg: &mut diesel::PgConnection,
+    asked: &[(&str, &str)],
+) -> QueryResult<Vec<Option<Probe>>> {
+    let rows = Prepared::new(
+        &PROBE_BATCH_PG,
+        vec![
+            Bind::TextArray(asked.iter().map(|a| a.0).collect()),
+            Bind::TextArray(asked.iter().map(|a| a.1).collect()),
+        ],
+    )
+    .load::<ProbeBatchRow>(pg)?;
+    let mut answers: Vec<Option<Probe>> = vec![None; asked.len()];
+    for row in rows {
+        let slot = usize::try_from(row.asked - 1)
+            .ok()
+            .and_then(|i| answers.get_mut(i))
+            .ok_or_else(|| {
+                diesel::result::Error::DeserializationError("a probe nobody asked".into())
+            })?;
+        *slot = Some(Probe {
+            version: row.version,
+            spectators: row.spectators,
+            caller: parse_caller(row.caller)?,
+        });
+    }
+    Ok(answers)
 }
 
 /// The caller's account as `caller_pg!` or [`CALLER_SQLITE`] renders it (JSON).

@@ -97,6 +97,7 @@ pub mod group_commit;
 mod keyset;
 pub mod outbox;
 pub mod prepared;
+pub mod probes;
 pub mod push;
 pub mod ratings;
 pub mod schema;
@@ -202,6 +203,7 @@ pub struct Db {
     backend: Backend,
     latest_migration: String,
     group: Option<std::sync::Arc<group_commit::GroupCommit>>,
+    probes: Option<std::sync::Arc<probes::Probes>>,
 }
 
 impl std::fmt::Debug for Db {
@@ -245,17 +247,25 @@ impl Db {
         let group = (backend == Backend::Postgres).then(|| {
             std::sync::Arc::new(group_commit::GroupCommit::new(config.database_url.clone()))
         });
+        let probes = (backend == Backend::Postgres)
+            .then(|| std::sync::Arc::new(probes::Probes::new(config.database_url.clone())));
         Self {
             pool,
             backend,
             latest_migration,
             group,
+            probes,
         }
     }
 
     /// The instance's writer of guarded action writes (PostgreSQL only).
     pub fn group_commit(&self) -> Option<&std::sync::Arc<group_commit::GroupCommit>> {
         self.group.as_ref()
+    }
+
+    /// The instance's prober of views (PostgreSQL only).
+    pub fn probes(&self) -> Option<&std::sync::Arc<probes::Probes>> {
+        self.probes.as_ref()
     }
 
     /// The engine behind this pool.

@@ -39,6 +39,10 @@ pub async fn metrics(state: State) -> HttpResponse {
         let (writes, statements, _) = group.counts().get();
         state.metrics.set_group_commit(writes, statements);
     }
+    if let Some(probes) = state.db.probes() {
+        let (probes, queries) = probes.counts().get();
+        state.metrics.set_view_probes(probes, queries);
+    }
     let db = state.db.clone();
     let active = web::block(move || {
         let mut conn = db.conn_within(SCRAPE_DB_TIMEOUT)?;

@@ -26,4 +26,5 @@ mod social;
 mod spectators;
 mod sqlite_writer;
 mod streams;
+mod view_probes;
 mod web;

@@ -30,12 +30,8 @@ pub async fn get_game(on: OnGameByToken<HttpRequest>) -> Reply {
         input: req,
     } = on;
     let id = path.into_inner().to_string();
-    let user_id = caller.user_id.clone();
-    let hot = state.hot.clone();
-    let mut table = state
-        .db
-        .run(move |conn| crate::games::view(conn, &hot, &id, &caller.user_id))
-        .await?;
+    let user_id = caller.user_id;
+    let mut table = crate::games::view(&state.db, &state.hot, &id, &user_id).await?;
     let viewer = viewer_of(&table, &user_id)?;
     // The count read with the game may predate the caller's own watch.
     if let Some(watching) = spectate(&state, &table.row.id, viewer, &user_id).await {

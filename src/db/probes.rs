@@ -1,0 +1,168 @@
+//! Batched version probes of the views served from this instance's copies, on PostgreSQL.
+//!
+//! A view served from a copy of the game still asks the database one small question
+//! ([`super::games::probe`]): is the game at the copy's version, how many watch it, is the
+//! caller's account in good standing. Each such query costs PostgreSQL a round trip and an
+//! executor start, which is most of what it costs; when phones open their games before
+//! every turn, these probes are most of the statements the database runs. So an instance
+//! hands them to one prober thread with a connection of its own, which asks everything that
+//! queued while its last query ran in one query ([`super::games::probe_batch`]). A probe that
+//! arrives alone goes out alone at once: nothing waits for a batch to fill.
+//!
+//! The answers mean what the single probe's mean: each row is read in the same statement, so
+//! a view is still never older than the request. A probe the prober cannot answer (it cannot
+//! connect, or its query failed) is handed back unanswered, and the caller asks on its own
+//! connection.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, mpsc};
+
+use diesel::connection::SimpleConnection;
+use diesel::{Connection, PgConnection};
+use tokio::sync::oneshot;
+
+use super::games::{self as store, Probe};
+use crate::config::DatabaseUrl;
+
+/// The most probes in one query: bounds the query's size and its time.
+const MOST: usize = 128;
+
+/// The instance's prober of views (PostgreSQL only).
+#[derive(Debug)]
+pub struct Probes {
+    /// The prober's queue; the thread starts with the first probe.
+    queue: Mutex<Option<mpsc::Sender<Job>>>,
+    url: DatabaseUrl,
+    counts: Arc<Counts>,
+}
+
+/// How many probes the prober answered, and in how many queries.
+#[derive(Debug, Default)]
+pub struct Counts {
+    probes: AtomicU64,
+    queries: AtomicU64,
+}
+
+impl Counts {
+    /// (probes, queries) so far.
+    pub fn get(&self) -> (u64, u64) {
+        (
+            self.probes.load(Ordering::Relaxed),
+            self.queries.load(Ordering::Relaxed),
+        )
+    }
+}
+
+/// One probe waiting for the prober: `None` in the reply when it could not be answered.
+struct Job {
+    game: String,
+    caller: String,
+    reply: oneshot::Sender<Option<Option<Probe>>>,
+}
+
+impl Probes {
+    /// A prober for the PostgreSQL database at `url`.
+    pub fn new(url: DatabaseUrl) -> Self {
+        Self {
+            queue: Mutex::new(None),
+            url,
+            counts: Arc::default(),
+        }
+    }
+
+    /// What the prober answered so far.
+    pub fn counts(&self) -> &Counts {
+        &self.counts
+    }
+
+    /// [`store::probe`] of `game` for `caller`, asked together with the instance's other
+    /// probes of the moment: `Some(None)` when there is no such game, and `None` when the
+    /// prober could not ask (the caller then asks itself). It waits without holding a thread.
+    pub async fn probe(&self, game: &str, caller: &str) -> Option<Option<Probe>> {
+        let (reply, answer) = oneshot::channel();
+        let job = Job {
+            game: game.to_owned(),
+            caller: caller.to_owned(),
+            reply,
+        };
+        self.send(job)?;
+        answer.await.ok().flatten()
+    }
+
+    /// Queues `job`, starting the prober if it is not running; `None` if it cannot.
+    fn send(&self, job: Job) -> Option<()> {
+        let mut queue = self.queue.lock().unwrap_or_else(|e| e.into_inner());
+        let job = match &*queue {
+            Some(sender) => match sender.send(job) {
+                Ok(()) => return Some(()),
+                // The prober is gone (it panicked): start another.
+                Err(mpsc::SendError(job)) => job,
+            },
+            None => job,
+        };
+        let (sender, jobs) = mpsc::channel();
+        let (url, counts) = (self.url.clone(), self.counts.clone());
+        let started = std::thread::Builder::new()
+            .name("leekha-probes".into())
+            .spawn(move || run(&url, &jobs, &counts));
+        if let Err(e) = started {
+            tracing::warn!(error = %e, "cannot start the view prober");
+            return None;
+        }
+        let sent = sender.send(job).ok();
+        *queue = Some(sender);
+        sent
+    }
+}
+
+/// The prober: until every sender is gone, takes what is queued and asks it in one query.
+fn run(url: &DatabaseUrl, jobs: &mpsc::Receiver<Job>, counts: &Counts) {
+    let mut conn: Option<PgConnection> = None;
+    while let Ok(first) = jobs.recv() {
+        let mut batch = vec![first];
+        while batch.len() < MOST
+            && let Ok(job) = jobs.try_recv()
+        {
+            batch.push(job);
+        }
+        // A caller that went away (its request was cancelled) needs no answer.
+        batch.retain(|job| !job.reply.is_closed());
+        if batch.is_empty() {
+            continue;
+        }
+        if conn.is_none() {
+            match PgConnection::establish(url.expose()) {
+                Ok(c) => conn = Some(c),
+                Err(e) => tracing::warn!(error = %e, "the view prober cannot connect"),
+            }
+        }
+        let Some(pg) = conn.as_mut() else {
+            batch.into_iter().for_each(|job| drop(job.reply.send(None)));
+            continue;
+        };
+        let asked: Vec<(&str, &str)> = batch
+            .iter()
+            .map(|j| (j.game.as_str(), j.caller.as_str()))
+            .collect();
+        match store::probe_batch(pg, &asked) {
+            Ok(answers) => {
+                counts
+                    .probes
+                    .fetch_add(batch.len() as u64, Ordering::Relaxed);
+                counts.queries.fetch_add(1, Ordering::Relaxed);
+                for (job, answer) in batch.into_iter().zip(answers) {
+                    let _ = job.reply.send(Some(answer));
+                }
+            }
+            Err(e) => {
+                // Each caller asks again on its own connection and hears its own error. A lost
+                // connection is opened anew.
+                tracing::debug!(error = %e, probes = batch.len(), "a batch of probes failed");
+                if pg.batch_execute("SELECT 1").is_err() {
+                    conn = None;
+                }
+                batch.into_iter().for_each(|job| drop(job.reply.send(None)));
+            }
+        }
+    }
+}
