@@ -24,7 +24,7 @@ use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
 
 use diesel::connection::SimpleConnection;
-use diesel::{Connection, PgConnection, QueryResult};
+use diesel::{PgConnection, QueryResult};
 
 use super::games::{self as store, PgCommit};
 use crate::config::DatabaseUrl;
@@ -164,7 +164,7 @@ fn run(url: &DatabaseUrl, jobs: &mpsc::Receiver<Job>, counts: &Counts) {
         // over the same games wait for each other rather than deadlock.
         batch.sort_by(|a, b| a.commit.row.id.cmp(&b.commit.row.id));
         if conn.is_none() {
-            match PgConnection::establish(url.expose()) {
+            match super::prepared::connect_for_batches(url) {
                 Ok(c) => conn = Some(c),
                 Err(e) => tracing::warn!(error = %e, "the group-commit writer cannot connect"),
             }

@@ -17,8 +17,8 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, mpsc};
 
+use diesel::PgConnection;
 use diesel::connection::SimpleConnection;
-use diesel::{Connection, PgConnection};
 use tokio::sync::oneshot;
 
 use super::games::{self as store, Probe};
@@ -131,7 +131,7 @@ fn run(url: &DatabaseUrl, jobs: &mpsc::Receiver<Job>, counts: &Counts) {
             continue;
         }
         if conn.is_none() {
-            match PgConnection::establish(url.expose()) {
+            match super::prepared::connect_for_batches(url) {
                 Ok(c) => conn = Some(c),
                 Err(e) => tracing::warn!(error = %e, "the view prober cannot connect"),
             }

@@ -141,3 +141,24 @@ fn lock_games(state: &leekha::app::AppState) -> std::thread::JoinHandle<()> {
     is_locked.recv().unwrap();
     holder
 }
+
+/// The prober and the group-commit writer run statements over arrays, whose plans PostgreSQL
+/// would otherwise make anew on every execution: their connections keep the generic plan.
+#[test]
+fn connections_for_batches_keep_the_generic_plan() {
+    #[derive(QueryableByName)]
+    struct Mode {
+        #[diesel(sql_type = diesel::sql_types::Text)]
+        plan_cache_mode: String,
+    }
+    let db = TestDb::migrated();
+    let config = db.config();
+    if config.database_url.backend() != leekha::config::Backend::Postgres {
+        return;
+    }
+    let mut pg = leekha::db::prepared::connect_for_batches(&config.database_url).unwrap();
+    let mode: Vec<Mode> = diesel::sql_query("SHOW plan_cache_mode")
+        .load(&mut pg)
+        .unwrap();
+    assert_eq!(mode[0].plan_cache_mode, "force_generic_plan");
+}
