@@ -659,14 +659,11 @@ static PROBE_BATCH_PG: Sql<ProbeBatchKey> = Sql::new(concat!(
 
 #[derive(QueryableByName)]
 struct ProbeBatchRow {
+    /// Which probe, from 1 in the order asked.
     #[diesel(sql_type = diesel::sql_types::BigInt)]
     asked: i64,
-    #[diesel(sql_type = diesel::sql_types::BigInt)]
-    version: i64,
-    #[diesel(sql_type = diesel::sql_types::BigInt)]
-    spectators: i64,
-    #[diesel(sql_type = diesel::sql_types::Nullable<diesel::sql_types::Text>)]
-    caller: Option<String>,
+    #[diesel(embed)]
+    probe: ProbeRow,
 }
 
 /// [`probe`] of every (game, caller) asked, in one query: the answers in the order asked,
@@ -694,10 +691,15 @@ pub fn probe_batch(
             .ok_or_else(|| {
                 diesel::result::Error::DeserializationError("a probe nobody asked".into())
             })?;
+        let ProbeRow {
+            version,
+            spectators,
+            caller,
+        } = row.probe;
         *slot = Some(Probe {
-            version: row.version,
-            spectators: row.spectators,
-            caller: parse_caller(row.caller)?,
+            version,
+            spectators,
+            caller: parse_caller(caller)?,
         });
     }
     Ok(answers)

@@ -19,24 +19,26 @@
 //! two instances' batches notifying the same two users could deadlock: PostgreSQL then ends
 //! one of them, whose writes are handed back like any failed batch.
 
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc;
-use std::sync::{Arc, Mutex};
 
-use diesel::connection::SimpleConnection;
 use diesel::{PgConnection, QueryResult};
 
+use super::batcher::{OwnConnection, Queue, next_batch};
 use super::games::{self as store, PgCommit};
 use crate::config::DatabaseUrl;
 
 /// The most writes in one statement: bounds the statement's size and its time.
 const MOST: usize = 64;
+/// The writer thread's name.
+const NAME: &str = "leekha-group-commit";
 
 /// The instance's writer of guarded action writes (PostgreSQL only).
 #[derive(Debug)]
 pub struct GroupCommit {
     /// The writer's queue; the thread starts with the first write.
-    queue: Mutex<Option<mpsc::Sender<Job>>>,
+    queue: Queue<Job>,
     url: DatabaseUrl,
     counts: Arc<Counts>,
 }
@@ -78,7 +80,7 @@ impl GroupCommit {
     /// A writer for the PostgreSQL database at `url`.
     pub fn new(url: DatabaseUrl) -> Self {
         Self {
-            queue: Mutex::new(None),
+            queue: Queue::new(NAME),
             url,
             counts: Arc::default(),
         }
@@ -120,38 +122,19 @@ impl GroupCommit {
 
     /// Queues `job`, starting the writer if it is not running; the job back if it cannot.
     fn send(&self, job: Job) -> Result<(), Job> {
-        let mut queue = self.queue.lock().unwrap_or_else(|e| e.into_inner());
-        let job = match &*queue {
-            Some(sender) => match sender.send(job) {
-                Ok(()) => return Ok(()),
-                // The writer is gone (it panicked): start another.
-                Err(mpsc::SendError(job)) => job,
-            },
-            None => job,
-        };
-        let (sender, jobs) = mpsc::channel();
-        let (url, counts) = (self.url.clone(), self.counts.clone());
-        let started = std::thread::Builder::new()
-            .name("leekha-group-commit".into())
-            .spawn(move || run(&url, &jobs, &counts));
-        if let Err(e) = started {
-            tracing::warn!(error = %e, "cannot start the group-commit writer");
-            return Err(job);
-        }
-        let sent = sender.send(job).map_err(|mpsc::SendError(job)| job);
-        *queue = Some(sender);
-        sent
+        self.queue.send(job, || {
+            let (url, counts) = (self.url.clone(), self.counts.clone());
+            move |jobs| run(url, &jobs, &counts)
+        })
     }
 }
 
 /// The writer: until every sender is gone, takes what is queued and writes it.
-fn run(url: &DatabaseUrl, jobs: &mpsc::Receiver<Job>, counts: &Counts) {
-    let mut conn: Option<PgConnection> = None;
-    while let Ok(first) = jobs.recv() {
-        let mut batch = vec![first];
-        while batch.len() < MOST
-            && let Ok(job) = jobs.try_recv()
-        {
+fn run(url: DatabaseUrl, jobs: &mpsc::Receiver<Job>, counts: &Counts) {
+    let mut conn = OwnConnection::new(url, NAME);
+    while let Some(queued) = next_batch(jobs, MOST) {
+        let mut batch: Vec<Job> = Vec::with_capacity(queued.len());
+        for job in queued {
             if batch.iter().any(|b| b.commit.row.id == job.commit.row.id) {
                 // At most one of two writes loaded at the same game's version can succeed;
                 // the second is left to its caller, whose guard decides.
@@ -163,13 +146,7 @@ fn run(url: &DatabaseUrl, jobs: &mpsc::Receiver<Job>, counts: &Counts) {
         // Rows are locked in the order of the games' ids, so that two instances' batches
         // over the same games wait for each other rather than deadlock.
         batch.sort_by(|a, b| a.commit.row.id.cmp(&b.commit.row.id));
-        if conn.is_none() {
-            match super::prepared::connect_for_batches(url) {
-                Ok(c) => conn = Some(c),
-                Err(e) => tracing::warn!(error = %e, "the group-commit writer cannot connect"),
-            }
-        }
-        let Some(pg) = conn.as_mut() else {
+        let Some(pg) = conn.get() else {
             batch.into_iter().for_each(untaken);
             continue;
         };
@@ -195,9 +172,7 @@ fn run(url: &DatabaseUrl, jobs: &mpsc::Receiver<Job>, counts: &Counts) {
                 // A unique violation fails every write of the batch; the callers write
                 // alone and each hears its own outcome. A lost connection is opened anew.
                 tracing::debug!(error = %e, writes = batch.len(), "a group commit failed");
-                if pg.batch_execute("SELECT 1").is_err() {
-                    conn = None;
-                }
+                conn.check();
                 batch.into_iter().for_each(untaken);
             }
         }

@@ -91,6 +91,7 @@ macro_rules! log_after {
 }
 
 pub mod admin;
+pub mod batcher;
 pub mod chat;
 pub mod games;
 pub mod group_commit;

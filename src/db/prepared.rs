@@ -10,27 +10,10 @@
 use std::marker::PhantomData;
 
 use chrono::NaiveDateTime;
-use diesel::connection::SimpleConnection;
 use diesel::pg::Pg;
 use diesel::query_builder::{AstPass, Query, QueryFragment, QueryId};
 use diesel::sql_types::{Array, BigInt, Integer, Nullable, Text, Timestamp, Untyped};
-use diesel::{Connection, PgConnection, QueryResult, RunQueryDsl};
-
-/// Opens a connection of its own for a thread that runs [`Prepared`] statements over arrays,
-/// one row per element ([`super::group_commit`], [`super::probes`]). PostgreSQL plans a
-/// prepared statement anew on each execution for as long as a plan for the bound values looks
-/// cheaper than the generic plan, and for arrays of a few elements it always does: planning
-/// then costs more than running. These statements find every row by its key whatever the
-/// values, so the connection always takes the generic plan.
-///
-/// # Errors
-/// When it cannot connect or set the plan mode.
-pub fn connect_for_batches(url: &crate::config::DatabaseUrl) -> Result<PgConnection, String> {
-    let mut pg = PgConnection::establish(url.expose()).map_err(|e| e.to_string())?;
-    pg.batch_execute("SET plan_cache_mode = force_generic_plan")
-        .map_err(|e| e.to_string())?;
-    Ok(pg)
-}
+use diesel::{QueryResult, RunQueryDsl};
 
 /// One bound value.
 pub enum Bind<'a> {

@@ -15,23 +15,24 @@
 //! connection.
 
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, mpsc};
+use std::sync::{Arc, mpsc};
 
-use diesel::PgConnection;
-use diesel::connection::SimpleConnection;
 use tokio::sync::oneshot;
 
+use super::batcher::{OwnConnection, Queue, next_batch};
 use super::games::{self as store, Probe};
 use crate::config::DatabaseUrl;
 
 /// The most probes in one query: bounds the query's size and its time.
 const MOST: usize = 128;
+/// The prober thread's name.
+const NAME: &str = "leekha-probes";
 
 /// The instance's prober of views (PostgreSQL only).
 #[derive(Debug)]
 pub struct Probes {
     /// The prober's queue; the thread starts with the first probe.
-    queue: Mutex<Option<mpsc::Sender<Job>>>,
+    queue: Queue<Job>,
     url: DatabaseUrl,
     counts: Arc<Counts>,
 }
@@ -64,7 +65,7 @@ impl Probes {
     /// A prober for the PostgreSQL database at `url`.
     pub fn new(url: DatabaseUrl) -> Self {
         Self {
-            queue: Mutex::new(None),
+            queue: Queue::new(NAME),
             url,
             counts: Arc::default(),
         }
@@ -85,58 +86,26 @@ impl Probes {
             caller: caller.to_owned(),
             reply,
         };
-        self.send(job)?;
+        self.queue
+            .send(job, || {
+                let (url, counts) = (self.url.clone(), self.counts.clone());
+                move |jobs| run(url, &jobs, &counts)
+            })
+            .ok()?;
         answer.await.ok().flatten()
-    }
-
-    /// Queues `job`, starting the prober if it is not running; `None` if it cannot.
-    fn send(&self, job: Job) -> Option<()> {
-        let mut queue = self.queue.lock().unwrap_or_else(|e| e.into_inner());
-        let job = match &*queue {
-            Some(sender) => match sender.send(job) {
-                Ok(()) => return Some(()),
-                // The prober is gone (it panicked): start another.
-                Err(mpsc::SendError(job)) => job,
-            },
-            None => job,
-        };
-        let (sender, jobs) = mpsc::channel();
-        let (url, counts) = (self.url.clone(), self.counts.clone());
-        let started = std::thread::Builder::new()
-            .name("leekha-probes".into())
-            .spawn(move || run(&url, &jobs, &counts));
-        if let Err(e) = started {
-            tracing::warn!(error = %e, "cannot start the view prober");
-            return None;
-        }
-        let sent = sender.send(job).ok();
-        *queue = Some(sender);
-        sent
     }
 }
 
 /// The prober: until every sender is gone, takes what is queued and asks it in one query.
-fn run(url: &DatabaseUrl, jobs: &mpsc::Receiver<Job>, counts: &Counts) {
-    let mut conn: Option<PgConnection> = None;
-    while let Ok(first) = jobs.recv() {
-        let mut batch = vec![first];
-        while batch.len() < MOST
-            && let Ok(job) = jobs.try_recv()
-        {
-            batch.push(job);
-        }
+fn run(url: DatabaseUrl, jobs: &mpsc::Receiver<Job>, counts: &Counts) {
+    let mut conn = OwnConnection::new(url, NAME);
+    while let Some(mut batch) = next_batch(jobs, MOST) {
         // A caller that went away (its request was cancelled) needs no answer.
         batch.retain(|job| !job.reply.is_closed());
         if batch.is_empty() {
             continue;
         }
-        if conn.is_none() {
-            match super::prepared::connect_for_batches(url) {
-                Ok(c) => conn = Some(c),
-                Err(e) => tracing::warn!(error = %e, "the view prober cannot connect"),
-            }
-        }
-        let Some(pg) = conn.as_mut() else {
+        let Some(pg) = conn.get() else {
             batch.into_iter().for_each(|job| drop(job.reply.send(None)));
             continue;
         };
@@ -158,9 +127,7 @@ fn run(url: &DatabaseUrl, jobs: &mpsc::Receiver<Job>, counts: &Counts) {
                 // Each caller asks again on its own connection and hears its own error. A lost
                 // connection is opened anew.
                 tracing::debug!(error = %e, probes = batch.len(), "a batch of probes failed");
-                if pg.batch_execute("SELECT 1").is_err() {
-                    conn = None;
-                }
+                conn.check();
                 batch.into_iter().for_each(|job| drop(job.reply.send(None)));
             }
         }

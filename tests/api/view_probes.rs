@@ -156,7 +156,7 @@ fn connections_for_batches_keep_the_generic_plan() {
     if config.database_url.backend() != leekha::config::Backend::Postgres {
         return;
     }
-    let mut pg = leekha::db::prepared::connect_for_batches(&config.database_url).unwrap();
+    let mut pg = leekha::db::batcher::connect_for_batches(&config.database_url).unwrap();
     let mode: Vec<Mode> = diesel::sql_query("SHOW plan_cache_mode")
         .load(&mut pg)
         .unwrap();
