@@ -24,6 +24,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc;
 
 use diesel::{PgConnection, QueryResult};
+use tokio::sync::oneshot;
 
 use super::batcher::{OwnConnection, Queue, next_batch};
 use super::games::{self as store, PgCommit};
@@ -65,15 +66,40 @@ impl Counts {
 /// One write waiting for the writer.
 struct Job {
     commit: Box<PgCommit>,
-    reply: mpsc::SyncSender<Reply>,
+    reply: ReplyTo,
 }
 
 /// The writer's answer to one write.
-enum Reply {
+#[derive(Debug)]
+pub enum Reply {
     /// Written in a batch (`true`), or not because its game was no longer as loaded.
     Done(bool),
     /// Not written: the caller writes it itself.
     Untaken(Box<PgCommit>),
+}
+
+/// Who waits for a write's answer.
+enum ReplyTo {
+    /// A thread, in [`GroupCommit::commit`].
+    Thread(mpsc::SyncSender<Reply>),
+    /// A task, in [`GroupCommit::commit_async`].
+    Task(oneshot::Sender<Reply>),
+}
+
+impl ReplyTo {
+    /// Answers; a caller that went away needs no answer.
+    fn send(self, reply: Reply) {
+        match self {
+            Self::Thread(to) => drop(to.send(reply)),
+            Self::Task(to) => drop(to.send(reply)),
+        }
+    }
+}
+
+/// The writer stopped holding a write (it panicked): whether it was written is unknown, so
+/// the caller must not write it again.
+fn stopped() -> diesel::result::Error {
+    diesel::result::Error::QueryBuilderError("the group-commit writer stopped".into())
 }
 
 impl GroupCommit {
@@ -101,23 +127,34 @@ impl GroupCommit {
         let (reply, answer) = mpsc::sync_channel(1);
         let job = Job {
             commit: Box::new(commit),
-            reply,
+            reply: ReplyTo::Thread(reply),
         };
         let commit = match self.send(job) {
-            Ok(()) => match answer.recv() {
-                Ok(Reply::Done(written)) => return Ok(written),
-                Ok(Reply::Untaken(commit)) => commit,
-                // The writer stopped with the write (it panicked): whether it was written is
-                // unknown, so the caller must not write it again.
-                Err(_) => {
-                    return Err(diesel::result::Error::QueryBuilderError(
-                        "the group-commit writer stopped".into(),
-                    ));
-                }
+            Ok(()) => match answer.recv().map_err(|_| stopped())? {
+                Reply::Done(written) => return Ok(written),
+                Reply::Untaken(commit) => commit,
             },
             Err(job) => job.commit,
         };
         store::commit_pg(pg, &commit)
+    }
+
+    /// [`Self::commit`] for a task, which awaits the writer without holding a thread: a write
+    /// the writer hands back, or cannot take, comes back [`Reply::Untaken`], not written, for
+    /// the caller to write itself.
+    ///
+    /// # Errors
+    /// When the writer stopped holding the write: whether it was written is unknown.
+    pub async fn commit_async(&self, commit: PgCommit) -> QueryResult<Reply> {
+        let (reply, answer) = oneshot::channel();
+        let job = Job {
+            commit: Box::new(commit),
+            reply: ReplyTo::Task(reply),
+        };
+        match self.send(job) {
+            Ok(()) => answer.await.map_err(|_| stopped()),
+            Err(job) => Ok(Reply::Untaken(job.commit)),
+        }
     }
 
     /// Queues `job`, starting the writer if it is not running; the job back if it cannot.
@@ -164,8 +201,7 @@ fn run(url: DatabaseUrl, jobs: &mpsc::Receiver<Job>, counts: &Counts) {
                 counts.statements.fetch_add(1, Ordering::Relaxed);
                 counts.largest.fetch_max(size, Ordering::Relaxed);
                 for (job, written) in batch.into_iter().zip(written) {
-                    // A caller that went away needs no answer.
-                    let _ = job.reply.send(Reply::Done(written));
+                    job.reply.send(Reply::Done(written));
                 }
             }
             Err(e) => {
@@ -181,5 +217,5 @@ fn run(url: DatabaseUrl, jobs: &mpsc::Receiver<Job>, counts: &Counts) {
 
 /// Hands `job` back to its caller.
 fn untaken(job: Job) {
-    let _ = job.reply.send(Reply::Untaken(job.commit));
+    job.reply.send(Reply::Untaken(job.commit));
 }

@@ -14,7 +14,7 @@
 use diesel::Connection;
 
 use crate::db::games::{self as store, IdempotentRow};
-use crate::db::group_commit::GroupCommit;
+use crate::db::group_commit::{GroupCommit, Reply};
 use crate::db::{self, AnyConnection};
 use crate::error::{Error, Kind};
 use crate::rules::{Action, Card, RuleError};
@@ -187,6 +187,102 @@ pub fn act(
     // A twin request with the same key answered first (its key met this one's write, or
     // this one's refusal): that answer is this one's too, so every copy hears the same.
     stored_answer(conn, user_id, &idem)?.ok_or(error)
+}
+
+/// Applies a player's action as [`act`] does, on the caller's task. On PostgreSQL, an action
+/// on a game this instance holds a copy of is first judged against the copy and written
+/// through the instance's writer, awaited without a blocking thread or a pooled connection
+/// ([`act_on_copy`]); whatever that does not commit cleanly, [`act`] decides from the
+/// database on the blocking pool, as it does after its own attempt on the copy.
+///
+/// # Errors
+/// As [`act`].
+pub async fn submit(
+    db: &db::Db,
+    hot: &std::sync::Arc<HotTables>,
+    game_id: &str,
+    user_id: &str,
+    command: Result<Act, Error>,
+    render: Render,
+    refusal: RenderRefusal,
+) -> Result<Acted, Error> {
+    if let (Ok(wanted), Some(group)) = (&command, db.group_commit())
+        && let Some(done) = act_on_copy(db, hot, group, wanted, render).await
+    {
+        return done;
+    }
+    let (hot, group) = (hot.clone(), db.group_commit().cloned());
+    let (game_id, user_id) = (game_id.to_owned(), user_id.to_owned());
+    db.run(move |conn| {
+        let shortcuts = Shortcuts {
+            hot: &hot,
+            group: group.as_deref(),
+        };
+        act(
+            conn, shortcuts, &game_id, &user_id, command, render, refusal,
+        )
+    })
+    .await
+}
+
+/// [`judge`] in [`Mode::Cached`], awaiting the writer: `None` whenever it does not end in a
+/// clean commit (no copy, a bot that would act in the same change, a refusal, a change that
+/// needs more than one guarded statement, a write the writer hands back or finds stale), and
+/// then nothing was written. Bots are left to the blocking pool: an expert thinks for up to
+/// tens of milliseconds, which must not stall the HTTP worker.
+async fn act_on_copy(
+    db: &db::Db,
+    hot: &HotTables,
+    group: &GroupCommit,
+    act: &Act,
+    render: Render,
+) -> Option<Result<Acted, Error>> {
+    let table = hot.take(&act.game_id)?;
+    if crate::rules::Seat::ALL
+        .iter()
+        .any(|&seat| table.bot_of(seat).is_some())
+    {
+        hot.put(table);
+        return None;
+    }
+    let (seat, change, actions_before) = decide(act, table).ok()?;
+    let user_id = act.user_id.as_str();
+    let idempotency = act
+        .idempotency
+        .as_ref()
+        .map(|i| (user_id, i.key.as_str(), i.fingerprint.as_str()));
+    let unlocked = change
+        .unlocked(|table| render(table, seat), idempotency, user_id)
+        .ok()??;
+    match group.commit_async(unlocked.commit).await {
+        Ok(Reply::Done(true)) => {}
+        Ok(Reply::Done(false) | Reply::Untaken(_)) => return None,
+        Err(e) => return Some(Err(e.into())),
+    }
+    let (mut table, body) = unlocked.written.done();
+    // Keep the table small: forget keys older than 48 h now and then.
+    if act.idempotency.is_some() && rand::random_range(0..100) == 0 {
+        let purged = db
+            .run(|conn| {
+                store::purge_idempotent(conn, db::now() - chrono::Duration::hours(48))
+                    .map_err(Error::from)
+            })
+            .await;
+        if let Err(e) = purged {
+            tracing::warn!(error = %e, "could not forget old idempotency keys");
+        }
+    }
+    let applied = (table.row.action_count - actions_before).max(0) as u64;
+    let (version, notified) = (table.row.version, std::mem::take(&mut table.notified_users));
+    if table.status() == GameStatus::Active {
+        hot.put(table);
+    }
+    Some(Ok(Acted::Fresh {
+        body,
+        version,
+        notified,
+        applied,
+    }))
 }
 
 /// The answer kept for `idem`'s key, if any; 422 `idempotency_key_reused` when the key was

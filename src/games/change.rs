@@ -15,6 +15,30 @@ use super::events::{self, ServerEvent};
 use super::table::{Table, decode_plays, encode_plays, encode_to_act};
 use super::{Actor, BotReason, Committed, GameStatus};
 
+/// A change ready to commit in one guarded statement ([`Change::unlocked`]).
+#[derive(Debug)]
+pub struct Unlocked {
+    /// The statement's writes.
+    pub commit: store::PgCommit,
+    /// The change once they are written.
+    pub written: Written,
+}
+
+/// A change as it is once its statement is written.
+#[derive(Debug)]
+pub struct Written {
+    table: Table,
+    body: String,
+}
+
+impl Written {
+    /// The game as written (its notified users set) and the response body.
+    #[must_use]
+    pub fn done(self) -> (Table, String) {
+        (self.table, self.body)
+    }
+}
+
 /// A change to a loaded game, committed as one unit by [`Change::commit`].
 pub struct Change {
     /// The game.
@@ -365,7 +389,7 @@ impl Change {
     /// # Errors
     /// Database errors, and `respond`'s.
     pub fn commit_unlocked(
-        mut self,
+        self,
         conn: &mut AnyConnection,
         respond: impl FnOnce(&Table) -> Result<String, Error>,
         idempotency: Option<(&str, &str, &str)>,
@@ -375,6 +399,36 @@ impl Change {
         let AnyConnection::Postgresql(pg) = conn else {
             return Ok(None);
         };
+        let Some(Unlocked { commit, written }) = self.unlocked(respond, idempotency, caller)?
+        else {
+            return Ok(None);
+        };
+        let outcome = match group {
+            Some(group) => group.commit(pg, commit),
+            None => store::commit_pg(pg, &commit),
+        };
+        match outcome {
+            Ok(true) => Ok(Some(written.done())),
+            Ok(false)
+            | Err(diesel::result::Error::DatabaseError(
+                diesel::result::DatabaseErrorKind::UniqueViolation,
+                _,
+            )) => Ok(None),
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// The one guarded statement of [`Self::commit_unlocked`], not yet written, and what the
+    /// change is once it is; `None` when the change does not fit one such statement.
+    ///
+    /// # Errors
+    /// `respond`'s, and a state that cannot be serialized.
+    pub fn unlocked(
+        mut self,
+        respond: impl FnOnce(&Table) -> Result<String, Error>,
+        idempotency: Option<(&str, &str, &str)>,
+        caller: &str,
+    ) -> Result<Option<Unlocked>, Error> {
         self.seal()?;
         if !self.seats_changed.is_empty() || self.finished.is_some() {
             return Ok(None);
@@ -391,22 +445,12 @@ impl Change {
                 no_webhook: recipient.clone(),
             },
         );
-        let written = match group {
-            Some(group) => group.commit(pg, commit),
-            None => store::commit_pg(pg, &commit),
-        };
-        match written {
-            Ok(true) => {
-                self.table.notified_users = recipient.into_iter().collect();
-                Ok(Some((self.table, body)))
-            }
-            Ok(false)
-            | Err(diesel::result::Error::DatabaseError(
-                diesel::result::DatabaseErrorKind::UniqueViolation,
-                _,
-            )) => Ok(None),
-            Err(e) => Err(e.into()),
-        }
+        let mut table = self.table;
+        table.notified_users = recipient.into_iter().collect();
+        Ok(Some(Unlocked {
+            commit,
+            written: Written { table, body },
+        }))
     }
 
     /// The writes of [`store::commit_pg`].

@@ -176,28 +176,16 @@ pub async fn act(on: OnGameByToken<(HttpRequest, web::Json<serde_json::Value>)>)
     // Judged by the service after the account check, so a banned caller hears 403 whatever
     // it sent.
     let command = ActionRequest::command(body.into_inner(), &id, &caller.user_id, &req);
-    let hot = state.hot.clone();
-    let group = state.db.group_commit().cloned();
-    let gid = id.clone();
-    let acted = state
-        .db
-        .run(move |conn| {
-            let refusal = Problem::rendered;
-            let shortcuts = games::Shortcuts {
-                hot: &hot,
-                group: group.as_deref(),
-            };
-            games::act(
-                conn,
-                shortcuts,
-                &gid,
-                &caller.user_id,
-                command,
-                render,
-                refusal,
-            )
-        })
-        .await?;
+    let acted = games::submit(
+        &state.db,
+        &state.hot,
+        &id,
+        &caller.user_id,
+        command,
+        render,
+        Problem::rendered,
+    )
+    .await?;
     match acted {
         Acted::Fresh {
             body,
