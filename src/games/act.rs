@@ -259,7 +259,7 @@ async fn act_on_copy(
         Ok(Reply::Done(false) | Reply::Untaken(_)) => return None,
         Err(e) => return Some(Err(e.into())),
     }
-    let (mut table, body) = unlocked.written.done();
+    let (table, body) = unlocked.written.done();
     // Keep the table small: forget keys older than 48 h now and then.
     if act.idempotency.is_some() && rand::random_range(0..100) == 0 {
         let purged = db
@@ -272,17 +272,7 @@ async fn act_on_copy(
             tracing::warn!(error = %e, "could not forget old idempotency keys");
         }
     }
-    let applied = (table.row.action_count - actions_before).max(0) as u64;
-    let (version, notified) = (table.row.version, std::mem::take(&mut table.notified_users));
-    if table.status() == GameStatus::Active {
-        hot.put(table);
-    }
-    Some(Ok(Acted::Fresh {
-        body,
-        version,
-        notified,
-        applied,
-    }))
+    Some(Ok(fresh(hot, table, body, actions_before)))
 }
 
 /// The answer kept for `idem`'s key, if any; 422 `idempotency_key_reused` when the key was
@@ -354,7 +344,7 @@ fn judge(
     }
     let (seat, change, actions_before) = decide(act, table).map_err(Failure::Refused)?;
     let respond = |table: &Table| render(table, seat);
-    let (mut table, body) = if mode == Mode::Locked {
+    let (table, body) = if mode == Mode::Locked {
         let table = change.commit(conn)?;
         let body = respond(&table)?;
         if let Some(idem) = &act.idempotency {
@@ -385,17 +375,23 @@ fn judge(
     if act.idempotency.is_some() && rand::random_range(0..100) == 0 {
         store::purge_idempotent(conn, db::now() - chrono::Duration::hours(48))?;
     }
+    Ok(Some(fresh(hot, table, body, actions_before)))
+}
+
+/// The answer to an action just committed, whose game had `actions_before` actions; the
+/// game goes to `hot` while it is active.
+fn fresh(hot: &HotTables, mut table: Table, body: String, actions_before: i64) -> Acted {
     let applied = (table.row.action_count - actions_before).max(0) as u64;
     let (version, notified) = (table.row.version, std::mem::take(&mut table.notified_users));
     if table.status() == GameStatus::Active {
         hot.put(table);
     }
-    Ok(Some(Acted::Fresh {
+    Acted::Fresh {
         body,
         version,
         notified,
         applied,
-    }))
+    }
 }
 
 /// Judges the action against `table` without writing: the seat, the change with the bots
