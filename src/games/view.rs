@@ -30,25 +30,22 @@ pub async fn view(
         Some(probes) => probes.probe(game_id, user_id).await,
         None => None,
     };
-    let (hot, game_id, user_id) = (hot.clone(), game_id.to_owned(), user_id.to_owned());
-    match probed {
-        Some(Some(probe)) => {
-            if let Some(table) = current(&hot, &game_id, probe)? {
-                return Ok(table);
-            }
-            db.run(move |conn| load(conn, &hot, &game_id, &user_id))
-                .await
-        }
-        // No such game now: the full read says so, after judging the account.
-        Some(None) => {
-            db.run(move |conn| load(conn, &hot, &game_id, &user_id))
-                .await
-        }
-        None => {
-            db.run(move |conn| view_on(conn, &hot, &game_id, &user_id))
-                .await
-        }
+    let Some(answer) = probed else {
+        let (hot, game_id, user_id) = (hot.clone(), game_id.to_owned(), user_id.to_owned());
+        return db
+            .run(move |conn| view_on(conn, &hot, &game_id, &user_id))
+            .await;
+    };
+    // Any answer but the copy's version (another version, or no such game, which the full
+    // read reports after judging the account) reads the game whole.
+    if let Some(probe) = answer
+        && let Some(table) = current(hot, game_id, probe)?
+    {
+        return Ok(table);
     }
+    let (hot, game_id, user_id) = (hot.clone(), game_id.to_owned(), user_id.to_owned());
+    db.run(move |conn| load(conn, &hot, &game_id, &user_id))
+        .await
 }
 
 /// [`view`] on a connection of the caller's, probing on it.
