@@ -113,16 +113,27 @@ impl OwnConnection {
 }
 
 /// Opens a connection of its own for a thread that runs prepared statements over arrays, one
-/// row per element. PostgreSQL plans a prepared statement anew on each execution for as long
-/// as a plan for the bound values looks cheaper than the generic plan, and for arrays of a few
-/// elements it always does: planning then costs more than running. These statements find
-/// every row by its key whatever the values, so the connection always takes the generic plan.
+/// row per element ([`super::games::statements_for_batches`]). PostgreSQL plans a prepared
+/// statement anew on each execution for as long as a plan for the bound values looks cheaper
+/// than the generic plan, and for arrays of a few elements it always does: planning then costs
+/// more than running. These statements find every row by its key whatever the values, so the
+/// connection always takes the generic plan.
+///
+/// That plan is made once, at the first execution, for the tables as they are then, and kept
+/// until their statistics change. On a young database the tables are a page or two, where
+/// reading a whole table beats an index, and the plan went on reading whole tables as they
+/// grew (a load run's probes and writes spent most of PostgreSQL's time scanning `games`).
+/// So the connection plans without whole-table reads: no sequential scans, and nested loops
+/// rather than hash or merge joins, which would read a table whole to build or walk one side.
 ///
 /// # Errors
-/// When it cannot connect or set the plan mode.
+/// When it cannot connect or set the planner's settings.
 pub fn connect_for_batches(url: &DatabaseUrl) -> Result<PgConnection, String> {
     let mut pg = PgConnection::establish(url.expose()).map_err(|e| e.to_string())?;
-    pg.batch_execute("SET plan_cache_mode = force_generic_plan")
-        .map_err(|e| e.to_string())?;
+    pg.batch_execute(
+        "SET plan_cache_mode = force_generic_plan; SET enable_seqscan = off; \
+         SET enable_hashjoin = off; SET enable_mergejoin = off",
+    )
+    .map_err(|e| e.to_string())?;
     Ok(pg)
 }

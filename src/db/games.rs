@@ -666,6 +666,17 @@ struct ProbeBatchRow {
     probe: ProbeRow,
 }
 
+/// The texts of the statements the instance's own connections for batches run
+/// ([`super::batcher::connect_for_batches`]): the probes, and the group commit's writes, alone
+/// and batched. For the test that their plans never read a whole table.
+pub fn statements_for_batches() -> [&'static str; 3] {
+    [
+        PROBE_BATCH_PG.text(),
+        COMMIT_PG.text(),
+        COMMIT_PG_BATCH.text(),
+    ]
+}
+
 /// [`probe`] of every (game, caller) asked, in one query: the answers in the order asked,
 /// `None` for a game that does not exist. PostgreSQL only (see [`super::probes`]).
 ///

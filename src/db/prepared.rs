@@ -61,6 +61,11 @@ impl<K> Sql<K> {
         }
     }
 
+    /// The statement's text.
+    pub fn text(&self) -> &'static str {
+        self.text
+    }
+
     /// The SQL between the placeholders (one more piece than placeholders).
     fn pieces(&self) -> &[&'static str] {
         self.pieces.get_or_init(|| {

@@ -143,13 +143,20 @@ fn lock_games(state: &leekha::app::AppState) -> std::thread::JoinHandle<()> {
 }
 
 /// The prober and the group-commit writer run statements over arrays, whose plans PostgreSQL
-/// would otherwise make anew on every execution: their connections keep the generic plan.
+/// would otherwise make anew on every execution: their connections keep the generic plan. That
+/// plan is made at the first execution, on a young database with tables of a page or two,
+/// and kept as the tables grow: it must find every row by its key, never read a table whole.
 #[test]
-fn connections_for_batches_keep_the_generic_plan() {
+fn connections_for_batches_keep_a_generic_plan_that_reads_no_table_whole() {
     #[derive(QueryableByName)]
     struct Mode {
         #[diesel(sql_type = diesel::sql_types::Text)]
         plan_cache_mode: String,
+    }
+    #[derive(QueryableByName)]
+    struct Line {
+        #[diesel(sql_type = diesel::sql_types::Text, column_name = "QUERY PLAN")]
+        text: String,
     }
     let db = TestDb::migrated();
     let config = db.config();
@@ -161,4 +168,31 @@ fn connections_for_batches_keep_the_generic_plan() {
         .load(&mut pg)
         .unwrap();
     assert_eq!(mode[0].plan_cache_mode, "force_generic_plan");
+    // The tables are empty: the plans are made as for a database's first minutes.
+    for (i, text) in leekha::db::games::statements_for_batches()
+        .into_iter()
+        .enumerate()
+    {
+        let placeholders = (1..)
+            .take_while(|n| text.contains(&format!("${n}")))
+            .count();
+        diesel::sql_query(format!("PREPARE batch_{i} AS {text}"))
+            .execute(&mut pg)
+            .unwrap();
+        let nulls = vec!["NULL"; placeholders].join(", ");
+        let plan: Vec<String> = diesel::sql_query(format!("EXPLAIN EXECUTE batch_{i}({nulls})"))
+            .load::<Line>(&mut pg)
+            .unwrap()
+            .into_iter()
+            .map(|l| l.text)
+            .collect();
+        let plan = plan.join("\n");
+        assert!(
+            plan.contains("Index"),
+            "statement {i} uses no index:\n{plan}"
+        );
+        for whole in ["Seq Scan", "Hash Join", "Merge Join"] {
+            assert!(!plan.contains(whole), "statement {i}: {whole}\n{plan}");
+        }
+    }
 }
