@@ -56,7 +56,7 @@ pub struct GameRow {
     pub finished_at: Option<NaiveDateTime>,
     /// When to remind the late seats.
     pub reminder_at: Option<NaiveDateTime>,
-    /// The current round's card plays, "<seat><card>,…".
+    /// The current round's card plays, `"<seat><card>,…"`.
     pub round_plays: String,
     /// When the scheduler must look at the game next (see [`GameRow::next_wake`]).
     pub wake_at: Option<NaiveDateTime>,
@@ -827,7 +827,7 @@ struct Updated {
     updated: i64,
 }
 
-/// Writes a common change in one statement (see [`COMMIT_PG`]); `false` when the row was
+/// Writes a common change in one statement (see `COMMIT_PG`); `false` when the row was
 /// no longer as loaded, and then nothing is written. A duplicate action or event key, or a
 /// stored idempotency key, fails it with a unique violation.
 pub fn commit_pg(pg: &mut diesel::PgConnection, c: &PgCommit) -> QueryResult<bool> {
@@ -945,7 +945,7 @@ struct Written {
     id: String,
 }
 
-/// Writes several common changes in one statement (see [`COMMIT_PG_BATCH`]), each only if
+/// Writes several common changes in one statement (see `COMMIT_PG_BATCH`), each only if
 /// its game is still as loaded: for each change, in order, whether it was written. The games
 /// must be distinct. A duplicate action or event key, or a stored idempotency key, in any of
 /// them fails the whole statement with a unique violation, and then nothing is written.

@@ -129,7 +129,7 @@ diesel::table! {
         finished_at -> Nullable<Timestamp>,
         /// When to remind the late seats.
         reminder_at -> Nullable<Timestamp>,
-        /// The current round's card plays, "<seat><card>,…".
+        /// The current round's card plays, `"<seat><card>,…"`.
         round_plays -> Text,
         /// When the scheduler must look at the game next: at or before the deadline and the
         /// reminder.

@@ -192,7 +192,7 @@ pub fn act(
 /// Applies a player's action as [`act`] does, on the caller's task. On PostgreSQL, an action
 /// on a game this instance holds a copy of is first judged against the copy and written
 /// through the instance's writer, awaited without a blocking thread or a pooled connection
-/// ([`act_on_copy`]); whatever that does not commit cleanly, [`act`] decides from the
+/// (`act_on_copy`); whatever that does not commit cleanly, [`act`] decides from the
 /// database on the blocking pool, as it does after its own attempt on the copy.
 ///
 /// # Errors

@@ -299,7 +299,7 @@ impl Change {
     }
 
     /// Lets every bot-controlled seat that must act do so, until a human must act, the game
-    /// ends, or [`BOT_ACTIONS_PER_COMMIT`] actions were applied (then the scheduler goes on).
+    /// ends, or `BOT_ACTIONS_PER_COMMIT` actions were applied (then the scheduler goes on).
     /// Bots see only their seat's view.
     pub fn run_bots(&mut self) -> Result<(), Error> {
         let mut rng = rand::rng();

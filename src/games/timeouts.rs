@@ -28,7 +28,7 @@ pub enum Woken {
         done: Box<Committed>,
     },
     /// Only bots had to act (no human is left to act in the game): they played on, at most
-    /// [`super::change::BOT_ACTIONS_PER_COMMIT`] actions, and the game is due again at once
+    /// `BOT_ACTIONS_PER_COMMIT` actions, and the game is due again at once
     /// if they still must act.
     BotsPlayed(Box<Committed>),
     /// A reminder went out to these users.

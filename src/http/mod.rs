@@ -1,5 +1,5 @@
 //! The HTTP layer: [`build_app`] assembles the actix-web application that both `main` and the
-//! tests run, and [`openapi`] the document generated from the same routes.
+//! tests run, and [`openapi()`] the document generated from the same routes.
 
 /// Declares a module's `routes`, which registers the documented handlers it names, module by
 /// module and in the order given (the order of the OpenAPI document).

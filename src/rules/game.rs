@@ -129,7 +129,7 @@ impl Serialize for Game {
     }
 }
 
-/// A stored game is checked ([`Game::validate`]) before it becomes one.
+/// A stored game is checked (`Game::validate`) before it becomes one.
 impl<'de> Deserialize<'de> for Game {
     fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Game, D::Error> {
         let game = Game::deserialize(deserializer)?;
