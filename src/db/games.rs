@@ -1125,39 +1125,119 @@ pub fn lobby(
     page_of(conn, query, Direction::OldestFirst, after, limit)
 }
 
+/// Where a game stands in a user's list ([`for_user`]): the sort key of that list, so that
+/// a page can go on strictly after the last game of the previous one.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Urgency {
+    /// The user holds the seat themself (not a bot for them) and it must act.
+    pub my_turn: bool,
+    /// The game's deadline; games without one come after those with one.
+    pub deadline: Option<NaiveDateTime>,
+    /// The game's last change; later first.
+    pub updated_at: NaiveDateTime,
+    /// The game's id, which breaks ties.
+    pub id: String,
+}
+
+/// Where a page of [`for_user`] starts.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FromGame {
+    /// At the most urgent game.
+    Start,
+    /// Strictly after this game in the list's order (games that did not change meanwhile
+    /// are neither skipped nor repeated).
+    After(Urgency),
+    /// After this many games: what cursors of earlier releases held, still honoured.
+    Offset(i64),
+}
+
+/// 0 where the user's seat must act and the user holds it, else 1: the first key of
+/// [`for_user`]'s order.
+const TURN_RANK: &str = "CASE WHEN game_seats.user_id IS NOT NULL AND game_seats.bot_level IS NULL \
+     AND games.to_act LIKE '%,' || CAST(game_seats.seat AS TEXT) || ',%' THEN 0 ELSE 1 END";
+/// 1 for a game without a deadline, else 0: the second key.
+const NO_DEADLINE_RANK: &str = "CASE WHEN games.deadline IS NULL THEN 1 ELSE 0 END";
+
 /// The user's games (seated or invited) with the given statuses, most urgent first: the
-/// user's turn, then the nearest deadline, then the latest change.
+/// user's turn, then the nearest deadline, then the latest change; each with the user's seat
+/// and its place in that order.
 pub fn for_user(
     conn: &mut AnyConnection,
     user_id: &str,
     statuses: &[GameStatus],
-    offset: i64,
+    from: FromGame,
     limit: i64,
-) -> QueryResult<Vec<(Found, i32)>> {
+) -> QueryResult<Vec<(Found, i32, Urgency)>> {
     use diesel::dsl::sql;
     use diesel::sql_types::Integer;
     let seats = seats_column(conn);
     let spectators = super::watchers::count_column(conn);
-    let rows: Vec<(GameRow, Option<String>, i64, i32)> = games::table
+    let turn = || sql::<Integer>(TURN_RANK);
+    let no_deadline = || sql::<Integer>(NO_DEADLINE_RANK);
+    let mut query = games::table
         .inner_join(game_seats::table)
-        .filter(game_seats::user_id.eq(user_id).or(game_seats::invited_user_id.eq(user_id)))
+        .filter(
+            game_seats::user_id
+                .eq(user_id)
+                .or(game_seats::invited_user_id.eq(user_id)),
+        )
         .filter(games::status.eq_any(statuses))
         .order_by((
-            sql::<Integer>(
-                "CASE WHEN game_seats.user_id IS NOT NULL AND game_seats.bot_level IS NULL \
-                 AND games.to_act LIKE '%,' || CAST(game_seats.seat AS TEXT) || ',%' THEN 0 ELSE 1 END",
-            ),
-            sql::<Integer>("CASE WHEN games.deadline IS NULL THEN 1 ELSE 0 END"),
+            turn(),
+            no_deadline(),
             games::deadline.asc(),
             games::updated_at.desc(),
             games::id.asc(),
         ))
-        .offset(offset)
+        .into_boxed();
+    match from {
+        FromGame::Start => {}
+        FromGame::Offset(n) => query = query.offset(n),
+        FromGame::After(at) => {
+            let t = i32::from(!at.my_turn);
+            let later_change = games::updated_at
+                .lt(at.updated_at)
+                .or(games::updated_at.eq(at.updated_at).and(games::id.gt(at.id)));
+            // Spelled out key by key: the order mixes directions and a nullable column, which
+            // a row-value comparison cannot express.
+            query = match at.deadline {
+                Some(deadline) => query.filter(
+                    turn().gt(t).or(turn().eq(t).and(
+                        no_deadline().gt(0).or(no_deadline().eq(0).and(
+                            games::deadline
+                                .gt(deadline)
+                                .or(games::deadline.eq(deadline).and(later_change)),
+                        )),
+                    )),
+                ),
+                None => query.filter(
+                    turn()
+                        .gt(t)
+                        .or(turn().eq(t).and(no_deadline().eq(1).and(later_change))),
+                ),
+            };
+        }
+    }
+    let rows: Vec<(GameRow, Option<String>, i64, i32, i32)> = query
         .limit(limit)
-        .select((GameRow::as_select(), seats, spectators, game_seats::seat))
+        .select((
+            GameRow::as_select(),
+            seats,
+            spectators,
+            game_seats::seat,
+            turn(),
+        ))
         .load(conn)?;
     rows.into_iter()
-        .map(|(row, seats, spectators, seat)| Ok((Found::listed(row, seats, spectators)?, seat)))
+        .map(|(row, seats, spectators, seat, turn)| {
+            let place = Urgency {
+                my_turn: turn == 0,
+                deadline: row.deadline,
+                updated_at: row.updated_at,
+                id: row.id.clone(),
+            };
+            Ok((Found::listed(row, seats, spectators)?, seat, place))
+        })
         .collect()
 }
 

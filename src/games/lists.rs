@@ -2,6 +2,7 @@
 
 use chrono::NaiveDateTime;
 
+pub use crate::db::games::{FromGame, Urgency};
 use crate::db::{self, AnyConnection, games as store};
 use crate::error::Error;
 use crate::rules::Seat;
@@ -26,7 +27,7 @@ pub fn lobby(
 }
 
 /// The user's games (seated or invited) with these statuses, most urgent first, each with
-/// the user's seat.
+/// the user's seat and its place in the list (where the next page starts after it).
 ///
 /// # Errors
 /// Database errors.
@@ -34,14 +35,14 @@ pub fn of_user(
     conn: &mut AnyConnection,
     user_id: &str,
     statuses: &[GameStatus],
-    offset: i64,
+    from: FromGame,
     limit: i64,
-) -> Result<Vec<(Table, Seat)>, Error> {
-    store::for_user(conn, user_id, statuses, offset, limit)?
+) -> Result<Vec<(Table, Seat, Urgency)>, Error> {
+    store::for_user(conn, user_id, statuses, from, limit)?
         .into_iter()
-        .map(|(found, seat)| {
+        .map(|(found, seat, place)| {
             let seat = Seat::new(seat as u8).ok_or_else(|| Error::internal("stored seat"))?;
-            Ok((Table::from_found(found), seat))
+            Ok((Table::from_found(found), seat, place))
         })
         .collect()
 }

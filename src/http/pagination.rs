@@ -1,10 +1,11 @@
 //! Pagination shared by every list: a page size with its bounds, and one opaque cursor type
-//! (base64url of a keyset `(time, id)` or of an offset).
+//! (base64url of a keyset: `(time, id)`, or the whole sort key of the caller's games).
 
 use base64::Engine;
 use chrono::NaiveDateTime;
 
 use crate::error::Error;
+use crate::games::lists::{FromGame, Urgency};
 
 const TIME_FORMAT: &str = "%Y-%m-%dT%H:%M:%S%.f";
 
@@ -22,12 +23,16 @@ pub fn limit(raw: Option<i64>, default: i64, max: i64) -> Result<i64, Error> {
     }
 }
 
-/// Where a page starts: after a row of a list ordered by `(time, id)`, or at an offset.
+/// Where a page starts: after a row of a list ordered by `(time, id)`, or after a game of
+/// the caller's games (ordered by urgency).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Cursor {
     /// After (or before, for newest-first lists) this row.
     Keyset(NaiveDateTime, String),
-    /// Skip this many rows.
+    /// After this game in the caller's games.
+    Urgency(Urgency),
+    /// Skip this many rows: the caller's games' cursor of earlier releases, still read so
+    /// that a client paging across an upgrade goes on; no longer made.
     Offset(i64),
 }
 
@@ -36,6 +41,15 @@ impl Cursor {
     pub fn encode(&self) -> String {
         opaque(&match self {
             Cursor::Keyset(at, id) => format!("{}|{id}", at.format(TIME_FORMAT)),
+            Cursor::Urgency(u) => format!(
+                "u:{}|{}|{}|{}",
+                u8::from(u.my_turn),
+                u.deadline
+                    .map(|d| d.format(TIME_FORMAT).to_string())
+                    .unwrap_or_default(),
+                u.updated_at.format(TIME_FORMAT),
+                u.id
+            ),
             Cursor::Offset(n) => format!("o:{n}"),
         })
     }
@@ -55,12 +69,42 @@ impl Cursor {
                 .map(Cursor::Offset)
                 .ok_or_else(invalid);
         }
+        let time = |t: &str| NaiveDateTime::parse_from_str(t, TIME_FORMAT).map_err(|_| invalid());
+        // Every list is ordered by a UUID last: anything else in that place was not made here.
+        let uuid = |id: &str| {
+            uuid::Uuid::parse_str(id)
+                .map(|id| id.to_string())
+                .map_err(|_| invalid())
+        };
+        if let Some(key) = raw.strip_prefix("u:") {
+            let mut parts = key.split('|');
+            let (Some(turn), Some(deadline), Some(updated_at), Some(id), None) = (
+                parts.next(),
+                parts.next(),
+                parts.next(),
+                parts.next(),
+                parts.next(),
+            ) else {
+                return Err(invalid());
+            };
+            let my_turn = match turn {
+                "0" => false,
+                "1" => true,
+                _ => return Err(invalid()),
+            };
+            let deadline = match deadline {
+                "" => None,
+                d => Some(time(d)?),
+            };
+            return Ok(Cursor::Urgency(Urgency {
+                my_turn,
+                deadline,
+                updated_at: time(updated_at)?,
+                id: uuid(id)?,
+            }));
+        }
         let (at, id) = raw.split_once('|').ok_or_else(invalid)?;
-        let at = NaiveDateTime::parse_from_str(at, TIME_FORMAT).map_err(|_| invalid())?;
-        // Every keyset list is ordered by a UUID after its time: anything else in that place
-        // was not made here.
-        let id = uuid::Uuid::parse_str(id).map_err(|_| invalid())?;
-        Ok(Cursor::Keyset(at, id.to_string()))
+        Ok(Cursor::Keyset(time(at)?, uuid(id)?))
     }
 
     /// A keyset cursor from the query, if any.
@@ -71,18 +115,19 @@ impl Cursor {
         match cursor.map(Cursor::decode).transpose()? {
             None => Ok(None),
             Some(Cursor::Keyset(at, id)) => Ok(Some((at, id))),
-            Some(Cursor::Offset(_)) => Err(Error::validation("cursor is not valid")),
+            Some(_) => Err(Error::validation("cursor is not valid")),
         }
     }
 
-    /// An offset cursor from the query (0 when absent).
+    /// Where a page of the caller's games starts, from the query.
     ///
     /// # Errors
-    /// `validation_failed` for an invalid or a keyset cursor.
-    pub fn offset(cursor: Option<&str>) -> Result<i64, Error> {
+    /// `validation_failed` for an invalid cursor or one of another list.
+    pub fn my_games(cursor: Option<&str>) -> Result<FromGame, Error> {
         match cursor.map(Cursor::decode).transpose()? {
-            None => Ok(0),
-            Some(Cursor::Offset(n)) => Ok(n),
+            None => Ok(FromGame::Start),
+            Some(Cursor::Urgency(after)) => Ok(FromGame::After(after)),
+            Some(Cursor::Offset(n)) => Ok(FromGame::Offset(n)),
             Some(Cursor::Keyset(..)) => Err(Error::validation("cursor is not valid")),
         }
     }
@@ -116,11 +161,19 @@ pub fn keyset_page<R>(
     (rows, next)
 }
 
-/// One page of an offset list fetched from `offset` with `limit + 1` rows: the rows and the
-/// next cursor.
-pub fn offset_page<R>(rows: Vec<R>, offset: i64, limit: i64) -> (Vec<R>, Option<String>) {
+/// One page of the caller's games fetched with `limit + 1` rows: the rows and the cursor
+/// after the last of them.
+pub fn urgency_page<R>(
+    rows: Vec<R>,
+    limit: i64,
+    place: impl Fn(&R) -> &Urgency,
+) -> (Vec<R>, Option<String>) {
     let (rows, more) = first(rows, limit);
-    (rows, more.then(|| Cursor::Offset(offset + limit).encode()))
+    let next = more
+        .then(|| rows.last())
+        .flatten()
+        .map(|r| Cursor::Urgency(place(r).clone()).encode());
+    (rows, next)
 }
 
 /// The first `limit` of `rows`, and whether there were more.
@@ -219,15 +272,32 @@ mod tests {
     fn cursors_round_trip_and_junk_is_refused() {
         let at = NaiveDateTime::parse_from_str("2026-12-01T10:00:00.123456", TIME_FORMAT).unwrap();
         let id = "0b6f5c1e-6a43-4f7e-9a53-3b1f4f3c2d10";
-        for c in [Cursor::Keyset(at, id.into()), Cursor::Offset(40)] {
+        let urgent = |deadline| {
+            Cursor::Urgency(Urgency {
+                my_turn: true,
+                deadline,
+                updated_at: at,
+                id: id.into(),
+            })
+        };
+        for c in [
+            Cursor::Keyset(at, id.into()),
+            urgent(Some(at)),
+            urgent(None),
+            Cursor::Offset(40),
+        ] {
             assert_eq!(Cursor::decode(&c.encode()).unwrap(), c);
+        }
+        for junk in ["u:2||2026-12-01T10:00:00|x", "u:1|||", "u:1|x|y|z|w"] {
+            assert!(Cursor::decode(&opaque(junk)).is_err(), "{junk}");
         }
         assert!(Cursor::decode("!!").is_err());
         // A keyset's id is a UUID: a tampered one is refused, not used as a position.
         for id in ["zzz", ""] {
             assert!(Cursor::decode(&Cursor::Keyset(at, id.into()).encode()).is_err());
         }
-        assert!(Cursor::offset(Some(&Cursor::Keyset(at, id.into()).encode())).is_err());
+        assert!(Cursor::my_games(Some(&Cursor::Keyset(at, id.into()).encode())).is_err());
+        assert!(Cursor::keyset(Some(&urgent(None).encode())).is_err());
         assert_eq!(limit(None, 50, 200).unwrap(), 50);
         assert!(limit(Some(0), 50, 200).is_err());
     }

@@ -1216,6 +1216,75 @@ async fn my_games_lists_the_games_where_it_is_my_turn_first() {
 }
 
 #[actix_web::test]
+async fn my_games_pages_go_on_after_the_last_game_seen_while_games_change() {
+    let db = TestDb::migrated();
+    let app = common::app(db.state()).await;
+    let players = four_players(&app).await;
+    let me = &players[0];
+    let mut games = Vec::new();
+    for _ in 0..5 {
+        games.push(start_game(&app, &players, json!({})).await);
+    }
+    let page = |cursor: Option<String>| {
+        let uri = match cursor {
+            None => "/api/v1/me/games?limit=2".to_owned(),
+            Some(c) => format!("/api/v1/me/games?limit=2&cursor={c}"),
+        };
+        send(&app, bearer(TestRequest::get().uri(&uri), &me.access))
+    };
+    let ids = |reply: &common::Reply| -> Vec<String> {
+        reply.json["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|g| g["id"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    let first = page(None).await;
+    assert_eq!(first.status, 200, "{}", first.text);
+    let mut seen = ids(&first);
+    assert_eq!(seen.len(), 2);
+    // The first game listed stops being urgent (the caller passes there) and moves to the end
+    // of the list: every game behind it moves up one place.
+    let moved = seen[0].clone();
+    let view = view_of(&app, &moved, me).await;
+    let mut rng = rand::rngs::StdRng::seed_from_u64(21);
+    let acted = send(
+        &app,
+        act_req(&moved, me, random_action(&view, &mut rng).unwrap()),
+    )
+    .await;
+    assert_eq!(acted.status, 200, "{}", acted.text);
+    let mut cursor = first.json["next_cursor"].as_str().map(str::to_owned);
+    while let Some(c) = cursor {
+        let next = page(Some(c)).await;
+        assert_eq!(next.status, 200, "{}", next.text);
+        seen.extend(ids(&next));
+        cursor = next.json["next_cursor"].as_str().map(str::to_owned);
+    }
+    // A game that did not change is listed exactly once; the one that changed may come again.
+    for game in games.iter().filter(|g| **g != moved) {
+        let times = seen.iter().filter(|s| *s == game).count();
+        assert_eq!(times, 1, "game {game} listed {times} times in {seen:?}");
+    }
+    assert!(seen.contains(&moved));
+    // A cursor of another list is refused.
+    let lobby = send(
+        &app,
+        bearer(
+            TestRequest::get().uri("/api/v1/games?limit=1"),
+            &players[1].access,
+        ),
+    )
+    .await;
+    if let Some(other) = lobby.json["next_cursor"].as_str() {
+        page(Some(other.to_owned()))
+            .await
+            .assert_problem(400, "validation_failed");
+    }
+}
+
+#[actix_web::test]
 async fn events_are_contiguous_and_private_parts_reach_only_their_owner() {
     let db = TestDb::migrated();
     let app = common::app(db.state()).await;

@@ -7,7 +7,7 @@ use utoipa::IntoParams;
 use crate::error::Error;
 use crate::games::{GameStatus, lists};
 use crate::http::extract::Mine;
-use crate::http::pagination::{Cursor, keyset_page, limit, offset_page};
+use crate::http::pagination::{Cursor, keyset_page, limit, urgency_page};
 use crate::http::reply::{Reply, ok};
 use crate::http::views::game::game_view;
 use crate::http::views::lists::{LobbyPage, MyGamesPage, my_game};
@@ -67,7 +67,10 @@ pub async fn lobby(me: Mine<(), web::Query<ListQuery>>) -> Reply {
 ///
 /// Games where it is the caller's turn come first, then those with the nearest deadline,
 /// then the most recently changed. Each item carries `my_turn` and `deadline`, so a phone
-/// can show a badge without reading every game.
+/// can show a badge without reading every game. A page goes on strictly after the last game
+/// of the previous one in that order: a game that does not change while the client pages is
+/// listed exactly once; one that changes may move past the cursor and be listed again, or
+/// before it and be left out (read the first page again to see it).
 #[utoipa::path(operation_id = "list_my_games", tag = "games", security(("bearer" = [])),
     params(ListQuery),
     responses((status = 200, description = "A page of the caller's games", body = MyGamesPage)))]
@@ -82,14 +85,14 @@ pub async fn my_games(me: Mine<(), web::Query<ListQuery>>) -> Reply {
         &[GameStatus::Active, GameStatus::Waiting],
     )?;
     let limit = limit(query.limit, 50, 200)?;
-    let offset = Cursor::offset(query.cursor.as_deref())?;
+    let from = Cursor::my_games(query.cursor.as_deref())?;
     let rows = me
-        .mine(move |conn, id| lists::of_user(conn, id, &statuses, offset, limit + 1))
+        .mine(move |conn, id| lists::of_user(conn, id, &statuses, from, limit + 1))
         .await?;
-    let (rows, next_cursor) = offset_page(rows, offset, limit);
+    let (rows, next_cursor) = urgency_page(rows, limit, |(_, _, place)| place);
     let items = rows
         .iter()
-        .map(|(table, seat)| my_game(table, *seat, me.user.id()))
+        .map(|(table, seat, _)| my_game(table, *seat, me.user.id()))
         .collect::<Result<_, _>>()?;
     ok(MyGamesPage { items, next_cursor })
 }
