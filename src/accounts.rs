@@ -287,6 +287,15 @@ fn rotate(
     let Some(token) = users::refresh_by_hash(conn, hash)? else {
         return Ok(invalid("unknown refresh token"));
     };
+    let Some(user) = users::by_id(conn, &token.user_id)?.filter(|u| u.deleted_at.is_none())
+    else {
+        return Ok(invalid("the account no longer exists"));
+    };
+    // Before the token's own state: a ban revokes every token of the account, and the client
+    // must learn to stop (403 `banned`), not to log in again.
+    if user.banned_at.is_some() {
+        return Ok(Err(banned()));
+    }
     if token.revoked_at.is_some() {
         return Ok(invalid("this refresh token was revoked; log in again"));
     }
@@ -301,12 +310,6 @@ fn rotate(
     }
     if token.expires_at <= now {
         return Ok(invalid("this refresh token has expired; log in again"));
-    }
-    let user = users::by_id(conn, &token.user_id)?
-        .filter(|u| u.deleted_at.is_none())
-        .ok_or_else(|| Error::unauthorized("invalid_token", "the account no longer exists"))?;
-    if user.banned_at.is_some() {
-        return Ok(Err(banned()));
     }
     issuer.open(conn, user, Some(&token.family_id)).map(Ok)
 }

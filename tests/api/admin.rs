@@ -285,16 +285,18 @@ async fn a_ban_cuts_a_logged_in_user_off_on_the_next_request_and_unban_restores_
     get(&app, "/api/v1/me", &user.access)
         .await
         .assert_problem(403, "banned");
-    // Its refresh tokens were revoked, and it cannot log in.
-    send(
-        &app,
-        post_json(
-            "/api/v1/auth/refresh",
-            json!({"refresh_token": user.refresh}),
-        ),
-    )
-    .await
-    .assert_problem(401, "invalid_token");
+    // Its refresh tokens were revoked, and it cannot log in; a refresh says why (403
+    // `banned`: stop), not only that the token is no good.
+    let refresh = || {
+        send(
+            &app,
+            post_json(
+                "/api/v1/auth/refresh",
+                json!({"refresh_token": user.refresh}),
+            ),
+        )
+    };
+    refresh().await.assert_problem(403, "banned");
     send(
         &app,
         post_json(
@@ -332,6 +334,8 @@ async fn a_ban_cuts_a_logged_in_user_off_on_the_next_request_and_unban_restores_
     )
     .await;
     assert_eq!(login.status, 200, "{}", login.text);
+    // The tokens the ban revoked stay revoked.
+    refresh().await.assert_problem(401, "invalid_token");
     // An empty body is fine for unban (the reason is optional), but not banned any more.
     send(
         &app,
