@@ -287,8 +287,7 @@ fn rotate(
     let Some(token) = users::refresh_by_hash(conn, hash)? else {
         return Ok(invalid("unknown refresh token"));
     };
-    let Some(user) = users::by_id(conn, &token.user_id)?.filter(|u| u.deleted_at.is_none())
-    else {
+    let Some(user) = users::by_id(conn, &token.user_id)?.filter(|u| u.deleted_at.is_none()) else {
         return Ok(invalid("the account no longer exists"));
     };
     // Before the token's own state: a ban revokes every token of the account, and the client
