@@ -134,24 +134,25 @@ pub fn check_text(raw: &str) -> Result<String, Error> {
             "text must not contain control characters, line breaks or direction overrides",
         ));
     }
-    if text.chars().all(|c| c.is_whitespace() || is_invisible(c)) {
+    if !text.chars().any(is_visible) {
         return Err(Error::validation("text has no visible character"));
     }
     Ok(text)
 }
 
-/// Format characters that show nothing on their own: zero-width spaces and joiners, the
-/// direction marks, word joiners and invisible operators, the BOM, the soft hyphen.
-fn is_invisible(c: char) -> bool {
+/// Whether a character shows something on its own: a letter, number, punctuation mark or
+/// symbol, but not one of the blank fillers of those classes (the Hangul fillers, the blank
+/// Braille pattern). Spaces, format characters (zero-width, direction marks, tags),
+/// combining marks with nothing to combine with, private-use and unassigned code points do
+/// not.
+fn is_visible(c: char) -> bool {
+    use unicode_properties::{GeneralCategoryGroup as G, UnicodeGeneralCategory};
     matches!(
+        c.general_category_group(),
+        G::Letter | G::Number | G::Punctuation | G::Symbol
+    ) && !matches!(
         c,
-        '\u{00AD}'
-            | '\u{034F}'
-            | '\u{061C}'
-            | '\u{180E}'
-            | '\u{200B}'..='\u{200F}'
-            | '\u{2060}'..='\u{2064}'
-            | '\u{FEFF}'
+        '\u{115F}' | '\u{1160}' | '\u{3164}' | '\u{FFA0}' | '\u{2800}'
     )
 }
 

@@ -132,6 +132,14 @@ async fn seated_players_chat_in_text_and_phrases_as_events() {
         json!({"text": "one paragraph\u{2029}another"}),
         json!({"text": "\u{200B}"}),
         json!({"text": "\u{FEFF}\u{200F} \u{2060}"}),
+        // Nothing visible either: a lone variation selector or combining mark, a tag, the
+        // Hangul filler, the blank Braille pattern, a noncharacter.
+        json!({"text": "\u{FE0F}"}),
+        json!({"text": "\u{0301}"}),
+        json!({"text": "\u{E0041}"}),
+        json!({"text": "\u{3164}"}),
+        json!({"text": "\u{2800} \u{2800}"}),
+        json!({"text": "\u{FFFF}"}),
         json!({"phrase": "no_such_phrase"}),
         json!({"text": "a", "phrase": "hello"}),
         json!({}),
@@ -139,6 +147,17 @@ async fn seated_players_chat_in_text_and_phrases_as_events() {
         post(&app, &chat, bad.clone(), &players[0].access)
             .await
             .assert_problem(400, "validation_failed");
+    }
+    // Whatever shows something passes: an emoji alone, a digit, a mark on its letter.
+    for fine in [
+        "\u{1F44D}",
+        "\u{0663}",
+        "!",
+        "e\u{0301}",
+        "\u{2764}\u{FE0F}",
+    ] {
+        let posted = post(&app, &chat, json!({ "text": fine }), &players[0].access).await;
+        assert_eq!(posted.status, 201, "{fine:?}: {}", posted.text);
     }
     assert_eq!(
         post(
