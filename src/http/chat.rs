@@ -189,9 +189,10 @@ pub async fn phrases() -> HttpResponse {
 /// For the seated players of a waiting or running game: free `text` (1–200 characters after
 /// trimming, normalized to Unicode NFC, no control characters, line breaks or direction
 /// overrides, at least one visible character) or a quick `phrase`. The message is also the game's next event
-/// (`chat_message`) and a `chat_message` notification for the other seated players. At most
-/// 20 messages a minute per user (429 beyond). A finished game's chat is read-only (409
-/// `chat_closed`); a muted user gets 403 `muted`.
+/// (`chat_message`) and a `chat_message` notification for the other seated players. Rate
+/// limited per user to 20 messages a minute: 20 at once, then one more every 3 s (429 with
+/// `Retry-After` beyond). A finished game's chat is read-only (409 `chat_closed`); a muted
+/// user gets 403 `muted`.
 #[utoipa::path(operation_id = "post_chat_message", tag = "chat", security(("bearer" = [])),
     params(("id" = uuid::Uuid, Path, description = "Game id")),
     request_body = NewMessage,
@@ -201,7 +202,7 @@ pub async fn phrases() -> HttpResponse {
         (status = 403, description = "Not seated (`not_seated`) or muted (`muted`)"),
         (status = 404, description = "No such game"),
         (status = 409, description = "The game is over (`chat_closed`)"),
-        (status = 429, description = "More than 20 messages a minute")))]
+        (status = 429, description = "Over 20 messages a minute: the 20 at once are spent and the next of one every 3 s is not due")))]
 #[post("/games/{id}/chat")]
 pub async fn post_message(on: OnGame<Json<NewMessage>>) -> Reply {
     let NewMessage { text, phrase } = &*on.input;
