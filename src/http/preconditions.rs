@@ -12,15 +12,22 @@ pub fn etag(version: i64) -> String {
     format!("\"{version}\"")
 }
 
-/// Parses `If-Match` (`"12"`, `W/"12"` or `12`).
+/// Parses `If-Match` (`"12"`, `W/"12"` or `12`) into the version it asks for; `*` asks only
+/// that the game exists, which every action on it does anyway (RFC 9110, 13.1.1), so it asks
+/// for no version. A weak tag is read as the version it names: the tags this server sends are
+/// strong, and a client that got one weakened by a proxy still means that version.
 ///
 /// # Errors
-/// `bad_request` for anything but a version.
+/// `bad_request` for anything but a version or `*` (a list of tags included: an action
+/// applies to one version).
 pub fn if_match(req: &HttpRequest) -> Result<Option<i64>, Error> {
     let Some(value) = req.headers().get(header::IF_MATCH) else {
         return Ok(None);
     };
     let raw = value.to_str().unwrap_or("").trim();
+    if raw == "*" {
+        return Ok(None);
+    }
     let raw = raw.strip_prefix("W/").unwrap_or(raw).trim_matches('"');
     raw.parse()
         .map(Some)
@@ -52,4 +59,29 @@ pub fn with_etag(body: &impl Serialize, version: i64) -> HttpResponse {
     HttpResponse::Ok()
         .insert_header((header::ETAG, etag(version)))
         .json(body)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn asked(value: &str) -> Result<Option<i64>, Error> {
+        let req = actix_web::test::TestRequest::default()
+            .insert_header((header::IF_MATCH, value))
+            .to_http_request();
+        if_match(&req)
+    }
+
+    #[test]
+    fn if_match_names_one_version_or_any() {
+        assert_eq!(asked("\"12\"").unwrap(), Some(12));
+        assert_eq!(asked("W/\"12\"").unwrap(), Some(12));
+        assert_eq!(asked("12").unwrap(), Some(12));
+        assert_eq!(asked("*").unwrap(), None);
+        for bad in ["\"12\", \"13\"", "abc", ""] {
+            assert!(asked(bad).is_err(), "{bad}");
+        }
+        let none = actix_web::test::TestRequest::default().to_http_request();
+        assert_eq!(if_match(&none).unwrap(), None);
+    }
 }
