@@ -88,8 +88,28 @@ async fn invalid_input_gets_400_validation_failed() {
         json!({"username": "fine_name", "password": "p".repeat(129)}),
         json!({"username": "fine_name"}),
         json!({"username": 42, "password": PASSWORD}),
+        // A field the operation does not know is refused, as on every other body, rather
+        // than silently dropped (a client asking for a role must learn it cannot).
+        json!({"username": "fine_name", "password": PASSWORD, "role": "admin"}),
     ] {
         let reply = send(&app, post_json("/api/v1/auth/register", body.clone())).await;
+        reply.assert_problem(400, "validation_failed");
+    }
+    for (path, body) in [
+        (
+            "/api/v1/auth/login",
+            json!({"username": "fine_name", "password": PASSWORD, "remember": true}),
+        ),
+        (
+            "/api/v1/auth/refresh",
+            json!({"refresh_token": "x", "extra": 1}),
+        ),
+        (
+            "/api/v1/auth/logout",
+            json!({"refresh_token": "x", "all": true}),
+        ),
+    ] {
+        let reply = send(&app, post_json(path, body)).await;
         reply.assert_problem(400, "validation_failed");
     }
 }

@@ -19,6 +19,7 @@ use super::{UserView, check_rate};
 
 /// Credentials for register and login.
 #[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
 pub struct Credentials {
     /// 3–32 ASCII letters of either case, digits or `_`; unique ignoring case.
     #[schema(example = "layla_99", pattern = "^[A-Za-z0-9_]{3,32}$")]
@@ -30,6 +31,7 @@ pub struct Credentials {
 
 /// A refresh token presented for rotation or logout.
 #[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
 pub struct RefreshRequest {
     /// The refresh token from the last login, registration or refresh.
     pub refresh_token: String,
