@@ -207,7 +207,7 @@ pub(super) fn due_ids(
 
 /// Due deliveries, oldest first.
 const DUE: &str = "SELECT d.id FROM webhook_deliveries d WHERE d.delivered_at IS NULL \
-     AND d.failed_at IS NULL AND d.next_attempt_at <= {now} ORDER BY d.next_attempt_at \
+     AND d.failed_at IS NULL AND d.next_attempt_at <= {now} ORDER BY d.next_attempt_at, d.seq \
      LIMIT {limit}";
 
 /// Claims up to `limit` due deliveries until `lease` (other instances skip them meanwhile).
@@ -219,6 +219,12 @@ pub fn claim_due(
     limit: i64,
 ) -> QueryResult<Vec<Delivery>> {
     claim_due!(conn, webhook_deliveries, DUE, (now, lease, limit))
+        // Attempted in this order: a user's notifications of one moment go out as their feed
+        // has them.
+        .order((
+            webhook_deliveries::created_at.asc(),
+            webhook_deliveries::seq.asc(),
+        ))
         .select(Delivery::as_select())
         .load(conn)
 }
