@@ -135,7 +135,9 @@ pub async fn feed(me: Mine<(), web::Query<long_poll::Query>>) -> Reply {
 ///
 /// Sets the caller's webhook: every notification is then also POSTed to `url`, signed with
 /// `X-Leekha-Signature: sha256=<hex HMAC-SHA256 of the body with secret>`, and retried with
-/// exponential backoff for up to 24 h.
+/// exponential backoff for up to 24 h, or after the receiver's `Retry-After` (at most 1 h).
+/// First attempts follow the feed's order; a retry can arrive after later notifications, so
+/// a receiver orders by `seq`.
 #[utoipa::path(operation_id = "put_webhook", tag = "notifications", security(("bearer" = [])),
     request_body = WebhookRequest,
     responses(

@@ -155,37 +155,50 @@ fn attempt(
     agent: &ureq::Agent,
     d: &Delivery,
 ) -> Result<(), Error> {
-    let outcome: Result<u16, Refused> = match outbox::webhook_secret(conn, &d.user_id)?.flatten() {
-        None => Err(Refused::Removed),
-        // The address is judged by the agent's resolver as it connects, not here: a check
-        // here would resolve the name a second time, and the answers may differ.
-        Some(secret) => match parse_url(&d.url) {
-            Err(e) => Err(Refused::Other(e)),
-            Ok(url) => agent
-                .post(url.as_str())
-                .header("content-type", "application/json")
-                .header(SIGNATURE_HEADER, &sign(&secret, d.body.as_bytes()))
-                .header("x-leekha-delivery", &d.id)
-                .send(d.body.as_bytes())
-                .map(|r| r.status().as_u16())
-                .map_err(|e| Refused::Other(e.to_string())),
-        },
-    };
+    // The status, and how long the receiver asked us to wait (`Retry-After`).
+    let outcome: Result<(u16, Option<Duration>), Refused> =
+        match outbox::webhook_secret(conn, &d.user_id)?.flatten() {
+            None => Err(Refused::Removed),
+            // The address is judged by the agent's resolver as it connects, not here: a check
+            // here would resolve the name a second time, and the answers may differ.
+            Some(secret) => match parse_url(&d.url) {
+                Err(e) => Err(Refused::Other(e)),
+                Ok(url) => agent
+                    .post(url.as_str())
+                    .header("content-type", "application/json")
+                    .header(SIGNATURE_HEADER, &sign(&secret, d.body.as_bytes()))
+                    .header("x-leekha-delivery", &d.id)
+                    .send(d.body.as_bytes())
+                    .map(|r| {
+                        let wait = r
+                            .headers()
+                            .get("retry-after")
+                            .and_then(|v| v.to_str().ok())
+                            .and_then(crate::push::deliver::parse_retry_after);
+                        (r.status().as_u16(), wait)
+                    })
+                    .map_err(|e| Refused::Other(e.to_string())),
+            },
+        };
     let now = db::now();
     let n = d.attempts + 1;
     let (status, error) = match &outcome {
-        Ok(s) => (Some(i32::from(*s)), None),
+        Ok((s, _)) => (Some(i32::from(*s)), None),
         Err(Refused::Removed) => (None, Some("the webhook was removed".to_owned())),
         Err(Refused::Other(e)) => (None, Some(e.chars().take(500).collect::<String>())),
     };
-    let delivered = matches!(outcome, Ok(s) if (200..300).contains(&s));
+    let delivered = matches!(outcome, Ok((s, _)) if (200..300).contains(&s));
     let removed = matches!(&outcome, Err(Refused::Removed));
     let too_old =
         now >= d.created_at + chrono::Duration::seconds(state.config.webhook_max_age_secs);
-    let backoff = state
-        .config
-        .webhook_retry_base
-        .saturating_mul(1u32 << (n - 1).clamp(0, 20) as u32);
+    // The receiver's `Retry-After` (at most an hour) when it gave one, else the backoff.
+    let backoff = match outcome {
+        Ok((_, Some(wait))) => wait,
+        _ => state
+            .config
+            .webhook_retry_base
+            .saturating_mul(1u32 << (n - 1).clamp(0, 20) as u32),
+    };
     let backoff =
         chrono::Duration::from_std(backoff.min(Duration::from_secs(3600))).unwrap_or_default();
     let end = if delivered {

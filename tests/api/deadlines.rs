@@ -487,6 +487,12 @@ struct Receiver {
 
 impl Receiver {
     fn start(failures: usize) -> Self {
+        Self::failing_with(failures, "500 Internal Server Error\r\n")
+    }
+
+    /// Answers the first `failures` requests with `failure` (the status line's rest and any
+    /// headers, each ending in CRLF), then 200.
+    fn failing_with(failures: usize, failure: &'static str) -> Self {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let port = listener.local_addr().unwrap().port();
         let seen = Arc::new(Mutex::new(Vec::new()));
@@ -530,14 +536,10 @@ impl Receiver {
                     })
                     .unwrap_or_default();
                 log.lock().unwrap().push((signature, body.to_owned()));
-                let status = if n < failures {
-                    "500 Internal Server Error"
-                } else {
-                    "200 OK"
-                };
+                let status = if n < failures { failure } else { "200 OK\r\n" };
                 let _ = write!(
                     stream,
-                    "HTTP/1.1 {status}\r\ncontent-length: 0\r\nconnection: close\r\n\r\n"
+                    "HTTP/1.1 {status}content-length: 0\r\nconnection: close\r\n\r\n"
                 );
             }
         });
@@ -586,6 +588,9 @@ async fn a_receiver_gets_correctly_signed_webhooks_and_retries_after_failures() 
         actix_web::rt::time::sleep(Duration::from_millis(60)).await;
     }
     let seen = receiver.seen.lock().unwrap().clone();
+    // First attempts go out in the feed's order.
+    let seq = |body: &str| serde_json::from_str::<Value>(body).unwrap()["seq"].as_i64();
+    assert!(seq(&seen[0].1) < seq(&seen[1].1), "{seen:?}");
     for (signature, body) in &seen {
         assert_eq!(
             signature,
@@ -619,6 +624,51 @@ async fn a_receiver_gets_correctly_signed_webhooks_and_retries_after_failures() 
         .map(|d| d["attempts"].as_i64().unwrap())
         .sum();
     assert_eq!(attempts as usize, expected + 2, "two failures were retried");
+}
+
+#[actix_web::test]
+async fn a_webhook_retry_waits_as_long_as_the_receivers_retry_after_says() {
+    let db = TestDb::migrated();
+    let mut config = db.config();
+    config.webhook_allow_private = true;
+    // Without the receiver's word, the retry would come in an hour.
+    config.webhook_retry_base = Duration::from_secs(3600);
+    let state = common::state_for(config);
+    let app = common::app(state.clone()).await;
+    let receiver = Receiver::failing_with(1, "503 Service Unavailable\r\nretry-after: 1\r\n");
+    let me = register(&app, "hooked").await;
+    let put = TestRequest::put()
+        .uri("/api/v1/me/webhook")
+        .set_json(json!({
+            "url": format!("http://127.0.0.1:{}/hook", receiver.port),
+            "secret": "a-webhook-secret-of-some-length"
+        }));
+    assert_eq!(send(&app, bearer(put, &me.access)).await.status, 200);
+    let created = send(
+        &app,
+        bearer(post_json("/api/v1/games", json!({"seats": [{"kind": "me"}, {"kind": "bot"}, {"kind": "bot"}, {"kind": "bot"}]})), &me.access),
+    )
+    .await;
+    assert_eq!(created.status, 201);
+    let expected = feed(&app, &me).await.len();
+
+    let started = Instant::now();
+    loop {
+        let state = state.clone();
+        web_block(move || tick(&state)).await;
+        if receiver.seen.lock().unwrap().len() > expected {
+            break;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(20),
+            "the retry did not come after the 1 s the receiver asked for"
+        );
+        actix_web::rt::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(
+        started.elapsed() >= Duration::from_millis(900),
+        "retried before the receiver's Retry-After"
+    );
 }
 
 async fn web_block<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
