@@ -207,8 +207,11 @@ pub async fn refresh(state: State, req: HttpRequest, body: Json<RefreshRequest>)
 
 /// Log out a session.
 ///
-/// Ends the session of this refresh token (its whole family). Answers 204 whether or not
-/// the token was known, so it can be retried safely.
+/// Ends the session of this refresh token (its whole family) and its open event streams.
+/// Answers 204 whether or not the token was known, so it can be retried safely. Access tokens
+/// already issued to the session are not checked against it on every request: they keep
+/// working until they expire (`expires_in`, 15 min by default), except to open a stream, so a
+/// client discards its access token when it logs out.
 #[utoipa::path(operation_id = "logout", tag = "accounts",
     request_body = RefreshRequest,
     responses(
