@@ -14,8 +14,9 @@ use std::time::Duration;
 use rustls::pki_types::CertificateDer;
 use rustls::pki_types::pem::PemObject;
 
-use super::deliver::{Answer, parse_retry_after};
+use super::deliver::Answer;
 use crate::config::Config;
+use crate::webhooks::parse_retry_after;
 
 /// A provider token is renewed this long after it was signed.
 pub const RENEW_AFTER: Duration = Duration::from_secs(40 * 60);

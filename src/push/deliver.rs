@@ -21,6 +21,7 @@ use crate::db::push::{self as store, DeviceRow, PushEnd, PushRow};
 use crate::db::{self, AnyConnection};
 use crate::error::Error;
 use crate::services::Services;
+use crate::webhooks::parse_retry_after;
 
 /// How long a claimed push is reserved for the instance that claimed it.
 const LEASE: Duration = Duration::from_secs(30);
@@ -66,21 +67,6 @@ impl Answer {
             id: None,
         }
     }
-}
-
-/// `Retry-After` as delta-seconds or an HTTP date (RFC 9110 §10.2.3), capped at an hour.
-pub fn parse_retry_after(raw: &str) -> Option<Duration> {
-    let raw = raw.trim();
-    let wait = match raw.parse::<u64>() {
-        Ok(secs) => Duration::from_secs(secs),
-        Err(_) => {
-            let at = chrono::DateTime::parse_from_rfc2822(raw).ok()?;
-            (at.with_timezone(&chrono::Utc) - chrono::Utc::now())
-                .to_std()
-                .unwrap_or_default()
-        }
-    };
-    Some(wait.min(Duration::from_secs(3600)))
 }
 
 /// What to make of an attempt.

@@ -107,6 +107,22 @@ pub fn check_url(raw: &str, allow_private: bool) -> Result<url::Url, String> {
     Ok(url)
 }
 
+/// `Retry-After` as delta-seconds or an HTTP date (RFC 9110 §10.2.3), capped at an hour: how
+/// long a receiver (a webhook's, a push service) asks to be left alone.
+pub fn parse_retry_after(raw: &str) -> Option<Duration> {
+    let raw = raw.trim();
+    let wait = match raw.parse::<u64>() {
+        Ok(secs) => Duration::from_secs(secs),
+        Err(_) => {
+            let at = chrono::DateTime::parse_from_rfc2822(raw).ok()?;
+            (at.with_timezone(&chrono::Utc) - chrono::Utc::now())
+                .to_std()
+                .unwrap_or_default()
+        }
+    };
+    Some(wait.min(Duration::from_secs(3600)))
+}
+
 /// How long a claimed delivery is reserved for the instance that claimed it.
 const LEASE: Duration = Duration::from_secs(60);
 
@@ -174,7 +190,7 @@ fn attempt(
                             .headers()
                             .get("retry-after")
                             .and_then(|v| v.to_str().ok())
-                            .and_then(crate::push::deliver::parse_retry_after);
+                            .and_then(parse_retry_after);
                         (r.status().as_u16(), wait)
                     })
                     .map_err(|e| Refused::Other(e.to_string())),
