@@ -9,7 +9,7 @@ use leekha::rules::{Card, CardSet};
 use serde_json::{Value, json};
 
 use crate::common::play::{four, game_of, get, legal_action, post};
-use crate::common::{self, PASSWORD, Reply, Session, TestDb, bearer, post_json, register, send};
+use crate::common::{self, PASSWORD, Session, TestDb, bearer, post_json, register, send};
 
 /// Makes a registered user an administrator, as `leekha admin create` would.
 pub fn make_admin(state: &AppState, user: &Session) {
@@ -981,34 +981,29 @@ async fn admins_search_games_by_status_and_player() {
     let other = register(&app, "Stranger").await;
     let theirs = game_of(&app, std::slice::from_ref(&other), json!({})).await;
 
-    let ids = |reply: &Reply| -> Vec<String> {
-        reply.json["items"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|g| g["id"].as_str().unwrap().to_owned())
-            .collect()
-    };
     let all = get(&app, "/api/v1/admin/games", &boss.access).await;
     assert_eq!(all.status, 200, "{}", all.text);
-    assert_eq!(ids(&all), [theirs.clone(), waiting.clone(), active.clone()]);
+    assert_eq!(
+        all.item_ids(),
+        [theirs.clone(), waiting.clone(), active.clone()]
+    );
     let first = &all.json["items"][2];
     assert_eq!(first["status"], "active");
     assert_eq!(first["seats"][3]["player"]["username"], "pl3");
 
     let w = get(&app, "/api/v1/admin/games?status=waiting", &boss.access).await;
-    assert_eq!(ids(&w), [theirs.clone(), waiting.clone()]);
+    assert_eq!(w.item_ids(), [theirs.clone(), waiting.clone()]);
     let p = get(&app, "/api/v1/admin/games?player=PL0", &boss.access).await;
-    assert_eq!(ids(&p), [waiting.clone(), active.clone()]);
+    assert_eq!(p.item_ids(), [waiting.clone(), active.clone()]);
     let p = get(
         &app,
         "/api/v1/admin/games?player=stranger&status=waiting,active",
         &boss.access,
     )
     .await;
-    assert_eq!(ids(&p), [theirs]);
+    assert_eq!(p.item_ids(), [theirs]);
     let none = get(&app, "/api/v1/admin/games?player=nobody", &boss.access).await;
-    assert!(ids(&none).is_empty());
+    assert!(none.item_ids().is_empty());
     let page = get(&app, "/api/v1/admin/games?limit=2", &boss.access).await;
     let cursor = page.json["next_cursor"].as_str().unwrap();
     let next = get(
@@ -1017,7 +1012,7 @@ async fn admins_search_games_by_status_and_player() {
         &boss.access,
     )
     .await;
-    assert_eq!(ids(&next), [active]);
+    assert_eq!(next.item_ids(), [active]);
     get(&app, "/api/v1/admin/games?status=lost", &boss.access)
         .await
         .assert_problem(400, "validation_failed");

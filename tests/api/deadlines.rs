@@ -547,23 +547,42 @@ impl Receiver {
     }
 }
 
-#[actix_web::test]
-async fn a_receiver_gets_correctly_signed_webhooks_and_retries_after_failures() {
+/// The secret of the tests' webhooks.
+const HOOK_SECRET: &str = "a-webhook-secret-of-some-length";
+
+/// An app whose webhooks may go to loopback and are retried after `retry_base`, with a user
+/// whose webhook points at `receiver` and who has just started a game against three bots:
+/// the state (for scheduler ticks), the app, the user, how many notifications the start
+/// made, and the database (kept for the test's length).
+async fn hooked_start(
+    receiver: &Receiver,
+    retry_base: Duration,
+) -> (
+    AppState,
+    impl actix_web::dev::Service<
+        actix_http::Request,
+        Response = actix_web::dev::ServiceResponse<impl actix_web::body::MessageBody>,
+        Error = actix_web::Error,
+    >,
+    Session,
+    usize,
+    TestDb,
+) {
     let db = TestDb::migrated();
     let mut config = db.config();
     config.webhook_allow_private = true;
-    config.webhook_retry_base = Duration::from_millis(50);
+    config.webhook_retry_base = retry_base;
     let state = common::state_for(config);
     let app = common::app(state.clone()).await;
-    let receiver = Receiver::start(2);
     let me = register(&app, "hooked").await;
-    let secret = "a-webhook-secret-of-some-length";
-    let put = TestRequest::put().uri("/api/v1/me/webhook").set_json(
-        json!({"url": format!("http://127.0.0.1:{}/hook", receiver.port), "secret": secret}),
-    );
+    let put = TestRequest::put()
+        .uri("/api/v1/me/webhook")
+        .set_json(json!({
+            "url": format!("http://127.0.0.1:{}/hook", receiver.port),
+            "secret": HOOK_SECRET
+        }));
     let reply = send(&app, bearer(put, &me.access)).await;
     assert_eq!(reply.status, 200, "{}", reply.text);
-
     let created = send(
         &app,
         bearer(post_json("/api/v1/games", json!({"seats": [{"kind": "me"}, {"kind": "bot"}, {"kind": "bot"}, {"kind": "bot"}]})), &me.access),
@@ -571,22 +590,33 @@ async fn a_receiver_gets_correctly_signed_webhooks_and_retries_after_failures() 
     .await;
     assert_eq!(created.status, 201);
     let expected = feed(&app, &me).await.len();
-    assert_eq!(expected, 2, "game_started and your_turn");
+    (state, app, me, expected, db)
+}
 
+/// Runs the scheduler until `receiver` has seen `requests` requests (20 s at the most).
+async fn deliver_until(state: &AppState, receiver: &Receiver, requests: usize) {
     let started = Instant::now();
     loop {
         let state = state.clone();
         web_block(move || tick(&state)).await;
         let delivered = receiver.seen.lock().unwrap().len();
-        if delivered >= expected + 2 {
-            break;
+        if delivered >= requests {
+            return;
         }
         assert!(
             started.elapsed() < Duration::from_secs(20),
-            "deliveries stalled at {delivered}"
+            "deliveries stalled at {delivered} of {requests}"
         );
         actix_web::rt::time::sleep(Duration::from_millis(60)).await;
     }
+}
+
+#[actix_web::test]
+async fn a_receiver_gets_correctly_signed_webhooks_and_retries_after_failures() {
+    let receiver = Receiver::start(2);
+    let (state, app, me, expected, _db) = hooked_start(&receiver, Duration::from_millis(50)).await;
+    assert_eq!(expected, 2, "game_started and your_turn");
+    deliver_until(&state, &receiver, expected + 2).await;
     let seen = receiver.seen.lock().unwrap().clone();
     // First attempts go out in the feed's order.
     let seq = |body: &str| serde_json::from_str::<Value>(body).unwrap()["seq"].as_i64();
@@ -594,7 +624,7 @@ async fn a_receiver_gets_correctly_signed_webhooks_and_retries_after_failures() 
     for (signature, body) in &seen {
         assert_eq!(
             signature,
-            &leekha::webhooks::sign(secret, body.as_bytes()),
+            &leekha::webhooks::sign(HOOK_SECRET, body.as_bytes()),
             "signed with HMAC-SHA256 of the body"
         );
         let n: Value = serde_json::from_str(body).unwrap();
@@ -628,43 +658,12 @@ async fn a_receiver_gets_correctly_signed_webhooks_and_retries_after_failures() 
 
 #[actix_web::test]
 async fn a_webhook_retry_waits_as_long_as_the_receivers_retry_after_says() {
-    let db = TestDb::migrated();
-    let mut config = db.config();
-    config.webhook_allow_private = true;
-    // Without the receiver's word, the retry would come in an hour.
-    config.webhook_retry_base = Duration::from_secs(3600);
-    let state = common::state_for(config);
-    let app = common::app(state.clone()).await;
     let receiver = Receiver::failing_with(1, "503 Service Unavailable\r\nretry-after: 1\r\n");
-    let me = register(&app, "hooked").await;
-    let put = TestRequest::put()
-        .uri("/api/v1/me/webhook")
-        .set_json(json!({
-            "url": format!("http://127.0.0.1:{}/hook", receiver.port),
-            "secret": "a-webhook-secret-of-some-length"
-        }));
-    assert_eq!(send(&app, bearer(put, &me.access)).await.status, 200);
-    let created = send(
-        &app,
-        bearer(post_json("/api/v1/games", json!({"seats": [{"kind": "me"}, {"kind": "bot"}, {"kind": "bot"}, {"kind": "bot"}]})), &me.access),
-    )
-    .await;
-    assert_eq!(created.status, 201);
-    let expected = feed(&app, &me).await.len();
-
+    // Without the receiver's word, the retry would come in an hour.
+    let (state, _app, _me, expected, _db) =
+        hooked_start(&receiver, Duration::from_secs(3600)).await;
     let started = Instant::now();
-    loop {
-        let state = state.clone();
-        web_block(move || tick(&state)).await;
-        if receiver.seen.lock().unwrap().len() > expected {
-            break;
-        }
-        assert!(
-            started.elapsed() < Duration::from_secs(20),
-            "the retry did not come after the 1 s the receiver asked for"
-        );
-        actix_web::rt::time::sleep(Duration::from_millis(100)).await;
-    }
+    deliver_until(&state, &receiver, expected + 1).await;
     assert!(
         started.elapsed() >= Duration::from_millis(900),
         "retried before the receiver's Retry-After"

@@ -1232,17 +1232,9 @@ async fn my_games_pages_go_on_after_the_last_game_seen_while_games_change() {
         };
         send(&app, bearer(TestRequest::get().uri(&uri), &me.access))
     };
-    let ids = |reply: &common::Reply| -> Vec<String> {
-        reply.json["items"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|g| g["id"].as_str().unwrap().to_owned())
-            .collect()
-    };
     let first = page(None).await;
     assert_eq!(first.status, 200, "{}", first.text);
-    let mut seen = ids(&first);
+    let mut seen = first.item_ids();
     assert_eq!(seen.len(), 2);
     // The first game listed stops being urgent (the caller passes there) and moves to the end
     // of the list: every game behind it moves up one place.
@@ -1259,7 +1251,7 @@ async fn my_games_pages_go_on_after_the_last_game_seen_while_games_change() {
     while let Some(c) = cursor {
         let next = page(Some(c)).await;
         assert_eq!(next.status, 200, "{}", next.text);
-        seen.extend(ids(&next));
+        seen.extend(next.item_ids());
         cursor = next.json["next_cursor"].as_str().map(str::to_owned);
     }
     // A game that did not change is listed exactly once; the one that changed may come again.

@@ -245,6 +245,17 @@ impl Reply {
         self.headers.get(name).and_then(|v| v.to_str().ok())
     }
 
+    /// The `id`s of a page's `items`, in order.
+    #[track_caller]
+    pub fn item_ids(&self) -> Vec<String> {
+        self.json["items"]
+            .as_array()
+            .unwrap_or_else(|| panic!("no items: {}", self.text))
+            .iter()
+            .map(|item| item["id"].as_str().unwrap().to_owned())
+            .collect()
+    }
+
     /// Asserts this is a problem+json error with the given status and code.
     #[track_caller]
     pub fn assert_problem(&self, status: u16, code: &str) {
