@@ -1225,6 +1225,10 @@ async fn my_games_pages_go_on_after_the_last_game_seen_while_games_change() {
     for _ in 0..5 {
         games.push(start_game(&app, &players, json!({})).await);
     }
+    // Games waiting for players have no deadline and come last: pages end on them too.
+    for _ in 0..3 {
+        games.push(start_game(&app, &players[..1], json!({})).await);
+    }
     let page = |cursor: Option<String>| {
         let uri = match cursor {
             None => "/api/v1/me/games?limit=2".to_owned(),
