@@ -41,7 +41,9 @@ const COUNT_SQLITE: &str = "(SELECT count(*) FROM game_watchers w WHERE w.game_i
 
 /// Counts `user_id` as watching `game_id` for the next [`TTL_SECONDS`] (a write only when
 /// the watch is new or nearly over), and forgets the game's lapsed watches. Returns how many
-/// watch the game now, the caller included.
+/// watch the game now, the caller included. A game closed to spectators counts nobody: an
+/// outsider may still look at it while it waits for players, to join it, but is no
+/// spectator.
 ///
 /// # Errors
 /// Database errors.
@@ -51,8 +53,9 @@ pub fn renew(conn: &mut AnyConnection, game_id: &str, user_id: &str) -> QueryRes
             "DELETE FROM game_watchers WHERE game_id = $1 AND until <= (now() AT TIME ZONE 'UTC')"
                 .to_owned(),
             format!(
-                "INSERT INTO game_watchers (game_id, user_id, until) VALUES ($1, $2, \
-                 (now() AT TIME ZONE 'UTC') + interval '{TTL_SECONDS} seconds') \
+                "INSERT INTO game_watchers (game_id, user_id, until) SELECT $1, $2, \
+                 (now() AT TIME ZONE 'UTC') + interval '{TTL_SECONDS} seconds' \
+                 FROM games WHERE id = $1 AND allow_spectators \
                  ON CONFLICT (game_id, user_id) DO UPDATE SET until = excluded.until \
                  WHERE game_watchers.until < (now() AT TIME ZONE 'UTC') \
                  + interval '{RENEW_BELOW_SECONDS} seconds'"
@@ -63,8 +66,9 @@ pub fn renew(conn: &mut AnyConnection, game_id: &str, user_id: &str) -> QueryRes
              AND until <= strftime('%Y-%m-%d %H:%M:%f', 'now')"
                 .to_owned(),
             format!(
-                "INSERT INTO game_watchers (game_id, user_id, until) VALUES (?, ?, \
-                 strftime('%Y-%m-%d %H:%M:%f', 'now', '+{TTL_SECONDS} seconds')) \
+                "INSERT INTO game_watchers (game_id, user_id, until) SELECT ?1, ?2, \
+                 strftime('%Y-%m-%d %H:%M:%f', 'now', '+{TTL_SECONDS} seconds') \
+                 FROM games WHERE id = ?1 AND allow_spectators \
                  ON CONFLICT (game_id, user_id) DO UPDATE SET until = excluded.until \
                  WHERE game_watchers.until < \
                  strftime('%Y-%m-%d %H:%M:%f', 'now', '+{RENEW_BELOW_SECONDS} seconds')"

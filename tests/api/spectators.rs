@@ -37,6 +37,8 @@ async fn a_game_without_spectators_is_hidden_from_outsiders_once_it_starts() {
     );
     let waiting = get(&app, &format!("/api/v1/games/{id}"), &outsider.access).await;
     assert_eq!(waiting.status, 200, "{}", waiting.text);
+    // Looking is not watching: a game closed to spectators counts none.
+    assert_eq!(waiting.json["spectators"], 0, "{}", waiting.text);
     for p in &players[1..] {
         let joined = post(
             &app,
