@@ -354,8 +354,11 @@ export interface paths {
         put?: never;
         /**
          * Log out a session.
-         * @description Ends the session of this refresh token (its whole family). Answers 204 whether or not
-         *     the token was known, so it can be retried safely.
+         * @description Ends the session of this refresh token (its whole family) and its open event streams.
+         *     Answers 204 whether or not the token was known, so it can be retried safely. Access tokens
+         *     already issued to the session are not checked against it on every request: they keep
+         *     working until they expire (`expires_in`, 15 min by default), except to open a stream, so a
+         *     client discards its access token when it logs out.
          */
         post: operations["logout"];
         delete?: never;
@@ -542,9 +545,10 @@ export interface paths {
          * @description For the seated players of a waiting or running game: free `text` (1–200 characters after
          *     trimming, normalized to Unicode NFC, no control characters, line breaks or direction
          *     overrides, at least one visible character) or a quick `phrase`. The message is also the game's next event
-         *     (`chat_message`) and a `chat_message` notification for the other seated players. At most
-         *     20 messages a minute per user (429 beyond). A finished game's chat is read-only (409
-         *     `chat_closed`); a muted user gets 403 `muted`.
+         *     (`chat_message`) and a `chat_message` notification for the other seated players. Rate
+         *     limited per user to 20 messages a minute: 20 at once, then one more every 3 s (429 with
+         *     `Retry-After` beyond). A finished game's chat is read-only (409 `chat_closed`); a muted
+         *     user gets 403 `muted`.
          */
         post: operations["post_chat_message"];
         delete?: never;
@@ -1025,7 +1029,10 @@ export interface paths {
          * The caller's games, most urgent first.
          * @description Games where it is the caller's turn come first, then those with the nearest deadline,
          *     then the most recently changed. Each item carries `my_turn` and `deadline`, so a phone
-         *     can show a badge without reading every game.
+         *     can show a badge without reading every game. A page goes on strictly after the last game
+         *     of the previous one in that order: a game that does not change while the client pages is
+         *     listed exactly once; one that changes may move past the cursor and be listed again, or
+         *     before it and be left out (read the first page again to see it).
          */
         get: operations["list_my_games"];
         put?: never;
@@ -1148,7 +1155,9 @@ export interface paths {
          * Set the caller's webhook.
          * @description Sets the caller's webhook: every notification is then also POSTed to `url`, signed with
          *     `X-Leekha-Signature: sha256=<hex HMAC-SHA256 of the body with secret>`, and retried with
-         *     exponential backoff for up to 24 h.
+         *     exponential backoff for up to 24 h, or after the receiver's `Retry-After` (at most 1 h).
+         *     First attempts follow the feed's order; a retry can arrive after later notifications, so
+         *     a receiver orders by `seq`.
          */
         put: operations["put_webhook"];
         post?: never;
@@ -2975,7 +2984,8 @@ export interface components {
         RoleRequest: {
             /** @description 1–500 characters, kept in the audit log. */
             reason?: string | null;
-            role?: null | components["schemas"]["Role"];
+            /** @description `player` or `admin`. */
+            role: components["schemas"]["Role"];
         };
         /** @description `round_dealt`. */
         RoundDealtData: {
@@ -5670,7 +5680,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Expected version, e.g. "12" (or use expected_version) */
+                /** @description Expected version, the ETag of a view, e.g. "12" (or use expected_version); `*` asks for no version */
                 "If-Match"?: string;
                 /** @description A retry with the same key returns the first response, a refusal (409, 422) included, and changes nothing (kept 48 h); 1–255 visible ASCII characters */
                 "Idempotency-Key"?: string;
@@ -5978,7 +5988,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description More than 20 messages a minute */
+            /** @description Over 20 messages a minute: the 20 at once are spent and the next of one every 3 s is not due */
             429: {
                 headers: {
                     /** @description Attempts allowed per window for this client */

@@ -106,6 +106,9 @@ pub struct OptionalReason {
 #[serde(deny_unknown_fields)]
 pub struct RoleRequest {
     /// `player` or `admin`.
+    // Required, but read as an `Option` so that its absence is answered with a sentence
+    // naming the choices rather than serde's.
+    #[schema(value_type = Role, required = true)]
     pub role: Option<Role>,
     /// 1–500 characters, kept in the audit log.
     #[schema(min_length = 1, max_length = 500)]
