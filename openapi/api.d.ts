@@ -4877,6 +4877,12 @@ export interface operations {
             /** @description An internal error; the details are in the server log (`internal`) */
             500: {
                 headers: {
+                    /** @description Attempts allowed per window for this client */
+                    "RateLimit-Limit"?: number;
+                    /** @description Attempts left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window allows the next attempt in full */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4886,6 +4892,12 @@ export interface operations {
             /** @description The database is unreachable (`database_unavailable`) */
             503: {
                 headers: {
+                    /** @description Attempts allowed per window for this client */
+                    "RateLimit-Limit"?: number;
+                    /** @description Attempts left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window allows the next attempt in full */
+                    "RateLimit-Reset"?: number;
                     /** @description Seconds to wait before trying again */
                     "Retry-After": number;
                     [name: string]: unknown;
@@ -4927,6 +4939,12 @@ export interface operations {
             /** @description Malformed input */
             400: {
                 headers: {
+                    /** @description Attempts allowed per window for this client */
+                    "RateLimit-Limit"?: number;
+                    /** @description Attempts left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window allows the next attempt in full */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4936,6 +4954,12 @@ export interface operations {
             /** @description Wrong username or password (`invalid_credentials`) */
             401: {
                 headers: {
+                    /** @description Attempts allowed per window for this client */
+                    "RateLimit-Limit"?: number;
+                    /** @description Attempts left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window allows the next attempt in full */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4945,6 +4969,12 @@ export interface operations {
             /** @description The account is banned (`banned`) */
             403: {
                 headers: {
+                    /** @description Attempts allowed per window for this client */
+                    "RateLimit-Limit"?: number;
+                    /** @description Attempts left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window allows the next attempt in full */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4989,6 +5019,12 @@ export interface operations {
             /** @description An internal error; the details are in the server log (`internal`) */
             500: {
                 headers: {
+                    /** @description Attempts allowed per window for this client */
+                    "RateLimit-Limit"?: number;
+                    /** @description Attempts left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window allows the next attempt in full */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4998,6 +5034,12 @@ export interface operations {
             /** @description The database is unreachable (`database_unavailable`) */
             503: {
                 headers: {
+                    /** @description Attempts allowed per window for this client */
+                    "RateLimit-Limit"?: number;
+                    /** @description Attempts left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window allows the next attempt in full */
+                    "RateLimit-Reset"?: number;
                     /** @description Seconds to wait before trying again */
                     "Retry-After": number;
                     [name: string]: unknown;
@@ -5108,6 +5150,12 @@ export interface operations {
             /** @description Malformed input */
             400: {
                 headers: {
+                    /** @description Attempts allowed per window for this client */
+                    "RateLimit-Limit"?: number;
+                    /** @description Attempts left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window allows the next attempt in full */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5117,6 +5165,12 @@ export interface operations {
             /** @description Unknown, expired, spent or revoked (`invalid_token`) */
             401: {
                 headers: {
+                    /** @description Attempts allowed per window for this client */
+                    "RateLimit-Limit"?: number;
+                    /** @description Attempts left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window allows the next attempt in full */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5126,6 +5180,12 @@ export interface operations {
             /** @description The account is banned (`banned`) */
             403: {
                 headers: {
+                    /** @description Attempts allowed per window for this client */
+                    "RateLimit-Limit"?: number;
+                    /** @description Attempts left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window allows the next attempt in full */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5170,6 +5230,12 @@ export interface operations {
             /** @description An internal error; the details are in the server log (`internal`) */
             500: {
                 headers: {
+                    /** @description Attempts allowed per window for this client */
+                    "RateLimit-Limit"?: number;
+                    /** @description Attempts left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window allows the next attempt in full */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5179,6 +5245,12 @@ export interface operations {
             /** @description The database is unreachable (`database_unavailable`) */
             503: {
                 headers: {
+                    /** @description Attempts allowed per window for this client */
+                    "RateLimit-Limit"?: number;
+                    /** @description Attempts left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window allows the next attempt in full */
+                    "RateLimit-Reset"?: number;
                     /** @description Seconds to wait before trying again */
                     "Retry-After": number;
                     [name: string]: unknown;
@@ -5222,6 +5294,12 @@ export interface operations {
             /** @description Malformed or invalid input */
             400: {
                 headers: {
+                    /** @description Attempts allowed per window for this client */
+                    "RateLimit-Limit"?: number;
+                    /** @description Attempts left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window allows the next attempt in full */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5231,6 +5309,12 @@ export interface operations {
             /** @description Username taken (`username_taken`) */
             409: {
                 headers: {
+                    /** @description Attempts allowed per window for this client */
+                    "RateLimit-Limit"?: number;
+                    /** @description Attempts left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window allows the next attempt in full */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5275,6 +5359,12 @@ export interface operations {
             /** @description An internal error; the details are in the server log (`internal`) */
             500: {
                 headers: {
+                    /** @description Attempts allowed per window for this client */
+                    "RateLimit-Limit"?: number;
+                    /** @description Attempts left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window allows the next attempt in full */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5284,6 +5374,12 @@ export interface operations {
             /** @description The database is unreachable (`database_unavailable`) */
             503: {
                 headers: {
+                    /** @description Attempts allowed per window for this client */
+                    "RateLimit-Limit"?: number;
+                    /** @description Attempts left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window allows the next attempt in full */
+                    "RateLimit-Reset"?: number;
                     /** @description Seconds to wait before trying again */
                     "Retry-After": number;
                     [name: string]: unknown;
@@ -5928,6 +6024,12 @@ export interface operations {
             /** @description Neither or both of text and phrase, bad text, unknown phrase */
             400: {
                 headers: {
+                    /** @description Attempts allowed per window for this client */
+                    "RateLimit-Limit"?: number;
+                    /** @description Attempts left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window allows the next attempt in full */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5937,6 +6039,12 @@ export interface operations {
             /** @description Missing, invalid or expired access token (`missing_token`, `invalid_token`) */
             401: {
                 headers: {
+                    /** @description Attempts allowed per window for this client */
+                    "RateLimit-Limit"?: number;
+                    /** @description Attempts left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window allows the next attempt in full */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5946,6 +6054,12 @@ export interface operations {
             /** @description Not seated (`not_seated`) or muted (`muted`) */
             403: {
                 headers: {
+                    /** @description Attempts allowed per window for this client */
+                    "RateLimit-Limit"?: number;
+                    /** @description Attempts left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window allows the next attempt in full */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5955,6 +6069,12 @@ export interface operations {
             /** @description No such game */
             404: {
                 headers: {
+                    /** @description Attempts allowed per window for this client */
+                    "RateLimit-Limit"?: number;
+                    /** @description Attempts left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window allows the next attempt in full */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5964,6 +6084,12 @@ export interface operations {
             /** @description The game is over (`chat_closed`) */
             409: {
                 headers: {
+                    /** @description Attempts allowed per window for this client */
+                    "RateLimit-Limit"?: number;
+                    /** @description Attempts left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window allows the next attempt in full */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6008,6 +6134,12 @@ export interface operations {
             /** @description An internal error; the details are in the server log (`internal`) */
             500: {
                 headers: {
+                    /** @description Attempts allowed per window for this client */
+                    "RateLimit-Limit"?: number;
+                    /** @description Attempts left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window allows the next attempt in full */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6017,6 +6149,12 @@ export interface operations {
             /** @description The database is unreachable (`database_unavailable`) */
             503: {
                 headers: {
+                    /** @description Attempts allowed per window for this client */
+                    "RateLimit-Limit"?: number;
+                    /** @description Attempts left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window allows the next attempt in full */
+                    "RateLimit-Reset"?: number;
                     /** @description Seconds to wait before trying again */
                     "Retry-After": number;
                     [name: string]: unknown;
@@ -7211,6 +7349,12 @@ export interface operations {
             /** @description Invalid input */
             400: {
                 headers: {
+                    /** @description Attempts allowed per window for this client */
+                    "RateLimit-Limit"?: number;
+                    /** @description Attempts left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window allows the next attempt in full */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7220,6 +7364,12 @@ export interface operations {
             /** @description Missing or invalid token */
             401: {
                 headers: {
+                    /** @description Attempts allowed per window for this client */
+                    "RateLimit-Limit"?: number;
+                    /** @description Attempts left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window allows the next attempt in full */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7229,6 +7379,12 @@ export interface operations {
             /** @description Wrong current password (`invalid_credentials`) or banned */
             403: {
                 headers: {
+                    /** @description Attempts allowed per window for this client */
+                    "RateLimit-Limit"?: number;
+                    /** @description Attempts left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window allows the next attempt in full */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7238,6 +7394,12 @@ export interface operations {
             /** @description Username taken */
             409: {
                 headers: {
+                    /** @description Attempts allowed per window for this client */
+                    "RateLimit-Limit"?: number;
+                    /** @description Attempts left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window allows the next attempt in full */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7282,6 +7444,12 @@ export interface operations {
             /** @description An internal error; the details are in the server log (`internal`) */
             500: {
                 headers: {
+                    /** @description Attempts allowed per window for this client */
+                    "RateLimit-Limit"?: number;
+                    /** @description Attempts left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window allows the next attempt in full */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7291,6 +7459,12 @@ export interface operations {
             /** @description The database is unreachable (`database_unavailable`) */
             503: {
                 headers: {
+                    /** @description Attempts allowed per window for this client */
+                    "RateLimit-Limit"?: number;
+                    /** @description Attempts left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window allows the next attempt in full */
+                    "RateLimit-Reset"?: number;
                     /** @description Seconds to wait before trying again */
                     "Retry-After": number;
                     [name: string]: unknown;

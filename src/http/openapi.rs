@@ -318,7 +318,8 @@ fn header(description: &str, schema: Value, required: bool) -> Value {
 const CREATED_WITHOUT_ADDRESS: &[&str] = &["/api/v1/auth/stream-ticket"];
 
 /// The headers that every response of a kind carries: `Location` on a 201, `ETag` with a
-/// game view, `Retry-After` on 429 and 503, `RateLimit-*` on the rate-limited operations.
+/// game view, `Retry-After` on 429 and 503, `RateLimit-*` on the answers of the rate-limited
+/// operations.
 fn response_headers(path: &str, op: &mut Map<String, Value>) {
     let rate_limited = op.get("responses").and_then(|r| r.get("429")).is_some();
     for (status, response) in responses(op).iter_mut() {
@@ -367,7 +368,10 @@ fn response_headers(path: &str, op: &mut Map<String, Value>) {
                 )
             });
         }
-        if rate_limited && (status.starts_with('2') || status == "429") {
+        // Every attempt the limiter counted carries them, refusals included; a body refused
+        // before it is read (413, 415, malformed JSON) is not counted and has none, so they
+        // are declared optional.
+        if rate_limited && status != "413" && status != "415" {
             for (name, description) in [
                 (
                     "RateLimit-Limit",
