@@ -144,7 +144,7 @@ pub struct ChatQuery {
     #[param(minimum = 0)]
     pub after: Option<i64>,
     /// 1..=200, default 50.
-    #[param(minimum = 1, maximum = 200)]
+    #[param(minimum = 1, maximum = 200, default = 50)]
     pub limit: Option<i64>,
 }
 

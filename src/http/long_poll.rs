@@ -30,7 +30,7 @@ pub struct Query {
     #[param(minimum = 0, maximum = 30)]
     pub wait: Option<u64>,
     /// 1..=200, default 50.
-    #[param(minimum = 1, maximum = 200)]
+    #[param(minimum = 1, maximum = 200, default = 50)]
     pub limit: Option<i64>,
 }
 

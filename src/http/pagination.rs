@@ -190,7 +190,7 @@ fn first<R>(mut rows: Vec<R>, limit: i64) -> (Vec<R>, bool) {
 #[into_params(parameter_in = Query)]
 pub struct PageQuery {
     /// 1..=200, default 50.
-    #[param(minimum = 1, maximum = 200)]
+    #[param(minimum = 1, maximum = 200, default = 50)]
     pub limit: Option<i64>,
     /// `next_cursor` of the previous page.
     pub cursor: Option<String>,

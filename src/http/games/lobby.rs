@@ -20,7 +20,7 @@ pub struct ListQuery {
     /// `aborted`, several separated by commas (default `active,waiting`).
     pub status: Option<String>,
     /// 1..=200, default 50.
-    #[param(minimum = 1, maximum = 200)]
+    #[param(minimum = 1, maximum = 200, default = 50)]
     pub limit: Option<i64>,
     /// `next_cursor` of the previous page.
     pub cursor: Option<String>,
