@@ -81,6 +81,21 @@ pub enum AdminCommand {
     },
 }
 
+impl Cli {
+    /// Parses the process's arguments (exits with a message on bad ones, or after `--help`),
+    /// with the environment the server reads listed under the help of `leekha` and of
+    /// `leekha serve`.
+    pub fn from_args() -> Cli {
+        use clap::{CommandFactory, FromArgMatches};
+        let environment = crate::config::environment_help();
+        let matches = Cli::command()
+            .after_help(environment.clone())
+            .mut_subcommand("serve", |serve| serve.after_help(environment))
+            .get_matches();
+        Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit())
+    }
+}
+
 /// Runs the command line; returns the process exit code.
 pub fn run(cli: Cli) -> i32 {
     let started = Instant::now();

@@ -497,8 +497,33 @@ pub struct Config {
 struct Env {
     #[command(flatten)]
     config: Config,
+    /// `LEEKHA_DB_POOL_SIZE`: connections in the pool; default 16 on PostgreSQL, 8 on SQLite.
     #[arg(long, env = "LEEKHA_DB_POOL_SIZE", value_parser = ranged::<u32>("an integer", 1..=512))]
     pool_size: Option<u32>,
+}
+
+/// The variables the server reads, one paragraph each as their docs give them, for the
+/// command line's help.
+pub fn environment_help() -> String {
+    let mut out = String::from(
+        "Environment (every setting; a bad value stops the server, naming the variable):\n",
+    );
+    for arg in Env::command().get_arguments() {
+        if arg.get_env().is_none() {
+            continue;
+        }
+        let help = arg
+            .get_long_help()
+            .or_else(|| arg.get_help())
+            .map(ToString::to_string)
+            .unwrap_or_default();
+        out.push_str("  ");
+        out.push_str(&help.replace('`', "").replace('\n', " "));
+        out.push('\n');
+    }
+    // Read by the log subscriber, not here.
+    out.push_str("  RUST_LOG: the log filter, e.g. info,leekha=debug; default info\n");
+    out
 }
 
 impl Config {
@@ -637,6 +662,31 @@ fn secret(raw: &str) -> Result<Secret, &'static str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_help_lists_every_variable_of_the_readme_and_no_other() {
+        let readme = include_str!("../README.md");
+        let section = readme
+            .split("## Configuration")
+            .nth(1)
+            .and_then(|s| s.split("\n## ").next())
+            .expect("README has a Configuration section");
+        let mut documented: Vec<&str> = section
+            .lines()
+            .filter_map(|l| l.strip_prefix("| `")?.split('`').next())
+            // The subcommands' table shares the section.
+            .filter(|name| name.chars().all(|c| c.is_ascii_uppercase() || c == '_'))
+            .collect();
+        let help = environment_help();
+        let mut listed: Vec<&str> = help
+            .lines()
+            .skip(1)
+            .filter_map(|l| l.trim_start().split([':', ';', '=']).next())
+            .collect();
+        documented.sort_unstable();
+        listed.sort_unstable();
+        assert_eq!(documented, listed);
+    }
 
     #[test]
     fn a_postgres_password_is_never_displayed() {

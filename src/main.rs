@@ -1,10 +1,8 @@
 //! The `leekha` binary: see [`leekha::cli`].
 
-use clap::Parser;
-
 fn main() {
     pin_mmap_threshold();
-    let code = leekha::cli::run(leekha::cli::Cli::parse());
+    let code = leekha::cli::run(leekha::cli::Cli::from_args());
     std::process::exit(code);
 }
 
