@@ -4,6 +4,7 @@
 use std::future::Future;
 use std::pin::Pin;
 
+use actix_web::error::PayloadError;
 use actix_web::http::header;
 use actix_web::{FromRequest, HttpMessage, HttpRequest, dev::Payload, web};
 
@@ -312,6 +313,27 @@ pub fn is_json(mime: &actix_web::mime::Mime) -> bool {
     mime.subtype() == actix_web::mime::JSON || mime.suffix() == Some(actix_web::mime::JSON)
 }
 
+/// The problem for a body that could not be read, in words a client can act on: actix's own
+/// messages carry Rust debug output (`Some(Custom { kind: InvalidInput, … })`).
+pub fn unreadable_body(err: &actix_web::error::PayloadError, limit: usize) -> Error {
+    use actix_web::error::PayloadError as P;
+    match err {
+        P::Overflow => Error::new(
+            crate::error::Kind::PayloadTooLarge,
+            "payload_too_large",
+            format!("the body is larger than the limit of {limit} bytes"),
+        ),
+        P::EncodingCorrupted => {
+            Error::bad_request("the body is not valid for its Content-Encoding")
+        }
+        P::Incomplete(_) => Error::bad_request(
+            "the body could not be read: it ended early, its chunked framing is broken, or it \
+             is not valid for its Content-Encoding",
+        ),
+        _ => Error::bad_request("the body could not be read"),
+    }
+}
+
 /// 415 `unsupported_media_type`, for a body that is not declared as JSON.
 pub fn unsupported_media_type() -> Error {
     Error::new(
@@ -344,9 +366,16 @@ impl<T: serde::de::DeserializeOwned + Default + 'static> FromRequest for Optiona
         if declared_json == Some(false) {
             return Box::pin(std::future::ready(Err(refuse(unsupported_media_type()))));
         }
+        // The same limit as the `PayloadConfig` the app sets, which does not tell it.
+        let limit = req
+            .app_data::<web::Data<AppState>>()
+            .map_or(0, |state| state.config.max_body_bytes);
         let body = web::Bytes::from_request(req, payload);
         Box::pin(async move {
-            let body = body.await?;
+            let body = body.await.map_err(|e| match e.as_error::<PayloadError>() {
+                Some(unreadable) => refuse(unreadable_body(unreadable, limit)),
+                None => e,
+            })?;
             if body.iter().all(u8::is_ascii_whitespace) {
                 return Ok(Self(T::default()));
             }

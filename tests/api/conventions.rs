@@ -911,3 +911,38 @@ async fn a_body_must_be_a_json_object_and_a_wrong_value_in_it_is_validation_fail
         .await
         .assert_problem(400, "bad_request");
 }
+
+#[actix_web::test]
+async fn a_body_that_cannot_be_read_is_described_in_words_not_internals() {
+    let db = TestDb::migrated();
+    let app = common::app(db.state()).await;
+    let player = register(&app, "reader").await;
+    for encoding in ["gzip", "br", "deflate", "zstd"] {
+        let reply = send(
+            &app,
+            TestRequest::post()
+                .uri("/api/v1/auth/register")
+                .insert_header(("content-type", "application/json"))
+                .insert_header(("content-encoding", encoding))
+                .set_payload(r#"{"username":"zz","password":"password123"}"#),
+        )
+        .await;
+        reply.assert_problem(400, "bad_request");
+        let detail = reply.json["detail"].as_str().unwrap();
+        assert!(
+            !detail.contains("Some(") && !detail.contains("Custom") && !detail.contains("kind:"),
+            "{encoding}: {detail}"
+        );
+    }
+    // An optional body past the limit says the limit, as a required one does.
+    let too_large = send(
+        &app,
+        bearer(TestRequest::post().uri("/api/v1/games"), &player.access)
+            .insert_header(("content-type", "application/json"))
+            .set_payload(format!(r#"{{"visibility":"{}"}}"#, "x".repeat(100_000))),
+    )
+    .await;
+    too_large.assert_problem(413, "payload_too_large");
+    let detail = too_large.json["detail"].as_str().unwrap();
+    assert!(detail.contains("65536"), "{detail}");
+}
