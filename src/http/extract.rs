@@ -13,6 +13,7 @@ use crate::auth::Role;
 use crate::auth::tokens::TokenError;
 use crate::db::users::UserRow;
 use crate::error::Error;
+use crate::http::json_body::UniqueKeys;
 use crate::http::problem::ApiError;
 
 /// The caller, authenticated by a bearer access token and re-checked against the database on
@@ -382,8 +383,13 @@ impl<T: serde::de::DeserializeOwned + Default + 'static> FromRequest for Optiona
             if declared_json.is_none() {
                 return Err(refuse(unsupported_media_type()));
             }
-            let value = serde_json::from_slice(&body)
-                .map_err(|e| refuse(Error::bad_request(format!("malformed JSON: {e}"))))?;
+            let UniqueKeys(value) = serde_json::from_slice(&body).map_err(|e| {
+                refuse(if e.is_data() {
+                    Error::validation(e.to_string())
+                } else {
+                    Error::bad_request(format!("malformed JSON: {e}"))
+                })
+            })?;
             object(value).map(Self).map_err(refuse)
         })
     }
@@ -417,9 +423,9 @@ impl<T: serde::de::DeserializeOwned + 'static> FromRequest for Json<T> {
     type Future = Pin<Box<dyn Future<Output = Result<Self, actix_web::Error>>>>;
 
     fn from_request(req: &HttpRequest, payload: &mut Payload) -> Self::Future {
-        let body = web::Json::<serde_json::Value>::from_request(req, payload);
+        let body = web::Json::<UniqueKeys>::from_request(req, payload);
         Box::pin(async move {
-            let web::Json(value) = body.await?;
+            let web::Json(UniqueKeys(value)) = body.await?;
             object(value).map(Self).map_err(refuse)
         })
     }

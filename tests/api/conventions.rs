@@ -946,3 +946,66 @@ async fn a_body_that_cannot_be_read_is_described_in_words_not_internals() {
     let detail = too_large.json["detail"].as_str().unwrap();
     assert!(detail.contains("65536"), "{detail}");
 }
+
+#[actix_web::test]
+async fn a_body_naming_a_key_twice_is_refused_whatever_the_operation() {
+    let db = TestDb::migrated();
+    let app = common::app(db.state()).await;
+    // A required body.
+    let raw = |uri: &str, body: &'static str| {
+        TestRequest::post()
+            .uri(uri)
+            .insert_header(("content-type", "application/json"))
+            .set_payload(body)
+    };
+    send(
+        &app,
+        raw(
+            "/api/v1/auth/register",
+            r#"{"username":"dupk1","username":"dupk2","password":"password123"}"#,
+        ),
+    )
+    .await
+    .assert_problem(400, "validation_failed");
+    let player = register(&app, "dupe_keys").await;
+    // An optional body, and a key repeated deeper down.
+    for body in [
+        r#"{"visibility":"public","visibility":"private"}"#,
+        r#"{"rules":{"preset":"classic","preset":"partnership"}}"#,
+    ] {
+        send(&app, bearer(raw("/api/v1/games", body), &player.access))
+            .await
+            .assert_problem(400, "validation_failed");
+    }
+    // Nothing was made: the player has no game.
+    let mine = send(
+        &app,
+        bearer(TestRequest::get().uri("/api/v1/me/games"), &player.access),
+    )
+    .await;
+    assert_eq!(mine.json["items"], json!([]), "{}", mine.text);
+    // The same body without the repetition is fine.
+    let made = send(
+        &app,
+        bearer(
+            raw("/api/v1/games", r#"{"visibility":"private"}"#),
+            &player.access,
+        ),
+    )
+    .await;
+    assert_eq!(made.status, 201, "{}", made.text);
+    // An action.
+    let id = made.json["id"].as_str().unwrap();
+    send(
+        &app,
+        bearer(
+            TestRequest::post()
+                .uri(&format!("/api/v1/games/{id}/actions"))
+                .insert_header(("content-type", "application/json"))
+                .set_payload(r#"{"type":"play","card":"2C","card":"QS"}"#),
+            &player.access,
+        ),
+    )
+    .await
+    .assert_problem(400, "validation_failed");
+}

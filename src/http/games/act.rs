@@ -10,6 +10,7 @@ use crate::error::Error;
 use crate::games::act::{Idempotency, Wanted};
 use crate::games::{self, Act, Acted};
 use crate::http::extract::Call;
+use crate::http::json_body::UniqueKeys;
 use crate::http::preconditions::{etag, if_match};
 use crate::http::problem::{PROBLEM_JSON, Problem};
 use crate::http::reply::Reply;
@@ -165,7 +166,7 @@ impl ActionRequest {
         (status = 422, description = "Illegal: `not_your_turn`, `wrong_phase`, `card_not_in_hand`, `must_follow_suit`, `must_play_leekha`, `talbees`, `pass_restriction`, `wrong_card_count`, `duplicate_card`, `already_committed`, `game_over`, `idempotency_key_reused`", headers(
             ("Idempotent-Replayed" = String, description = "`true` when this is the stored refusal of an earlier request with the same `Idempotency-Key`; absent otherwise")))))]
 #[post("/games/{id}/actions")]
-pub async fn act(on: OnGameByToken<(HttpRequest, web::Json<serde_json::Value>)>) -> Reply {
+pub async fn act(on: OnGameByToken<(HttpRequest, web::Json<UniqueKeys>)>) -> Reply {
     let Call {
         state,
         user: caller,
@@ -175,7 +176,7 @@ pub async fn act(on: OnGameByToken<(HttpRequest, web::Json<serde_json::Value>)>)
     let id = path.into_inner().to_string();
     // Judged by the service after the account check, so a banned caller hears 403 whatever
     // it sent.
-    let command = ActionRequest::command(body.into_inner(), &id, &caller.user_id, &req);
+    let command = ActionRequest::command(body.into_inner().0, &id, &caller.user_id, &req);
     let acted = games::submit(
         &state.db,
         &state.hot,
