@@ -518,7 +518,7 @@ pub static PROBLEM_CODES: &[ProblemCode] = &[
         "headers_too_large",
         431,
         "Request head too large",
-        "The request head is over 64 KiB, or has more than 96 header fields; the HTTP parser \
+        "The request head is over 128 KiB, or has more than 96 header fields; the HTTP parser \
          refuses it before the request is read, and closes the connection.",
         "Send fewer or shorter headers (a shorter URL).",
     ),

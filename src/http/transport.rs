@@ -1,7 +1,7 @@
 //! The listening socket and the connections under actix's HTTP/1 parser.
 //!
 //! actix answers some requests itself, before any service or middleware of the app runs: a
-//! request line or header it cannot parse (400), a head past its 64 KiB buffer or with more
+//! request line or header it cannot parse (400), a head past its 128 KiB buffer or with more
 //! than 96 header fields (431), a head that does not arrive within
 //! `LEEKHA_CLIENT_REQUEST_TIMEOUT_MS` (408). Those answers have an empty body, and API.md
 //! promises `application/problem+json` for every error. No actix setting reaches them, so
@@ -276,7 +276,7 @@ const BARE_ANSWERS: [(&[u8], StatusCode, &str); 4] = [
     (
         b"HTTP/1.1 431 Request Header Fields Too Large\r\n",
         StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE,
-        "the request head is over 64 KiB or has more than 96 header fields",
+        "the request head is over 128 KiB or has more than 96 header fields",
     ),
     (
         b"HTTP/1.1 500 Internal Server Error\r\n",
@@ -285,10 +285,39 @@ const BARE_ANSWERS: [(&[u8], StatusCode, &str); 4] = [
     ),
 ];
 
+/// How far from its end a write is searched for a bare answer after other answers: further
+/// than the longest one actix writes (a status line and three short fields).
+const BARE_TAIL: usize = 512;
+
+/// What to write instead of `buf` when it is one of [`BARE_ANSWERS`] ([`bare_problem`]), or
+/// ends with one after the answers to earlier requests: a pipelined request the parser
+/// refused is answered in the same write as those before it. A bare answer is the last of
+/// its connection, so it can only stand at the end; only a write ending with an empty line
+/// is searched, and only its last [`BARE_TAIL`] bytes.
+fn with_problem(buf: &[u8]) -> Option<Vec<u8>> {
+    if let Some(answer) = bare_problem(buf) {
+        return Some(answer);
+    }
+    if !buf.ends_with(b"\r\n\r\n") {
+        return None;
+    }
+    let from = buf.len().saturating_sub(BARE_TAIL).max(1);
+    (from..buf.len()).find_map(|at| {
+        if !buf[at..].starts_with(b"HTTP/1.1 ") {
+            return None;
+        }
+        let answer = bare_problem(&buf[at..])?;
+        let mut out = Vec::with_capacity(at + answer.len());
+        out.extend_from_slice(&buf[..at]);
+        out.extend_from_slice(&answer);
+        Some(out)
+    })
+}
+
 /// The answer to write instead of `buf`, when `buf` is exactly one of [`BARE_ANSWERS`]: its
 /// status line and headers, `content-length: 0` among them, and nothing after the head. The
 /// headers are kept but the length; the type and length of the problem are added.
-fn with_problem(buf: &[u8]) -> Option<Vec<u8>> {
+fn bare_problem(buf: &[u8]) -> Option<Vec<u8>> {
     // The cheap test first: every other write goes on after this.
     if !buf.starts_with(b"HTTP/1.1 4") && !buf.starts_with(b"HTTP/1.1 5") {
         return None;
@@ -355,6 +384,21 @@ mod tests {
         let timeout = b"HTTP/1.1 408 Request Timeout\r\ncontent-length: 0\r\n\r\n";
         let out = String::from_utf8(with_problem(timeout).unwrap()).unwrap();
         assert!(out.contains(r#""code":"request_timeout""#), "{out}");
+    }
+
+    #[test]
+    fn a_bare_answer_after_the_answers_to_pipelined_requests_gets_its_problem_too() {
+        let ok = b"HTTP/1.1 200 OK\r\ncontent-length: 15\r\n\r\n{\"status\":\"ok\"}";
+        let bare = b"HTTP/1.1 400 Bad Request\r\ncontent-length: 0\r\n\r\n";
+        let both = [&ok[..], &bare[..]].concat();
+        let out = with_problem(&both).unwrap();
+        assert!(out.starts_with(ok), "the first answer stays as it was");
+        let rest = String::from_utf8(out[ok.len()..].to_vec()).unwrap();
+        assert!(rest.starts_with("HTTP/1.1 400 Bad Request\r\n"), "{rest}");
+        assert!(rest.contains(r#""code":"bad_request""#), "{rest}");
+        // A body that merely ends as a head would, without a bare answer in it, is left.
+        let other = b"HTTP/1.1 200 OK\r\ncontent-length: 4\r\n\r\n\r\n\r\n";
+        assert_eq!(with_problem(other), None);
     }
 
     #[test]
