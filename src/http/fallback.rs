@@ -63,6 +63,19 @@ impl RouteTable {
         Self { routes }
     }
 
+    /// The table with `paths` added as answering `GET` (and so `HEAD`): the pages the
+    /// document does not describe (itself, the web client, the docs' entry).
+    pub fn with_pages(mut self, paths: &[&str]) -> Self {
+        for path in paths {
+            let segments = path
+                .split('/')
+                .map(|s| Segment::Literal(s.to_owned()))
+                .collect();
+            self.routes.push((segments, vec!["GET".to_owned()]));
+        }
+        self
+    }
+
     /// The methods the given path accepts, if it is a known path: the documented ones, and
     /// `HEAD` wherever it is answered as a `GET` ([`Self::head_as_get`]).
     pub fn methods_for(&self, path: &str) -> Option<Vec<String>> {

@@ -128,55 +128,70 @@ pub fn build_app(
         .app_data(web::QueryConfig::default().error_handler(query_error))
         .configure(routes)
         .split_for_parts();
-    let table = fallback::RouteTable::from_openapi(&api);
+    // Other methods on these pages answer 405 with `Allow`, as on the documented paths.
+    let table = fallback::RouteTable::from_openapi(&api).with_pages(&[
+        "/",
+        "/sw.js",
+        "/openapi.json",
+        "/docs",
+    ]);
     let document = web::Bytes::from(openapi::finish(api).to_string());
-    app.service(web::redirect("/docs", "/docs/").permanent())
-        .route(
-            "/openapi.json",
-            web::route()
-                .guard(guard::Any(guard::Get()).or(guard::Head()))
-                .to(move || {
-                    let document = document.clone();
-                    async move {
-                        HttpResponse::Ok()
-                            .content_type(actix_web::http::header::ContentType::json())
-                            .body(document)
-                    }
-                }),
-        )
-        .service(SwaggerUi::new("/docs/{_:.*}").config(
-            // The default validator is a third-party site: the docs must work offline
-            // and send nothing elsewhere.
-            utoipa_swagger_ui::Config::from("/openapi.json").validator_url("none"),
-        ))
-        .configure(webapp::routes)
-        .app_data(web::Data::new(table))
-        .default_service(web::to(fallback::unmatched))
-        .wrap_fn(fallback::head_as_get)
-        .wrap_fn(move |req, srv| slow_body::deadline(req, srv, body_timeout))
-        // Inside compression, so that its `Vary` comes before compression's.
-        .wrap(cors)
-        .wrap_fn(|req, srv| adjust::each_response(req, srv, cors::only_for_allowed_origins))
-        .wrap_fn(|req, srv| adjust::each_response(req, srv, compression::mark_plain))
-        .wrap(Compress::default())
-        .wrap_fn(|req, srv| adjust::each_response(req, srv, compression::unmark))
-        // Outside CORS and compression: their refusals (a preflight from another origin, no
-        // acceptable encoding) get the problem envelope too, and keep their headers.
-        .wrap(ErrorHandlers::new().default_handler(problem_safety_net))
-        .wrap_fn(metrics::track)
-        .wrap_fn(|req, srv| {
-            let id = req.extensions().get::<RequestId>().map(ToString::to_string);
-            actix_web::dev::Service::call(srv, req).map(move |res| {
-                res.map(|mut res| {
-                    if let Some(value) = id.and_then(|id| HeaderValue::from_str(&id).ok()) {
-                        res.headers_mut()
-                            .insert(HeaderName::from_static(REQUEST_ID_HEADER), value);
-                    }
-                    res
-                })
+    app.route(
+        "/docs",
+        web::route()
+            .guard(guard::Any(guard::Get()).or(guard::Head()))
+            .to(|| async {
+                HttpResponse::PermanentRedirect()
+                    .insert_header((actix_web::http::header::LOCATION, "/docs/"))
+                    .finish()
+            }),
+    )
+    .route(
+        "/openapi.json",
+        web::route()
+            .guard(guard::Any(guard::Get()).or(guard::Head()))
+            .to(move || {
+                let document = document.clone();
+                async move {
+                    HttpResponse::Ok()
+                        .content_type(actix_web::http::header::ContentType::json())
+                        .body(document)
+                }
+            }),
+    )
+    .service(SwaggerUi::new("/docs/{_:.*}").config(
+        // The default validator is a third-party site: the docs must work offline
+        // and send nothing elsewhere.
+        utoipa_swagger_ui::Config::from("/openapi.json").validator_url("none"),
+    ))
+    .configure(webapp::routes)
+    .app_data(web::Data::new(table))
+    .default_service(web::to(fallback::unmatched))
+    .wrap_fn(fallback::head_as_get)
+    .wrap_fn(move |req, srv| slow_body::deadline(req, srv, body_timeout))
+    // Inside compression, so that its `Vary` comes before compression's.
+    .wrap(cors)
+    .wrap_fn(|req, srv| adjust::each_response(req, srv, cors::only_for_allowed_origins))
+    .wrap_fn(|req, srv| adjust::each_response(req, srv, compression::mark_plain))
+    .wrap(Compress::default())
+    .wrap_fn(|req, srv| adjust::each_response(req, srv, compression::unmark))
+    // Outside CORS and compression: their refusals (a preflight from another origin, no
+    // acceptable encoding) get the problem envelope too, and keep their headers.
+    .wrap(ErrorHandlers::new().default_handler(problem_safety_net))
+    .wrap_fn(metrics::track)
+    .wrap_fn(|req, srv| {
+        let id = req.extensions().get::<RequestId>().map(ToString::to_string);
+        actix_web::dev::Service::call(srv, req).map(move |res| {
+            res.map(|mut res| {
+                if let Some(value) = id.and_then(|id| HeaderValue::from_str(&id).ok()) {
+                    res.headers_mut()
+                        .insert(HeaderName::from_static(REQUEST_ID_HEADER), value);
+                }
+                res
             })
         })
-        .wrap(TracingLogger::default())
+    })
+    .wrap(TracingLogger::default())
 }
 
 fn json_error(err: JsonPayloadError, req: &HttpRequest) -> actix_web::Error {

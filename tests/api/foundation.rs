@@ -4,6 +4,7 @@ use std::net::{SocketAddr, TcpListener, ToSocketAddrs};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use actix_web::http::Method;
 use actix_web::test::TestRequest;
 use leekha::config::{Config, DatabaseUrl};
 
@@ -181,6 +182,22 @@ async fn a_wrong_method_gets_405_problem_json_with_allow() {
     let reply = send(&app, TestRequest::delete().uri("/readyz")).await;
     reply.assert_problem(405, "method_not_allowed");
     assert_eq!(reply.headers.get("allow").unwrap(), "GET, HEAD");
+    // The pages outside the document too: itself, the web client, the docs' entry.
+    for page in ["/openapi.json", "/", "/sw.js", "/docs"] {
+        for method in [Method::DELETE, Method::POST, Method::PUT] {
+            let reply = send(
+                &app,
+                TestRequest::default().method(method.clone()).uri(page),
+            )
+            .await;
+            reply.assert_problem(405, "method_not_allowed");
+            assert_eq!(
+                reply.headers.get("allow").unwrap(),
+                "GET, HEAD",
+                "{method} {page}"
+            );
+        }
+    }
 }
 
 #[actix_web::test]
