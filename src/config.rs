@@ -522,7 +522,7 @@ pub fn environment_help() -> String {
         out.push('\n');
     }
     // Read by the log subscriber, not here.
-    out.push_str("  RUST_LOG: the log filter, e.g. info,leekha=debug; default info\n");
+    out.push_str("  RUST_LOG: the log filter, e.g. info,leekha=debug; default info, with the lines of actix's HTTP/1 dispatcher off\n");
     out
 }
 

@@ -2,6 +2,11 @@
 
 use tracing_subscriber::EnvFilter;
 
+/// The filter without `RUST_LOG`. actix's HTTP/1 dispatcher logs at ERROR every request it
+/// cannot parse, which any client can send at will; those requests are answered (400, 431,
+/// 408) and counted by nobody, so its lines are off unless `RUST_LOG` asks for them.
+pub const DEFAULT_FILTER: &str = "info,actix_http::h1::dispatcher=off";
+
 /// Installs the global subscriber.
 ///
 /// # Errors
@@ -11,7 +16,7 @@ pub fn init() -> Result<(), String> {
         Ok(raw) if !raw.trim().is_empty() => EnvFilter::try_new(&raw).map_err(|e| {
             format!("RUST_LOG={raw:?} is not valid: {e} (e.g. RUST_LOG=info,leekha=debug)")
         })?,
-        _ => EnvFilter::new("info"),
+        _ => EnvFilter::new(DEFAULT_FILTER),
     };
     tracing_subscriber::fmt()
         .with_env_filter(filter)

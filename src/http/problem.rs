@@ -198,6 +198,9 @@ impl ResponseError for ApiError {
     fn error_response(&self) -> HttpResponse {
         if self.status.is_server_error() {
             tracing::error!(status = self.status.as_u16(), code = %self.error.code(), error = %self.error, "request failed");
+        } else {
+            // A refusal is the client's business: there for debugging, not in the log.
+            tracing::debug!(status = self.status.as_u16(), code = %self.error.code(), error = %self.error, "request refused");
         }
         let mut builder = HttpResponse::build(self.status);
         builder.insert_header((header::CONTENT_TYPE, HeaderValue::from_static(PROBLEM_JSON)));
