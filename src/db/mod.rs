@@ -236,7 +236,10 @@ impl Db {
         }
         let pool = Pool::builder()
             .max_size(config.pool_size)
-            .min_idle(Some(1))
+            // On SQLite none is opened ahead: the first connection switches a new file to WAL,
+            // which takes a lock that a second one opening at the same instant gets refused
+            // (no busy wait for it), and r2d2 logged that as an ERROR at every first start.
+            .min_idle(Some(u32::from(backend == Backend::Postgres)))
             .connection_timeout(config.db_timeout)
             // No ping at check-out: it would cost every request a round trip. A connection that
             // PostgreSQL dropped fails its first query (answered 503) and is then discarded
