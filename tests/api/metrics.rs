@@ -208,6 +208,9 @@ async fn metrics_are_public_prometheus_text_that_parses() {
     let db = TestDb::migrated();
     let app = common::app(db.state()).await;
     send(&app, TestRequest::get().uri("/healthz")).await;
+    // A request that uses the database, so the pool has opened a connection (on SQLite it
+    // opens none ahead).
+    send(&app, TestRequest::get().uri("/readyz")).await;
     let reply = send(&app, TestRequest::get().uri("/metrics")).await;
     assert_eq!(reply.status, 200, "{}", reply.text);
     assert_eq!(reply.content_type(), "text/plain; version=0.0.4");
