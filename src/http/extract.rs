@@ -335,6 +335,23 @@ pub fn unreadable_body(err: &actix_web::error::PayloadError, limit: usize) -> Er
     }
 }
 
+/// The body limit the app was built with (`LEEKHA_MAX_BODY_BYTES`): the `PayloadConfig` it
+/// sets does not tell it.
+pub fn body_limit(req: &HttpRequest) -> usize {
+    req.app_data::<web::Data<AppState>>()
+        .map_or(0, |state| state.config.max_body_bytes)
+}
+
+/// The problem for a body serde_json could not read: a wrong value in well-formed JSON is
+/// `validation_failed`, anything else `bad_request`.
+pub fn json_problem(e: &serde_json::Error) -> Error {
+    if e.is_data() {
+        Error::validation(e.to_string())
+    } else {
+        Error::bad_request(format!("malformed JSON: {e}"))
+    }
+}
+
 /// 415 `unsupported_media_type`, for a body that is not declared as JSON.
 pub fn unsupported_media_type() -> Error {
     Error::new(
@@ -367,10 +384,7 @@ impl<T: serde::de::DeserializeOwned + Default + 'static> FromRequest for Optiona
         if declared_json == Some(false) {
             return Box::pin(std::future::ready(Err(refuse(unsupported_media_type()))));
         }
-        // The same limit as the `PayloadConfig` the app sets, which does not tell it.
-        let limit = req
-            .app_data::<web::Data<AppState>>()
-            .map_or(0, |state| state.config.max_body_bytes);
+        let limit = body_limit(req);
         let body = web::Bytes::from_request(req, payload);
         Box::pin(async move {
             let body = body.await.map_err(|e| match e.as_error::<PayloadError>() {
@@ -383,13 +397,8 @@ impl<T: serde::de::DeserializeOwned + Default + 'static> FromRequest for Optiona
             if declared_json.is_none() {
                 return Err(refuse(unsupported_media_type()));
             }
-            let UniqueKeys(value) = serde_json::from_slice(&body).map_err(|e| {
-                refuse(if e.is_data() {
-                    Error::validation(e.to_string())
-                } else {
-                    Error::bad_request(format!("malformed JSON: {e}"))
-                })
-            })?;
+            let UniqueKeys(value) =
+                serde_json::from_slice(&body).map_err(|e| refuse(json_problem(&e)))?;
             object(value).map(Self).map_err(refuse)
         })
     }

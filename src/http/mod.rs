@@ -207,18 +207,11 @@ fn json_error(err: JsonPayloadError, req: &HttpRequest) -> actix_web::Error {
             format!("the body is larger than the limit of {limit} bytes"),
         ),
         JsonPayloadError::ContentType => extract::unsupported_media_type(),
-        JsonPayloadError::Deserialize(e) if e.is_data() => Error::validation(e.to_string()),
-        JsonPayloadError::Deserialize(e) => Error::bad_request(format!("malformed JSON: {e}")),
-        JsonPayloadError::Payload(e) => extract::unreadable_body(e, limit_of(req)),
+        JsonPayloadError::Deserialize(e) => extract::json_problem(e),
+        JsonPayloadError::Payload(e) => extract::unreadable_body(e, extract::body_limit(req)),
         other => Error::bad_request(other.to_string()),
     };
     ApiError::from(api).into()
-}
-
-/// The body limit the app was built with (`LEEKHA_MAX_BODY_BYTES`).
-fn limit_of(req: &HttpRequest) -> usize {
-    req.app_data::<web::Data<AppState>>()
-        .map_or(0, |state| state.config.max_body_bytes)
 }
 
 fn path_error(err: PathError, _req: &HttpRequest) -> actix_web::Error {

@@ -21,7 +21,6 @@ use crate::db::push::{self as store, DeviceRow, PushEnd, PushRow};
 use crate::db::{self, AnyConnection};
 use crate::error::Error;
 use crate::services::Services;
-use crate::webhooks::parse_retry_after;
 
 /// How long a claimed push is reserved for the instance that claimed it.
 const LEASE: Duration = Duration::from_secs(30);
@@ -49,11 +48,7 @@ impl Answer {
     /// Reads status, `Retry-After` and up to 2 KiB of body.
     pub fn read(mut reply: ureq::http::Response<ureq::Body>) -> Self {
         let status = reply.status().as_u16();
-        let retry_after = reply
-            .headers()
-            .get("retry-after")
-            .and_then(|v| v.to_str().ok())
-            .and_then(parse_retry_after);
+        let retry_after = crate::webhooks::retry_after(reply.headers());
         let mut body = String::new();
         let _ = reply
             .body_mut()
@@ -481,6 +476,7 @@ impl Drop for Worker {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::webhooks::parse_retry_after;
 
     fn answer(status: u16, retry: Option<u64>) -> Result<Answer, String> {
         Ok(Answer {

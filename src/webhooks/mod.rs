@@ -123,6 +123,14 @@ pub fn parse_retry_after(raw: &str) -> Option<Duration> {
     Some(wait.min(Duration::from_secs(3600)))
 }
 
+/// The `Retry-After` of an answer's headers ([`parse_retry_after`]), if it has a usable one.
+pub fn retry_after(headers: &ureq::http::HeaderMap) -> Option<Duration> {
+    headers
+        .get("retry-after")
+        .and_then(|v| v.to_str().ok())
+        .and_then(parse_retry_after)
+}
+
 /// How long a claimed delivery is reserved for the instance that claimed it.
 const LEASE: Duration = Duration::from_secs(60);
 
@@ -185,14 +193,7 @@ fn attempt(
                     .header(SIGNATURE_HEADER, &sign(&secret, d.body.as_bytes()))
                     .header("x-leekha-delivery", &d.id)
                     .send(d.body.as_bytes())
-                    .map(|r| {
-                        let wait = r
-                            .headers()
-                            .get("retry-after")
-                            .and_then(|v| v.to_str().ok())
-                            .and_then(parse_retry_after);
-                        (r.status().as_u16(), wait)
-                    })
+                    .map(|r| (r.status().as_u16(), retry_after(r.headers())))
                     .map_err(|e| Refused::Other(e.to_string())),
             },
         };
