@@ -3677,7 +3677,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not `application/json` (`unsupported_media_type`) */
+            /** @description The body is not `application/json`, or its `Content-Encoding` is not one the server reads (`unsupported_media_type`) */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -3947,7 +3947,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not `application/json` (`unsupported_media_type`) */
+            /** @description The body is not `application/json`, or its `Content-Encoding` is not one the server reads (`unsupported_media_type`) */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -4062,7 +4062,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not `application/json` (`unsupported_media_type`) */
+            /** @description The body is not `application/json`, or its `Content-Encoding` is not one the server reads (`unsupported_media_type`) */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -4376,7 +4376,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not `application/json` (`unsupported_media_type`) */
+            /** @description The body is not `application/json`, or its `Content-Encoding` is not one the server reads (`unsupported_media_type`) */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -4477,7 +4477,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not `application/json` (`unsupported_media_type`) */
+            /** @description The body is not `application/json`, or its `Content-Encoding` is not one the server reads (`unsupported_media_type`) */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -4579,7 +4579,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not `application/json` (`unsupported_media_type`) */
+            /** @description The body is not `application/json`, or its `Content-Encoding` is not one the server reads (`unsupported_media_type`) */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -4689,7 +4689,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not `application/json` (`unsupported_media_type`) */
+            /** @description The body is not `application/json`, or its `Content-Encoding` is not one the server reads (`unsupported_media_type`) */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -4800,7 +4800,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not `application/json` (`unsupported_media_type`) */
+            /** @description The body is not `application/json`, or its `Content-Encoding` is not one the server reads (`unsupported_media_type`) */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -4990,7 +4990,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not `application/json` (`unsupported_media_type`) */
+            /** @description The body is not `application/json`, or its `Content-Encoding` is not one the server reads (`unsupported_media_type`) */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -5088,7 +5088,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not `application/json` (`unsupported_media_type`) */
+            /** @description The body is not `application/json`, or its `Content-Encoding` is not one the server reads (`unsupported_media_type`) */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -5201,7 +5201,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not `application/json` (`unsupported_media_type`) */
+            /** @description The body is not `application/json`, or its `Content-Encoding` is not one the server reads (`unsupported_media_type`) */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -5330,7 +5330,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not `application/json` (`unsupported_media_type`) */
+            /** @description The body is not `application/json`, or its `Content-Encoding` is not one the server reads (`unsupported_media_type`) */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -5648,7 +5648,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not `application/json` (`unsupported_media_type`) */
+            /** @description The body is not `application/json`, or its `Content-Encoding` is not one the server reads (`unsupported_media_type`) */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -5862,7 +5862,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not `application/json` (`unsupported_media_type`) */
+            /** @description The body is not `application/json`, or its `Content-Encoding` is not one the server reads (`unsupported_media_type`) */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -6105,7 +6105,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not `application/json` (`unsupported_media_type`) */
+            /** @description The body is not `application/json`, or its `Content-Encoding` is not one the server reads (`unsupported_media_type`) */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -6237,7 +6237,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not `application/json` (`unsupported_media_type`) */
+            /** @description The body is not `application/json`, or its `Content-Encoding` is not one the server reads (`unsupported_media_type`) */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -6626,7 +6626,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not `application/json` (`unsupported_media_type`) */
+            /** @description The body is not `application/json`, or its `Content-Encoding` is not one the server reads (`unsupported_media_type`) */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -7415,7 +7415,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not `application/json` (`unsupported_media_type`) */
+            /** @description The body is not `application/json`, or its `Content-Encoding` is not one the server reads (`unsupported_media_type`) */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -7533,7 +7533,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not `application/json` (`unsupported_media_type`) */
+            /** @description The body is not `application/json`, or its `Content-Encoding` is not one the server reads (`unsupported_media_type`) */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -7981,7 +7981,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not `application/json` (`unsupported_media_type`) */
+            /** @description The body is not `application/json`, or its `Content-Encoding` is not one the server reads (`unsupported_media_type`) */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -8606,7 +8606,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not `application/json` (`unsupported_media_type`) */
+            /** @description The body is not `application/json`, or its `Content-Encoding` is not one the server reads (`unsupported_media_type`) */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -8989,7 +8989,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not `application/json` (`unsupported_media_type`) */
+            /** @description The body is not `application/json`, or its `Content-Encoding` is not one the server reads (`unsupported_media_type`) */
             415: {
                 headers: {
                     [name: string]: unknown;

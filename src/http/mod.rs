@@ -18,6 +18,7 @@ pub mod admin;
 pub mod away;
 pub mod chat;
 pub mod compression;
+mod content_coding;
 pub mod cors;
 pub mod extract;
 mod fallback;
@@ -169,6 +170,7 @@ pub fn build_app(
     .default_service(web::to(fallback::unmatched))
     .wrap_fn(fallback::head_as_get)
     .wrap_fn(move |req, srv| slow_body::deadline(req, srv, body_timeout))
+    .wrap_fn(content_coding::refuse_unknown)
     // Inside compression, so that its `Vary` comes before compression's.
     .wrap(cors)
     .wrap_fn(|req, srv| adjust::each_response(req, srv, cors::only_for_allowed_origins))

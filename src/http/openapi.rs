@@ -200,7 +200,8 @@ fn common_responses(path: &str, op: &mut Map<String, Value>) {
         add(
             responses,
             "415",
-            "The body is not `application/json` (`unsupported_media_type`)",
+            "The body is not `application/json`, or its `Content-Encoding` is not one the server \
+             reads (`unsupported_media_type`)",
         );
     }
     if secured {

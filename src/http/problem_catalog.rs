@@ -401,8 +401,11 @@ pub static PROBLEM_CODES: &[ProblemCode] = &[
         "Body is not JSON",
         "The operation reads a JSON body, and the request declares another media type, or sends \
          a body without a `Content-Type`. `application/json` (parameters such as \
-         `charset=utf-8` allowed) and `+json` types are read as JSON.",
-        "Send the body with `Content-Type: application/json`.",
+         `charset=utf-8` allowed) and `+json` types are read as JSON. A body whose \
+         `Content-Encoding` is not `gzip`, `deflate`, `br`, `zstd` or `identity` (one coding, not a \
+         list) gets this too, with an `Accept-Encoding` header naming the codings read.",
+        "Send the body with `Content-Type: application/json`, unencoded or in one of the codings \
+         of `Accept-Encoding`.",
     ),
     // 422
     entry(

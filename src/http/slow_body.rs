@@ -76,7 +76,7 @@ where
 
 /// Whether the head announces a body: a non-zero `Content-Length`, or any
 /// `Transfer-Encoding` (chunked).
-fn has_body(req: &ServiceRequest) -> bool {
+pub(super) fn has_body(req: &ServiceRequest) -> bool {
     let headers = req.headers();
     if headers.contains_key(header::TRANSFER_ENCODING) {
         return true;

@@ -934,6 +934,36 @@ async fn a_body_that_cannot_be_read_is_described_in_words_not_internals() {
             "{encoding}: {detail}"
         );
     }
+    // A coding the server does not decode is named, with those it does, and the body is
+    // not read as if it were plain (it is plain here, and would register `coded`).
+    for encoding in ["x-gzip", "gzip, br", "compress"] {
+        let reply = send(
+            &app,
+            TestRequest::post()
+                .uri("/api/v1/auth/register")
+                .insert_header(("content-type", "application/json"))
+                .insert_header(("content-encoding", encoding))
+                .set_payload(r#"{"username":"coded","password":"password123"}"#),
+        )
+        .await;
+        reply.assert_problem(415, "unsupported_media_type");
+        assert_eq!(
+            reply.header("accept-encoding"),
+            Some("gzip, deflate, br, zstd"),
+            "{encoding}"
+        );
+        let detail = reply.json["detail"].as_str().unwrap();
+        assert!(detail.contains(encoding), "{encoding}: {detail}");
+    }
+    send(
+        &app,
+        TestRequest::post()
+            .uri("/api/v1/auth/login")
+            .insert_header(("content-type", "application/json"))
+            .set_payload(r#"{"username":"coded","password":"password123"}"#),
+    )
+    .await
+    .assert_problem(401, "invalid_credentials");
     // An optional body past the limit says the limit, as a required one does.
     let too_large = send(
         &app,
