@@ -92,6 +92,27 @@ fn other_user(
     Ok(user)
 }
 
+/// The live account named `username` ([`other_user`]), with both accounts' locks taken in
+/// id order, as every transaction that holds several takes them: what passes between two
+/// users (requests both ways, a block meeting a request) is then judged one after the
+/// other, and each user's counts stay true until the write. On SQLite the write lock
+/// serializes them already.
+fn locked_pair(
+    conn: &mut AnyConnection,
+    me: &str,
+    username: &str,
+) -> Result<db::users::UserRow, Error> {
+    let other = other_user(conn, me, username)?;
+    let (first, second) = if me < other.id.as_str() {
+        (me, other.id.as_str())
+    } else {
+        (other.id.as_str(), me)
+    };
+    db::admin::lock_user(conn, first)?;
+    db::admin::lock_user(conn, second)?;
+    Ok(other)
+}
+
 /// `me` asks `username` to be friends; when they had asked `me`, the two are friends now.
 /// A new request notifies the other user (`friend_request`).
 ///
@@ -105,7 +126,7 @@ pub fn request_friend(
 ) -> Result<Changed<Relation>, Error> {
     db::write_transaction(conn, |conn| {
         let now = db::now();
-        let other = other_user(conn, me, username)?;
+        let other = locked_pair(conn, me, username)?;
         if store::blocks(conn, &other.id, me)? {
             return Err(blocked(format!("{} blocks you", other.username)));
         }
@@ -170,7 +191,7 @@ pub fn request_friend(
 /// 404 for an unknown user; 400 for the caller's own name.
 pub fn remove_friend(conn: &mut AnyConnection, me: &str, username: &str) -> Result<(), Error> {
     db::write_transaction(conn, |conn| {
-        let other = other_user(conn, me, username)?;
+        let other = locked_pair(conn, me, username)?;
         store::delete_requests(conn, me, &other.id)?;
         Ok(())
     })
@@ -214,7 +235,7 @@ pub fn friends(conn: &mut AnyConnection, me: &str) -> Result<Friends, Error> {
 pub fn block(conn: &mut AnyConnection, me: &str, username: &str) -> Result<Changed<()>, Error> {
     db::write_transaction(conn, |conn| {
         let now = db::now();
-        let other = other_user(conn, me, username)?;
+        let other = locked_pair(conn, me, username)?;
         let already = store::blocks(conn, me, &other.id)?;
         if !already && store::block_count(conn, me)? >= MAX_BLOCKS {
             return Err(Error::conflict(
@@ -244,7 +265,7 @@ pub fn block(conn: &mut AnyConnection, me: &str, username: &str) -> Result<Chang
 /// 404 for an unknown user; 400 for the caller's own name.
 pub fn unblock(conn: &mut AnyConnection, me: &str, username: &str) -> Result<(), Error> {
     db::write_transaction(conn, |conn| {
-        let other = other_user(conn, me, username)?;
+        let other = locked_pair(conn, me, username)?;
         store::delete_block(conn, me, &other.id)?;
         Ok(())
     })

@@ -115,7 +115,10 @@ pub fn search_users(
 
 /// Takes the account's write lock for the rest of the transaction: a row lock on PostgreSQL,
 /// the database write lock on SQLite. Like [`super::games::lock`], it must be the
-/// transaction's first statement. Returns whether the account exists.
+/// transaction's first statement on SQLite, unless the transaction is a
+/// [`super::write_transaction`], which takes that lock first. A transaction that also
+/// locks a game takes the game's lock first, and several accounts' in id order. Returns
+/// whether the account exists.
 pub fn lock_user(conn: &mut AnyConnection, id: &str) -> QueryResult<bool> {
     let n = diesel::update(users::table.find(id))
         .set(users::updated_at.eq(users::updated_at))

@@ -466,6 +466,14 @@ const CALLER_SQLITE: &str = "(SELECT json_object(\
 
 /// The game row, its seats (`seats_pg!`) and the caller (`caller_pg!`), kept prepared (see
 /// [`Prepared`]).
+///
+/// `seen_version` is the game's version in the statement's snapshot. With `FOR UPDATE` it
+/// tells whether the snapshot is older than the row: a statement that waited for another
+/// transaction's lock gets the row as that transaction left it (PostgreSQL re-reads a
+/// locked row that changed meanwhile), but its sub-selects (the seats, the names) were read
+/// in the snapshot taken before the wait, so they miss what that transaction wrote. Every
+/// change of a game's seats also writes its row (a new version), so a stale snapshot always
+/// shows as a `seen_version` other than the row's.
 macro_rules! find_pg {
     ($tail:literal) => {
         Sql::new(concat!(
@@ -475,7 +483,8 @@ macro_rules! find_pg {
             super::watchers::count_pg!(),
             " AS spectators, ",
             caller_pg!(),
-            " AS caller FROM games WHERE games.id = $2",
+            " AS caller, (SELECT seen.version FROM games seen WHERE seen.id = $2) AS seen_version \
+            FROM games WHERE games.id = $3",
             $tail
         ))
     };
@@ -497,6 +506,8 @@ struct GameWithSeats {
     spectators: i64,
     #[diesel(sql_type = diesel::sql_types::Nullable<diesel::sql_types::Text>)]
     caller: Option<String>,
+    #[diesel(sql_type = diesel::sql_types::Nullable<diesel::sql_types::BigInt>)]
+    seen_version: Option<i64>,
 }
 
 /// A game as [`find_with_seats`] reads it.
@@ -537,14 +548,25 @@ pub fn find_with_seats(
     use diesel::sql_types::{Nullable, Text};
     let found: Option<(GameRow, Option<String>, i64, Option<String>)> = match conn {
         AnyConnection::Postgresql(pg) => {
-            let binds = vec![Bind::OptText(caller), Bind::Text(id)];
-            if for_update {
-                Prepared::new(&FIND_PG_LOCKED, binds).load::<GameWithSeats>(pg)?
+            let binds = || vec![Bind::OptText(caller), Bind::Text(id), Bind::Text(id)];
+            let mut found = if for_update {
+                Prepared::new(&FIND_PG_LOCKED, binds()).load::<GameWithSeats>(pg)?
             } else {
-                Prepared::new(&FIND_PG, binds).load::<GameWithSeats>(pg)?
+                Prepared::new(&FIND_PG, binds()).load::<GameWithSeats>(pg)?
             }
-            .pop()
-            .map(|g| (g.game, g.seats, g.spectators, g.caller))
+            .pop();
+            if found
+                .as_ref()
+                .is_some_and(|g| g.seen_version != Some(g.game.version))
+            {
+                // The lock waited for a change that the sub-selects did not see (see
+                // `find_pg!`). The row is ours now, so a new statement, with a snapshot
+                // taken after that change, reads it all as it stands.
+                found = Prepared::new(&FIND_PG, binds())
+                    .load::<GameWithSeats>(pg)?
+                    .pop();
+            }
+            found.map(|g| (g.game, g.seats, g.spectators, g.caller))
         }
         AnyConnection::Sqlite(_) => {
             if for_update && !lock(conn, id)? {

@@ -39,6 +39,10 @@ pub fn join(
                 "you already have a seat in this game",
             ));
         }
+        // The joiner's account lock (after the game's, the order every holder of both
+        // keeps) serializes their joins into other games, so the count stays true until
+        // this seat is written.
+        db::admin::lock_user(conn, user_id)?;
         super::create::check_active_cap(conn, user_id, max_active_games)?;
         let seated: Vec<String> = table
             .seats

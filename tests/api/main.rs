@@ -20,6 +20,7 @@ mod group_commit;
 mod load;
 mod metrics;
 mod push;
+mod races;
 mod ratings;
 mod shutdown;
 mod social;

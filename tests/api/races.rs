@@ -1,0 +1,332 @@
+//! Seat changes and social requests sent from several phones at once are judged one after
+//! the other, as README promises for every change: on PostgreSQL as on SQLite. Each race
+//! runs a few times, since one run may happen to come out in order.
+
+use futures_util::future::join_all;
+use serde_json::{Value, json};
+
+use crate::common::play::{get, get_all, post};
+use crate::common::{self, Session, TestDb, register};
+
+/// How many times each race is run.
+const RUNS: usize = 6;
+
+/// The `seat_changed` events of a game, as `(seat, reason)`.
+async fn seat_changes<S, B>(app: &S, id: &str, token: &str) -> Vec<(u64, String)>
+where
+    S: actix_web::dev::Service<
+            actix_http::Request,
+            Response = actix_web::dev::ServiceResponse<B>,
+            Error = actix_web::Error,
+        >,
+    B: actix_web::body::MessageBody,
+{
+    let events = get_all(app, &format!("/api/v1/games/{id}/events"), "events", token).await;
+    events.json["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["type"] == "seat_changed")
+        .map(|e| {
+            let data = &e["data"];
+            (
+                data["seat"].as_u64().unwrap(),
+                data["reason"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect()
+}
+
+fn statuses(replies: &[common::Reply]) -> Vec<u16> {
+    let mut all: Vec<u16> = replies.iter().map(|r| r.status.as_u16()).collect();
+    all.sort_unstable();
+    all
+}
+
+/// Every seat of an active game is held by someone: a human or a bot.
+fn every_seat_held(view: &Value) -> bool {
+    view["seats"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|s| !s["player"].is_null() || !s["bot"].is_null())
+}
+
+#[actix_web::test]
+async fn joins_racing_for_seats_get_one_seat_each_and_the_rest_409() {
+    let db = TestDb::migrated();
+    let app = common::app(db.state()).await;
+    let host = register(&app, "race_host").await;
+    let mut rivals = Vec::new();
+    for i in 0..5 {
+        rivals.push(register(&app, &format!("race_rival{i}")).await);
+    }
+    for _ in 0..RUNS {
+        // Five phones want seat 1.
+        let created = post(&app, "/api/v1/games", json!({}), &host.access).await;
+        let id = created.json["id"].as_str().unwrap().to_owned();
+        let join = format!("/api/v1/games/{id}/join");
+        let replies = join_all(
+            rivals
+                .iter()
+                .map(|r| post(&app, &join, json!({"seat": 1}), &r.access)),
+        )
+        .await;
+        assert_eq!(statuses(&replies), [200, 409, 409, 409, 409]);
+        let (winner, _) = rivals
+            .iter()
+            .zip(&replies)
+            .find(|(_, r)| r.status == 200)
+            .unwrap();
+        for reply in replies.iter().filter(|r| r.status != 200) {
+            reply.assert_problem(409, "seat_taken");
+        }
+        let view = get(&app, &format!("/api/v1/games/{id}"), &host.access).await;
+        assert_eq!(
+            view.json["seats"][1]["player"]["username"],
+            *winner.username
+        );
+        let joined: Vec<_> = seat_changes(&app, &id, &host.access).await;
+        assert_eq!(joined, [(1, "joined".to_owned())]);
+
+        // Three phones, two open seats left: two get one, the game starts.
+        let replies = join_all(
+            rivals[..4]
+                .iter()
+                .filter(|r| r.username != winner.username)
+                .map(|r| post(&app, &join, json!({}), &r.access)),
+        )
+        .await;
+        assert_eq!(statuses(&replies), [200, 200, 409]);
+        let view = get(&app, &format!("/api/v1/games/{id}"), &host.access).await;
+        assert_eq!(view.json["status"], "active", "{}", view.text);
+        assert!(every_seat_held(&view.json), "{}", view.text);
+        assert_eq!(seat_changes(&app, &id, &host.access).await.len(), 3);
+    }
+}
+
+#[actix_web::test]
+async fn a_leave_racing_the_last_join_never_starts_a_game_with_an_empty_seat() {
+    let db = TestDb::migrated();
+    let app = common::app(db.state()).await;
+    let players: Vec<Session> = {
+        let mut all = Vec::new();
+        for name in ["lr_host", "lr_one", "lr_two", "lr_late"] {
+            all.push(register(&app, name).await);
+        }
+        all
+    };
+    for _ in 0..RUNS {
+        let id = common::play::game_of(
+            &app,
+            &players[..3],
+            json!({"seats": [{"kind": "me"}, {"kind": "open"}, {"kind": "open"}, {"kind": "open"}]}),
+        )
+        .await;
+        let (left, joined) = futures_util::future::join(
+            post(
+                &app,
+                &format!("/api/v1/games/{id}/leave"),
+                json!({}),
+                &players[2].access,
+            ),
+            post(
+                &app,
+                &format!("/api/v1/games/{id}/join"),
+                json!({}),
+                &players[3].access,
+            ),
+        )
+        .await;
+        assert_eq!(joined.status, 200, "{}", joined.text);
+        let view = get(&app, &format!("/api/v1/games/{id}"), &players[0].access).await;
+        match left.status.as_u16() {
+            // The leave came first: the late player took a seat of a game still waiting.
+            200 => {
+                assert_eq!(view.json["status"], "waiting", "{}", view.text);
+                let held = view.json["seats"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .filter(|s| !s["player"].is_null())
+                    .count();
+                assert_eq!(held, 3, "{}", view.text);
+            }
+            // The join came first and started the game.
+            _ => {
+                left.assert_problem(409, "game_not_waiting");
+                assert_eq!(view.json["status"], "active", "{}", view.text);
+                assert!(every_seat_held(&view.json), "{}", view.text);
+            }
+        }
+    }
+}
+
+#[actix_web::test]
+async fn the_last_humans_leaving_at_once_abort_the_game() {
+    let db = TestDb::migrated();
+    let app = common::app(db.state()).await;
+    let host = register(&app, "la_host").await;
+    let guest = register(&app, "la_guest").await;
+    for _ in 0..RUNS {
+        let id = common::play::game_of(&app, &[host.clone(), guest.clone()], json!({})).await;
+        let leave = format!("/api/v1/games/{id}/leave");
+        let (a, b) = futures_util::future::join(
+            post(&app, &leave, json!({}), &host.access),
+            post(&app, &leave, json!({}), &guest.access),
+        )
+        .await;
+        assert_eq!(
+            (a.status.as_u16(), b.status.as_u16()),
+            (200, 200),
+            "{} {}",
+            a.text,
+            b.text
+        );
+        let view = get(&app, &format!("/api/v1/games/{id}"), &host.access).await;
+        assert_eq!(view.json["status"], "aborted", "{}", view.text);
+    }
+}
+
+#[actix_web::test]
+async fn two_phones_resigning_one_seat_resign_it_once_and_four_resigns_finish_the_game() {
+    let db = TestDb::migrated();
+    let state = db.state();
+    let app = common::app(state.clone()).await;
+    let players = common::play::four(&app, "rs_").await;
+    for _ in 0..RUNS {
+        let id = common::play::game_of(&app, &players, json!({"rated": false})).await;
+        let resign = format!("/api/v1/games/{id}/resign");
+        // One player's two phones.
+        let replies =
+            join_all((0..2).map(|_| post(&app, &resign, json!({}), &players[0].access))).await;
+        assert_eq!(statuses(&replies), [200, 409]);
+        replies
+            .iter()
+            .find(|r| r.status == 409)
+            .unwrap()
+            .assert_problem(409, "already_resigned");
+        // The three others at the same moment: no human is left, so the bots play it out.
+        let replies = join_all(
+            players[1..]
+                .iter()
+                .map(|p| post(&app, &resign, json!({}), &p.access)),
+        )
+        .await;
+        assert_eq!(statuses(&replies), [200, 200, 200]);
+        let resigned = seat_changes(&app, &id, &players[0].access)
+            .await
+            .into_iter()
+            .filter(|(_, reason)| reason == "resigned")
+            .count();
+        assert_eq!(resigned, 4);
+        common::play_out_bots(&state);
+        let view = get(&app, &format!("/api/v1/games/{id}"), &players[0].access).await;
+        assert_eq!(view.json["status"], "finished", "{}", view.text);
+    }
+}
+
+#[actix_web::test]
+async fn joins_racing_into_many_games_keep_to_the_cap_of_running_games() {
+    let db = TestDb::migrated();
+    let mut config = db.config();
+    config.max_active_games_per_user = 2;
+    let app = common::app(common::state_for(config)).await;
+    let me = register(&app, "cap_racer").await;
+    let mut hosts = Vec::new();
+    for i in 0..5 {
+        hosts.push(register(&app, &format!("cap_host{i}")).await);
+    }
+    // Five games, each one seat short of starting.
+    let mut games = Vec::new();
+    for host in &hosts {
+        let body =
+            json!({"seats": [{"kind": "me"}, {"kind": "bot"}, {"kind": "bot"}, {"kind": "open"}]});
+        let created = post(&app, "/api/v1/games", body, &host.access).await;
+        assert_eq!(created.status, 201, "{}", created.text);
+        games.push(created.json["id"].as_str().unwrap().to_owned());
+    }
+    let joins: Vec<String> = games
+        .iter()
+        .map(|id| format!("/api/v1/games/{id}/join"))
+        .collect();
+    let replies = join_all(
+        joins
+            .iter()
+            .map(|join| post(&app, join, json!({}), &me.access)),
+    )
+    .await;
+    assert_eq!(statuses(&replies), [200, 200, 409, 409, 409]);
+    for reply in replies.iter().filter(|r| r.status == 409) {
+        reply.assert_problem(409, "too_many_active_games");
+    }
+}
+
+#[actix_web::test]
+async fn requests_and_blocks_between_two_users_at_once_end_as_if_one_came_first() {
+    let db = TestDb::migrated();
+    let app = common::app(db.state()).await;
+    for run in 0..RUNS {
+        let x = register(&app, &format!("pair_x{run}")).await;
+        let y = register(&app, &format!("pair_y{run}")).await;
+        // Both ask at once: the second request makes them friends, and says so.
+        let (to_y, to_x) = futures_util::future::join(
+            send_put(&app, &format!("/api/v1/me/friends/{}", y.username), &x),
+            send_put(&app, &format!("/api/v1/me/friends/{}", x.username), &y),
+        )
+        .await;
+        let mut states = [
+            to_y.json["state"].as_str().unwrap_or_default().to_owned(),
+            to_x.json["state"].as_str().unwrap_or_default().to_owned(),
+        ];
+        states.sort();
+        assert_eq!(
+            states,
+            ["friends", "requested"],
+            "{} {}",
+            to_y.text,
+            to_x.text
+        );
+        // X blocks Y while Y asks again after X ended the friendship: whichever came
+        // first, nothing is pending between them afterwards but the block.
+        let ended = common::send(
+            &app,
+            common::bearer(
+                actix_web::test::TestRequest::delete()
+                    .uri(&format!("/api/v1/me/friends/{}", y.username)),
+                &x.access,
+            ),
+        )
+        .await;
+        assert_eq!(ended.status, 204, "{}", ended.text);
+        let (blocked, asked) = futures_util::future::join(
+            send_put(&app, &format!("/api/v1/me/blocks/{}", y.username), &x),
+            send_put(&app, &format!("/api/v1/me/friends/{}", x.username), &y),
+        )
+        .await;
+        assert_eq!(blocked.status, 201, "{}", blocked.text);
+        if asked.status != 201 {
+            asked.assert_problem(403, "blocked");
+        }
+        let friends = get(&app, "/api/v1/me/friends", &x.access).await;
+        for list in ["friends", "incoming", "outgoing"] {
+            assert_eq!(friends.json[list], json!([]), "{list}: {}", friends.text);
+        }
+    }
+}
+
+async fn send_put<S, B>(app: &S, uri: &str, who: &Session) -> common::Reply
+where
+    S: actix_web::dev::Service<
+            actix_http::Request,
+            Response = actix_web::dev::ServiceResponse<B>,
+            Error = actix_web::Error,
+        >,
+    B: actix_web::body::MessageBody,
+{
+    common::send(
+        app,
+        common::bearer(actix_web::test::TestRequest::put().uri(uri), &who.access),
+    )
+    .await
+}
