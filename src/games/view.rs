@@ -10,9 +10,9 @@ use super::{GameStatus, HotTables, Table};
 /// Loads the game for `user_id` to render a view: from this instance's copy ([`HotTables`])
 /// when the database, asked in one small query ([`store::probe`]), has the game at the
 /// copy's version, and otherwise read whole (and kept for the next view). Never stale: a view
-/// after any action through any instance shows that action, since every change of what a
-/// view shows raises the version, and the spectator count and the caller's account come from
-/// the probe. The account is judged first, as by [`Table::load_for`].
+/// after any action through any instance shows that action, since every change of the game
+/// raises the version, and the spectator count and the caller's account come from the
+/// probe. Players' usernames are as old as the copy (at most 5 s, see [`HotTables`]). The account is judged first, as by [`Table::load_for`].
 ///
 /// On PostgreSQL the probe goes out with the instance's other probes of the moment
 /// ([`crate::db::probes`]), and a view served from the copy holds no pooled connection.
