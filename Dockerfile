@@ -1,5 +1,5 @@
 # Build: the release binary, with SQLite and libpq built in.
-FROM rust:1.88-bookworm AS build
+FROM rust:1.95-bookworm AS build
 RUN apt-get update && apt-get install -y --no-install-recommends libssl-dev pkg-config && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 COPY . .
