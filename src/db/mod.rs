@@ -455,3 +455,25 @@ where
     }
     conn.transaction(f)
 }
+
+/// A transaction that reads, from one snapshot of the database, everything it reads: what
+/// other transactions commit meanwhile stays out of it (PostgreSQL: `REPEATABLE READ`,
+/// read-only; SQLite: a transaction's reads share the snapshot of its first one). For
+/// checks that compare rows written together, such as `leekha verify` on a running server.
+///
+/// # Errors
+/// `f`'s errors and database errors.
+pub fn snapshot<T, E>(
+    conn: &mut AnyConnection,
+    f: impl FnOnce(&mut AnyConnection) -> Result<T, E>,
+) -> Result<T, E>
+where
+    E: From<diesel::result::Error>,
+{
+    conn.transaction(|conn| {
+        if let AnyConnection::Postgresql(pg) = conn {
+            pg.batch_execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")?;
+        }
+        f(conn)
+    })
+}

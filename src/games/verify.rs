@@ -97,14 +97,17 @@ pub fn verify_all(conn: &mut AnyConnection) -> Result<(usize, Vec<Mismatch>), Er
     let ids = store::started_ids(conn)?;
     let mut mismatches = Vec::new();
     for id in &ids {
-        if let Some(reason) = verify_game(conn, id)? {
+        // A game's row, actions and events are written together: read together, so that a
+        // game played meanwhile is seen before or after a change, never halfway.
+        if let Some(reason) = crate::db::snapshot(conn, |conn| verify_game(conn, id))? {
             mismatches.push(Mismatch {
                 game_id: id.clone(),
                 reason,
             });
         }
     }
-    let (_, discrepancies) = crate::ratings::verify(conn, rated_game)?;
+    let (_, discrepancies) =
+        crate::db::snapshot(conn, |conn| crate::ratings::verify(conn, rated_game))?;
     mismatches.extend(discrepancies.into_iter().map(|d| Mismatch {
         game_id: d.subject,
         reason: d.reason,

@@ -330,3 +330,43 @@ where
     )
     .await
 }
+
+#[test]
+fn verify_finds_nothing_wrong_in_games_played_while_it_reads() {
+    let db = TestDb::migrated();
+    let state = db.state();
+    actix_web::rt::System::new().block_on(async {
+        let app = common::app(state.clone()).await;
+        let host = register(&app, "verify_host").await;
+        let against_bots =
+            json!({"seats": [{"kind": "me"}, {"kind": "bot"}, {"kind": "bot"}, {"kind": "bot"}]});
+        for _ in 0..4 {
+            let created = post(&app, "/api/v1/games", against_bots.clone(), &host.access).await;
+            let id = created.json["id"].as_str().unwrap().to_owned();
+            let resigned = post(
+                &app,
+                &format!("/api/v1/games/{id}/resign"),
+                json!({}),
+                &host.access,
+            )
+            .await;
+            assert_eq!(resigned.status, 200, "{}", resigned.text);
+        }
+    });
+    // The bots play the four games out in short transactions while verify reads them.
+    let players = {
+        let state = state.clone();
+        std::thread::spawn(move || common::play_out_bots(&state))
+    };
+    let mut conn = state.db.conn().unwrap();
+    let mut checks = 0;
+    while !players.is_finished() || checks == 0 {
+        let (_, mismatches) = leekha::games::verify::verify_all(&mut conn).unwrap();
+        assert!(
+            mismatches.is_empty(),
+            "after {checks} checks: {mismatches:?}"
+        );
+        checks += 1;
+    }
+    assert!(players.join().unwrap() > 0);
+}
