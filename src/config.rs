@@ -466,9 +466,10 @@ pub struct Config {
     #[arg(value_parser = CorsOrigins::parse)]
     pub cors_origins: CorsOrigins,
     /// `LEEKHA_MAX_STREAMS`: event streams and long-polls open at once on this instance;
-    /// one more answers 503 `too_many_streams` with `Retry-After`; default 10000. Each is
-    /// a connection, so `LEEKHA_MAX_CONNECTIONS` must be above it.
-    #[arg(long, env = "LEEKHA_MAX_STREAMS", default_value = "10000")]
+    /// one more answers 503 `too_many_streams` with `Retry-After`; default 3072. Each is
+    /// a connection, so `LEEKHA_MAX_CONNECTIONS` must be above it (the server refuses to
+    /// start otherwise).
+    #[arg(long, env = "LEEKHA_MAX_STREAMS", default_value = "3072")]
     #[arg(value_parser = ranged::<usize>("an integer", 1..=1_000_000))]
     pub max_streams: usize,
     /// `LEEKHA_STREAM_HEARTBEAT_SECONDS`: the longest silence on an event stream before a
@@ -571,6 +572,19 @@ impl Config {
             Backend::Postgres => 16,
             Backend::Sqlite => 8,
         });
+        // Every stream holds a connection: with no connection left over, a full house of
+        // streams would leave actions and health checks waiting in the listen backlog.
+        if config.max_streams >= config.max_connections {
+            return Err(ConfigError::Invalid {
+                var: "LEEKHA_MAX_STREAMS".into(),
+                value: config.max_streams.to_string(),
+                expected: format!(
+                    "fewer than LEEKHA_MAX_CONNECTIONS ({}): each stream holds a connection, \
+                     and requests need some too",
+                    config.max_connections
+                ),
+            });
+        }
         Ok(config)
     }
 
@@ -850,6 +864,19 @@ mod tests {
         );
         assert!(err("LEEKHA_MAX_CONNECTIONS", "0").contains("an integer 1..=1000000"));
         assert!(err("DATABASE_URL", "mysql://u:pw@h/x").contains(r#""mysql://u:***@h/x""#));
+        // Streams hold connections: the defaults leave some over, and so must a setting.
+        let c = from(&[]).unwrap();
+        assert!(c.max_streams < c.max_connections);
+        assert_eq!(
+            err("LEEKHA_MAX_CONNECTIONS", "3072"),
+            r#"LEEKHA_MAX_STREAMS="3072" is not valid: expected fewer than LEEKHA_MAX_CONNECTIONS (3072): each stream holds a connection, and requests need some too"#
+        );
+        let both = from(&[
+            ("LEEKHA_MAX_CONNECTIONS", "15000"),
+            ("LEEKHA_MAX_STREAMS", "11000"),
+        ])
+        .unwrap();
+        assert_eq!((both.max_connections, both.max_streams), (15000, 11000));
     }
 
     #[test]

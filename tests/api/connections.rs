@@ -243,7 +243,11 @@ fn connections_past_the_limit_wait_until_one_closes() {
     let _server = start_with(
         &db,
         port,
-        &[("LEEKHA_MAX_CONNECTIONS", "2"), ("LEEKHA_WORKERS", "1")],
+        &[
+            ("LEEKHA_MAX_CONNECTIONS", "2"),
+            ("LEEKHA_MAX_STREAMS", "1"),
+            ("LEEKHA_WORKERS", "1"),
+        ],
     );
     // Two silent connections take the two places; the readiness probe's has closed.
     std::thread::sleep(Duration::from_millis(200));
