@@ -71,6 +71,17 @@ impl DatabaseUrl {
                 "a SQLite file path (in-memory databases are not shared across the pool)",
             ));
         }
+        // libpq's other form, `host=… user=… password=…`, would otherwise name a SQLite
+        // file (and its password would be logged as the file's name).
+        if raw.contains('=') && raw.contains(char::is_whitespace) && !raw.contains("://") {
+            return Err(ConfigError::Invalid {
+                var: "DATABASE_URL".to_owned(),
+                value: "<keyword=value settings>".to_owned(),
+                expected: "a postgres://user:password@host:port/database URL (libpq's \
+                           keyword=value form is not read) or a SQLite file path"
+                    .to_owned(),
+            });
+        }
         if let Some((scheme, _)) = raw.split_once("://")
             && !scheme.eq_ignore_ascii_case("sqlite")
         {
@@ -110,20 +121,38 @@ impl fmt::Debug for DatabaseUrl {
     }
 }
 
-/// Replaces the password of `scheme://user:password@host` with `***`.
+/// Replaces the passwords of a URL with `***`: that of `scheme://user:password@host`, and
+/// the value of every query parameter naming one (`?password=…`, `sslpassword=…`, which
+/// libpq reads as well).
 pub fn redact(url: &str) -> String {
     let Some((scheme, rest)) = url.split_once("://") else {
         return url.to_owned();
     };
     let authority_end = rest.find(['/', '?']).unwrap_or(rest.len());
     let (authority, tail) = rest.split_at(authority_end);
-    match authority.rsplit_once('@') {
+    let authority = match authority.rsplit_once('@') {
         Some((userinfo, host)) => match userinfo.split_once(':') {
-            Some((user, _password)) => format!("{scheme}://{user}:***@{host}{tail}"),
-            None => url.to_owned(),
+            Some((user, _password)) => format!("{user}:***@{host}"),
+            None => authority.to_owned(),
         },
-        None => url.to_owned(),
-    }
+        None => authority.to_owned(),
+    };
+    let tail = match tail.split_once('?') {
+        Some((path, query)) => {
+            let params: Vec<String> = query
+                .split('&')
+                .map(|param| match param.split_once('=') {
+                    Some((key, _)) if key.to_ascii_lowercase().ends_with("password") => {
+                        format!("{key}=***")
+                    }
+                    _ => param.to_owned(),
+                })
+                .collect();
+            format!("{path}?{}", params.join("&"))
+        }
+        None => tail.to_owned(),
+    };
+    format!("{scheme}://{authority}{tail}")
 }
 
 /// The browser origins that may call the API across origins (CORS), from
@@ -710,6 +739,15 @@ mod tests {
         let shown = format!("{url} {url:?}");
         assert!(!shown.contains("s3cret"), "{shown}");
         assert!(shown.contains("postgres://leekha:***@db:5432/leekha?sslmode=disable"));
+        // libpq also reads a password from the query.
+        let url = DatabaseUrl::parse(
+            "postgres://leekha@db/x?sslmode=require&password=s3cret&sslpassword=k3y",
+        )
+        .unwrap();
+        assert_eq!(
+            url.to_string(),
+            "postgres://leekha@db/x?sslmode=require&password=***&sslpassword=***"
+        );
     }
 
     #[test]
@@ -864,6 +902,14 @@ mod tests {
         );
         assert!(err("LEEKHA_MAX_CONNECTIONS", "0").contains("an integer 1..=1000000"));
         assert!(err("DATABASE_URL", "mysql://u:pw@h/x").contains(r#""mysql://u:***@h/x""#));
+        let keywords = err(
+            "DATABASE_URL",
+            "host=db user=leekha password=hunter2 dbname=x",
+        );
+        assert!(
+            keywords.contains("keyword=value") && !keywords.contains("hunter2"),
+            "{keywords}"
+        );
         // Streams hold connections: the defaults leave some over, and so must a setting.
         let c = from(&[]).unwrap();
         assert!(c.max_streams < c.max_connections);
