@@ -1,5 +1,7 @@
 //! Logging setup: `tracing` to stderr, filtered by `RUST_LOG`.
 
+use std::io::IsTerminal;
+
 use tracing_subscriber::EnvFilter;
 
 /// The filter without `RUST_LOG`. actix's HTTP/1 dispatcher logs at ERROR every request it
@@ -18,8 +20,12 @@ pub fn init() -> Result<(), String> {
         })?,
         _ => EnvFilter::new(DEFAULT_FILTER),
     };
+    // Colours only for a person at a terminal: a file, `docker logs` or a log collector
+    // would get escape codes in every line. `NO_COLOR` turns them off anywhere.
+    let colours = std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none();
     tracing_subscriber::fmt()
         .with_env_filter(filter)
+        .with_ansi(colours)
         .with_writer(std::io::stderr)
         .try_init()
         .ok();

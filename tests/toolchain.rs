@@ -29,7 +29,10 @@ fn the_declared_rust_version_builds_the_image_and_every_locked_dependency() {
     );
 
     // The packages this machine builds: the others' manifests need not be here offline.
-    let rustc = Command::new("rustc").arg("-vV").output().expect("rustc -vV");
+    let rustc = Command::new("rustc")
+        .arg("-vV")
+        .output()
+        .expect("rustc -vV");
     let host = String::from_utf8(rustc.stdout).unwrap();
     let host = host
         .lines()
