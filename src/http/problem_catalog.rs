@@ -79,7 +79,9 @@ pub static PROBLEM_CODES: &[ProblemCode] = &[
         "invalid_rules",
         400,
         "Invalid rule options",
-        "The rule options of a new game name an unknown preset or value, or do not go together.",
+        "The rule options of a new game name an unknown preset, option or value, give an \
+         option in another form than the schema's (a string; `target_score` a number), or do \
+         not go together (a `target_score` outside 1..=1000).",
         "Use the presets and option values of the `rules` schema.",
     ),
     entry(
@@ -288,14 +290,16 @@ pub static PROBLEM_CODES: &[ProblemCode] = &[
         "game_not_active",
         409,
         "Game not in play",
-        "The game has not started yet, or was aborted, so this cannot be done now.",
+        "The game has not started yet, is over, or was aborted, so this cannot be done now \
+         (a card or a pass on a finished game is 422 `game_over`).",
         RELOAD,
     ),
     entry(
         "already_resigned",
         409,
         "Already resigned",
-        "The caller already resigned this game; a bot plays the seat.",
+        "A bot plays the caller's seat for the rest of the game already: the caller resigned \
+         it, or an administrator handed it to a bot.",
         "Nothing to do.",
     ),
     entry(

@@ -2019,3 +2019,49 @@ async fn other_users_are_served_while_bots_play_out_long_games() {
     );
     assert!(p(&latencies, 0.99) < Duration::from_secs(2), "smoke bound");
 }
+
+#[actix_web::test]
+async fn rule_options_the_rules_do_not_know_are_invalid_rules() {
+    let db = TestDb::migrated();
+    let app = common::app(db.state()).await;
+    let me = register(&app, "rule_maker").await;
+    for rules in [
+        json!({"preset": "hearts"}),
+        json!({"mode": "team"}),
+        json!({"target_score": 0}),
+        json!({"target_score": "101"}),
+        json!({"forced_leekha": {"off": null}}),
+        json!({"talbees": true}),
+        json!({"talbes": "on"}),
+        json!(["classic"]),
+    ] {
+        let created = send(
+            &app,
+            bearer(
+                post_json("/api/v1/games", json!({"rules": rules})),
+                &me.access,
+            ),
+        )
+        .await;
+        created.assert_problem(400, "invalid_rules");
+        let detail = created.json["detail"].as_str().unwrap();
+        assert!(
+            !detail.contains("expected string or map"),
+            "{rules}: {detail}"
+        );
+    }
+    let created = send(
+        &app,
+        bearer(
+            post_json(
+                "/api/v1/games",
+                json!({"rules": {"forced_leekha": "off", "target_score": null}}),
+            ),
+            &me.access,
+        ),
+    )
+    .await;
+    assert_eq!(created.status, 201, "{}", created.text);
+    assert_eq!(created.json["rules"]["forced_leekha"], "off");
+    assert_eq!(created.json["rules"]["target_score"], 101);
+}

@@ -43,6 +43,26 @@ pub struct RulesInput {
     pub team_loss: Option<rules::TeamLoss>,
 }
 
+impl RulesInput {
+    /// The options of a request's `rules`, each a string as the schema says (`target_score`
+    /// a number): serde would also take `{"off": null}` for `off`.
+    fn read(value: serde_json::Value) -> Result<Self, String> {
+        let serde_json::Value::Object(options) = &value else {
+            return Err("rules must be an object of options".to_owned());
+        };
+        for (name, option) in options {
+            let (fits, kind) = match name.as_str() {
+                "target_score" => (option.is_number(), "a number"),
+                _ => (option.is_string(), "a string"),
+            };
+            if !(fits || option.is_null()) {
+                return Err(format!("rules.{name} must be {kind}, not {option}"));
+            }
+        }
+        serde_json::from_value(value).map_err(|e| format!("rules: {e}"))
+    }
+}
+
 impl From<RulesInput> for RuleOverrides {
     fn from(r: RulesInput) -> Self {
         RuleOverrides {
@@ -78,8 +98,11 @@ pub struct SeatRequest {
 #[derive(Debug, Clone, Default, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CreateGame {
-    /// Rule preset and options.
-    pub rules: Option<RulesInput>,
+    /// Rule preset and options; an unknown preset, option or value is 400 `invalid_rules`.
+    // Read as JSON here and as options in `command`, where a value the rules do not know
+    // gets its own code rather than a malformed body's.
+    #[schema(value_type = Option<RulesInput>)]
+    pub rules: Option<serde_json::Value>,
     /// Exactly 4 seats, in seat order.
     #[schema(min_items = 4, max_items = 4)]
     pub seats: Option<Vec<SeatRequest>>,
@@ -127,9 +150,14 @@ impl SeatRequest {
 impl CreateGame {
     /// The command this request asks for; every check that needs no database.
     fn command(self, max_active_games: i64) -> Result<NewGame, Error> {
-        let rules = RuleOverrides::from(self.rules.unwrap_or_default())
+        let invalid = |detail: String| Error::validation(detail).with_code("invalid_rules");
+        let rules = match self.rules {
+            None => RulesInput::default(),
+            Some(value) => RulesInput::read(value).map_err(invalid)?,
+        };
+        let rules = RuleOverrides::from(rules)
             .resolve()
-            .map_err(|e| Error::validation(e.to_string()).with_code("invalid_rules"))?;
+            .map_err(|e| invalid(e.to_string()))?;
         let public = match self.visibility.as_deref() {
             None | Some("public") => true,
             Some("private") => false,
