@@ -189,11 +189,20 @@ pub fn resign(conn: &mut AnyConnection, game_id: &str, user_id: &str) -> Result<
             GameStatus::Active,
             "only a running game can be resigned; leave a waiting one",
         )?;
-        if table.bot_reason(seat) == Some(BotReason::Resigned) {
-            return Err(Error::conflict(
-                "already_resigned",
-                "you already resigned this game",
-            ));
+        match table.bot_reason(seat) {
+            Some(BotReason::Resigned) => {
+                return Err(Error::conflict(
+                    "already_resigned",
+                    "you already resigned this game",
+                ));
+            }
+            Some(BotReason::Admin) => {
+                return Err(Error::conflict(
+                    "already_resigned",
+                    "an administrator handed your seat to a bot for the rest of the game",
+                ));
+            }
+            _ => {}
         }
         let mut change = Change::new(table)?;
         change.hand_to_bot(seat, BotReason::Resigned);

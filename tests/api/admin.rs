@@ -689,6 +689,15 @@ async fn a_seat_handed_to_a_bot_is_played_by_the_bot_and_players_see_it() {
     )
     .await
     .assert_problem(409, "seat_controlled_by_bot");
+    // Its player cannot resign it again: it is a bot's for the rest of the game already.
+    post(
+        &app,
+        &format!("/api/v1/games/{game}/resign"),
+        json!({}),
+        &players[1].access,
+    )
+    .await
+    .assert_problem(409, "already_resigned");
     post(
         &app,
         &format!("/api/v1/admin/games/{game}/seats/4/bot"),
