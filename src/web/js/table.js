@@ -38,7 +38,7 @@ export function table(root, id) {
   let stale = false;
   /** @type {{seat: number, text: string}[]} */
   const chat = [];
-  /** @type {{seat: number, points: number, cards: string[]}[]} */
+  /** @type {{seat: number, points: number}[]} */
   const tricks = [];
 
   const board = h('section', { class: 'table', 'aria-label': t('app.title') });
@@ -87,7 +87,7 @@ export function table(root, id) {
       return;
     }
     if (event.type === 'trick_won') {
-      tricks.push({ seat: event.data.seat, points: event.data.points, cards: event.data.cards });
+      tricks.push({ seat: event.data.seat, points: event.data.points });
     }
     if (event.type === 'round_dealt') tricks.length = 0;
     read();
@@ -267,8 +267,10 @@ export function table(root, id) {
     if (v.status === 'finished') actions.push(h('a', { href: `#/replay/${id}`, class: 'button', id: 'replay' }, t('table.replay')));
     if (v.status === 'aborted') status = `${t('table.aborted')}${v.abort_reason ? `: ${v.abort_reason}` : ''}`;
 
+    // Completed tricks are face down (rule book §4): the last one shows in its box; of the
+    // earlier ones, only who took how many points.
     const log = tricks.slice(-4).reverse().map((tr) =>
-      h('li', {}, tn('table.took', tr.points, { name: nameOf(tr.seat) }), ' ', tr.cards.join(' ')));
+      h('li', {}, tn('table.took', tr.points, { name: nameOf(tr.seat) })));
 
     // A redraw (another seat acted, a stream event) must not take the keyboard's place away:
     // the focused card or button keeps the focus in the new board.
