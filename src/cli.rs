@@ -177,6 +177,8 @@ pub fn run(cli: Cli) -> i32 {
             0
         }
         Command::Serve => match load().and_then(|(config, db)| {
+            // A start that would be refused leaves the database as it was.
+            crate::app::AppState::check_secret(&config)?;
             migrate(&config, &db)?;
             serve(config, db, started)
         }) {

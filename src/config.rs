@@ -307,6 +307,7 @@ impl ConfigError {
         let value = context(ContextKind::InvalidValue)
             .or_else(|| Some(env::var_os(var?)?.to_string_lossy().into_owned()))
             .unwrap_or_default();
+        let empty = value.is_empty();
         ConfigError::Invalid {
             var: var.map_or("a variable".into(), |v| v.to_string_lossy().into_owned()),
             value: if arg.is_some_and(clap::Arg::is_hide_env_values_set) {
@@ -317,6 +318,10 @@ impl ConfigError {
             expected: source.map_or_else(
                 || match error.kind() {
                     ErrorKind::InvalidUtf8 => "UTF-8 text".to_owned(),
+                    // clap's own parsers (file paths) refuse an empty value without a reason.
+                    ErrorKind::InvalidValue if empty => {
+                        "a value (unset the variable to leave it out)".to_owned()
+                    }
                     kind => kind.to_string(),
                 },
                 ToString::to_string,
@@ -421,6 +426,7 @@ pub struct Config {
     #[arg(
         long,
         env = "LEEKHA_FCM_URL",
+        value_parser = http_url,
         default_value = "https://fcm.googleapis.com"
     )]
     pub fcm_url: String,
@@ -433,6 +439,7 @@ pub struct Config {
     #[arg(
         long,
         env = "LEEKHA_APNS_URL",
+        value_parser = http_url,
         default_value = "https://api.push.apple.com"
     )]
     pub apns_url: String,
@@ -646,10 +653,28 @@ fn millis(range: RangeInclusive<u64>) -> impl TypedValueParser<Value = Duration>
     ranged("milliseconds", range).map(Duration::from_millis)
 }
 
+/// An address and port to listen on; a host name (`localhost:8080`) is looked up once, at
+/// start, and its first address taken.
 fn socket_addr(raw: &str) -> Result<SocketAddr, &'static str> {
-    raw.trim()
-        .parse()
-        .map_err(|_| "host:port, e.g. 127.0.0.1:8080")
+    use std::net::ToSocketAddrs;
+    let raw = raw.trim();
+    raw.parse().or_else(|_| {
+        raw.to_socket_addrs()
+            .ok()
+            .and_then(|mut found| found.next())
+            .ok_or("host:port, e.g. 127.0.0.1:8080 or localhost:8080")
+    })
+}
+
+/// An `http://` or `https://` URL, as a push service's base address.
+fn http_url(raw: &str) -> Result<String, &'static str> {
+    let raw = raw.trim();
+    match url::Url::parse(raw) {
+        Ok(url) if matches!(url.scheme(), "http" | "https") && url.host().is_some() => {
+            Ok(raw.to_owned())
+        }
+        _ => Err("an http:// or https:// URL"),
+    }
 }
 
 /// `1`/`true` or `0`/`false`/empty.
@@ -901,6 +926,21 @@ mod tests {
             err("LEEKHA_CLIENT_REQUEST_TIMEOUT_MS", "50").contains("milliseconds 100..=300000")
         );
         assert!(err("LEEKHA_MAX_CONNECTIONS", "0").contains("an integer 1..=1000000"));
+        for var in ["LEEKHA_FCM_URL", "LEEKHA_APNS_URL"] {
+            for bad in ["notaurl", "ftp://push.example"] {
+                assert!(
+                    err(var, bad).contains("an http:// or https:// URL"),
+                    "{var}={bad}"
+                );
+            }
+        }
+        let named = from(&[("LEEKHA_BIND", "localhost:8080")]).unwrap();
+        assert!(named.bind.ip().is_loopback() && named.bind.port() == 8080);
+        assert!(err("LEEKHA_BIND", "8080").contains("host:port"));
+        assert_eq!(
+            err("LEEKHA_VAPID_PRIVATE_KEY_FILE", ""),
+            r#"LEEKHA_VAPID_PRIVATE_KEY_FILE="" is not valid: expected a value (unset the variable to leave it out)"#
+        );
         assert!(err("DATABASE_URL", "mysql://u:pw@h/x").contains(r#""mysql://u:***@h/x""#));
         let keywords = err(
             "DATABASE_URL",

@@ -175,6 +175,14 @@ impl Error {
         &self.detail
     }
 
+    /// What went wrong, for an operator: the cause when there is one (an internal error's
+    /// detail says nothing, so as to tell a client nothing), else the detail.
+    pub fn cause(&self) -> String {
+        self.source
+            .as_ref()
+            .map_or_else(|| self.detail.clone(), ToString::to_string)
+    }
+
     /// Seconds after which a retry may succeed, for rate limits and outages.
     pub fn retry_after(&self) -> Option<u64> {
         self.retry_after.map(u64::from)

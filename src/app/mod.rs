@@ -45,20 +45,34 @@ pub struct AppState {
 }
 
 impl AppState {
+    /// Whether the configuration names a signing secret where one is needed: on PostgreSQL
+    /// every instance must sign with the same one, so it cannot be made up here. Checked
+    /// before the server touches the database.
+    ///
+    /// # Errors
+    /// PostgreSQL without `LEEKHA_JWT_SECRET`.
+    pub fn check_secret(config: &Config) -> Result<(), String> {
+        if config.jwt_secret.is_none() && config.database_url.backend() == Backend::Postgres {
+            return Err(
+                "LEEKHA_JWT_SECRET is required on PostgreSQL: set it to at least 32 random bytes \
+                        (e.g. `openssl rand -hex 32`), the same on every instance"
+                    .to_owned(),
+            );
+        }
+        Ok(())
+    }
+
     /// State for the given configuration and database. Resolves the signing secret, which
     /// on SQLite may mean reading or creating it in the database (blocking).
     ///
     /// # Errors
     /// PostgreSQL without `LEEKHA_JWT_SECRET`, or a database that cannot be read.
     pub fn init(config: Config, db: Db) -> Result<Self, String> {
-        let secret = match (&config.jwt_secret, db.backend()) {
-            (Some(secret), _) => secret.clone(),
-            (None, Backend::Postgres) => {
-                return Err("LEEKHA_JWT_SECRET is required on PostgreSQL: set it to at least 32 random bytes \
-                            (e.g. `openssl rand -hex 32`), the same on every instance"
-                    .to_owned());
-            }
-            (None, Backend::Sqlite) => {
+        Self::check_secret(&config)?;
+        let secret = match &config.jwt_secret {
+            Some(secret) => secret.clone(),
+            // SQLite, as checked: one process, so the secret may live in its database.
+            None => {
                 let mut conn = db.conn().map_err(|e| e.to_string())?;
                 let fresh = hex::encode(rand::random::<[u8; 32]>());
                 let stored = crate::db::settings::get_or_insert(&mut conn, "jwt_secret", &fresh)

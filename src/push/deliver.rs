@@ -140,8 +140,8 @@ impl Pusher {
     pub fn new(state: impl Into<Services>) -> Result<Self, String> {
         let state: Services = state.into();
         let mut conn = state.db.conn().map_err(|e| e.to_string())?;
-        let vapid =
-            super::vapid(&mut conn, &state.config).map_err(|e| format!("VAPID key: {e:?}"))?;
+        let vapid = super::vapid(&mut conn, &state.config)
+            .map_err(|e| format!("VAPID key: {}", e.cause()))?;
         drop(conn);
         let fcm = match &state.config.fcm_credentials_file {
             Some(path) => Some(Fcm::new(
