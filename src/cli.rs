@@ -256,11 +256,20 @@ fn create_admin(db: &Db, username: &str) -> Result<String, String> {
                 ..crate::db::users::UserChange::at(now)
             };
             crate::db::users::update(&mut conn, &user.id, &admin).map_err(|e| e.to_string())?;
-            if let Some(hash) = hash {
-                crate::db::users::set_password(&mut conn, &user.id, &hash, now)
-                    .map_err(|e| e.to_string())?;
+            match hash {
+                Some(hash) => {
+                    crate::db::users::set_password(&mut conn, &user.id, &hash, now)
+                        .map_err(|e| e.to_string())?;
+                    Ok(format!(
+                        "{} is now an admin, with the password given (the old one no longer works)",
+                        user.username
+                    ))
+                }
+                None => Ok(format!(
+                    "{} is now an admin; the password is unchanged",
+                    user.username
+                )),
             }
-            Ok(format!("{} is now an admin", user.username))
         }
         None => {
             let hash = Password::parse(&password)
