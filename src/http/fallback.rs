@@ -87,11 +87,13 @@ impl RouteTable {
     }
 
     /// Whether a `HEAD` of `path` is answered by its `GET` handler: the path has a `GET` and
-    /// no `HEAD` of its own, and is not an event stream (whose `GET` never ends).
+    /// no `HEAD` of its own, and is not an event stream (whose `GET` never ends); or it is
+    /// a file of the Swagger UI, whose service answers `GET` alone.
     pub fn head_as_get(&self, path: &str) -> bool {
-        self.documented(path).is_some_and(|methods| {
+        let documented = self.documented(path).is_some_and(|methods| {
             methods.iter().any(|m| m == "GET") && !methods.iter().any(|m| m == "HEAD")
-        }) && !path.ends_with("/stream")
+        }) && !path.ends_with("/stream");
+        documented || path.starts_with("/docs/")
     }
 
     fn documented(&self, path: &str) -> Option<&[String]> {

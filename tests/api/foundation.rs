@@ -221,6 +221,10 @@ async fn documentation_is_served_from_the_binary() {
     );
     let init = send(&app, TestRequest::get().uri("/docs/swagger-initializer.js")).await;
     assert_eq!(init.status, 200);
+    for file in ["/docs/", "/docs/swagger-initializer.js"] {
+        let head = send(&app, TestRequest::default().method(Method::HEAD).uri(file)).await;
+        assert_eq!(head.status, 200, "HEAD {file}");
+    }
     assert!(init.text.contains("/openapi.json"));
     // No request leaves for the public validator: the page works offline.
     assert!(
