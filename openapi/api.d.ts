@@ -9275,7 +9275,11 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /** @example xxx */
+                    /**
+                     * @example # HELP leekha_actions_applied_total Game actions applied.
+                     *     # TYPE leekha_actions_applied_total counter
+                     *     leekha_actions_applied_total 1234
+                     */
                     "text/plain; version=0.0.4": string;
                 };
             };
@@ -9309,7 +9313,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ProblemCodeView"];
-                    /** @example xxx */
+                    /** @example <!doctype html><html lang="en"><head><title>not_your_turn</title></head><body><h1>Not your turn</h1><p>Status 422 …</p></body></html> */
                     "text/html": string;
                 };
             };

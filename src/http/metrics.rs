@@ -25,7 +25,8 @@ const SCRAPE_DB_TIMEOUT: Duration = Duration::from_secs(1);
 #[utoipa::path(operation_id = "metrics", tag = "operations",
     responses(
         (status = 200, description = "Prometheus text exposition format 0.0.4", body = String,
-         content_type = "text/plain; version=0.0.4")))]
+         content_type = "text/plain; version=0.0.4",
+         example = json!("# HELP leekha_actions_applied_total Game actions applied.\n# TYPE leekha_actions_applied_total counter\nleekha_actions_applied_total 1234\n"))))]
 #[get("/metrics")]
 pub async fn metrics(state: State) -> HttpResponse {
     let (connections, idle) = state.db.pool_state();

@@ -14,6 +14,8 @@ use crate::http::problem::PROBLEM_JSON;
 #[openapi(
     info(
         title = "Leekha server",
+        // The contract's version (API.md), not the crate's: clients code against this one.
+        version = "1.1.0",
         description = "Asynchronous play of Leekha (ليخة), the Levantine avoid-the-points card game, \
                        for four players or bots. Sign up or play as a guest, create or join a game, \
                        then act when `legal_actions` says so; the long-poll `events` and `notifications` \
@@ -621,7 +623,18 @@ fn example_of(schema: &Value, schemas: &Value, depth: usize) -> Value {
             let mut object = Map::new();
             if let Some(properties) = schema.get("properties").and_then(Value::as_object) {
                 for (name, property) in properties {
-                    object.insert(name.clone(), example_of(property, schemas, depth + 1));
+                    let mut value = example_of(property, schemas, depth + 1);
+                    if let Some(text) = value.as_str()
+                        && text.bytes().all(|b| b == b'x')
+                        && let Some(named) = text_for(name)
+                    {
+                        // A plain string: a plausible one for its name, within its bounds.
+                        let min = usize::try_from(text.len()).unwrap_or(0);
+                        if named.chars().count() >= min {
+                            value = json!(named);
+                        }
+                    }
+                    object.insert(name.clone(), value);
                 }
             }
             Value::Object(object)
@@ -668,6 +681,25 @@ fn example_of(schema: &Value, schemas: &Value, depth: usize) -> Value {
         },
         _ => Value::Null,
     }
+}
+
+/// A plausible text for a string property of this name, where its schema gives none.
+fn text_for(name: &str) -> Option<&'static str> {
+    Some(match name {
+        "username" => "layla_k",
+        "text" => "Well played!",
+        "reason" | "ban_reason" | "mute_reason" | "abort_reason" => "abusive language in chat",
+        "next_cursor" => "u:MCwxNzY1MTIzMjAwLDVi",
+        "seed" => "9f2c4e1a7b3d5f60c8e2a4b6d8f0a1c3e5b7d9f1a3c5e7b9d1f3a5c7e9b1d3f5",
+        "last_error" => "410 Gone: the subscription expired",
+        "password" | "current_password" => "correct horse battery staple",
+        "refresh_token" => "rt_4kq7Xw9pZ2mN8vB5cL1dF6gH3jK0sT",
+        "secret" => "a-long-random-shared-secret",
+        "target_id" => "5b0c7d4e-8f7a-4a8e-9c1d-2e3f4a5b6c7d",
+        "explanation" => "It is another seat's turn to act, so this action cannot be taken now.",
+        "advice" => "Wait for your turn: the events feed or stream says when it comes.",
+        _ => return None,
+    })
 }
 
 fn resolve<'a>(schema: &'a Value, schemas: &'a Value) -> Option<&'a Value> {

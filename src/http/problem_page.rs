@@ -52,7 +52,7 @@ const CACHE_CONTROL: &str = "public, max-age=86400";
     responses(
         (status = 200, description = "The code explained; JSON when `Accept` prefers it to HTML",
          content(
-             (String = "text/html"),
+             (String = "text/html", example = json!("<!doctype html><html lang=\"en\"><head><title>not_your_turn</title></head><body><h1>Not your turn</h1><p>Status 422 …</p></body></html>")),
              (ProblemCodeView = "application/json"),
          )),
         (status = 404, description = "No such problem code (`not_found`)")))]
