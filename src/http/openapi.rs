@@ -629,8 +629,7 @@ fn example_of(schema: &Value, schemas: &Value, depth: usize) -> Value {
                         && let Some(named) = text_for(name)
                     {
                         // A plain string: a plausible one for its name, within its bounds.
-                        let min = usize::try_from(text.len()).unwrap_or(0);
-                        if named.chars().count() >= min {
+                        if named.chars().count() >= text.len() {
                             value = json!(named);
                         }
                     }
