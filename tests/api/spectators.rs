@@ -82,15 +82,19 @@ async fn a_game_without_spectators_is_hidden_from_outsiders_once_it_starts() {
     )
     .await;
     assert_eq!(bad.status, 400, "{}", bad.text);
-    // A value of the wrong type is a wrong value, not malformed JSON, wherever it sits.
-    for body in [
-        json!({"allow_spectators": "no"}),
-        json!({"rules": {"pass_restriction": true}}),
-        json!({"rules": {"mode": 1}}),
+    // A value of the wrong type is a wrong value, not malformed JSON, wherever it sits; in
+    // the rules, a wrong rule option.
+    for (body, code) in [
+        (json!({"allow_spectators": "no"}), "validation_failed"),
+        (
+            json!({"rules": {"pass_restriction": true}}),
+            "invalid_rules",
+        ),
+        (json!({"rules": {"mode": 1}}), "invalid_rules"),
     ] {
         post(&app, "/api/v1/games", body, &players[0].access)
             .await
-            .assert_problem(400, "validation_failed");
+            .assert_problem(400, code);
     }
     let cut = TestRequest::post()
         .uri("/api/v1/games")
