@@ -86,6 +86,10 @@ pub fn join(
         {
             change.table.names.insert(user_id.to_owned(), user.username);
         }
+        // A player is no spectator: the look they had before joining stops counting.
+        if db::watchers::forget(conn, &change.table.row.id, user_id)? {
+            change.table.spectators = change.table.spectators.saturating_sub(1);
+        }
         change.announce_seat(seat, "joined");
         if change.is_full() {
             change.start()?;

@@ -265,3 +265,36 @@ async fn the_game_view_counts_who_watches_without_a_seat() {
     .await;
     assert_eq!(spectators(&view.json), 0, "{}", view.text);
 }
+
+#[actix_web::test]
+async fn who_looks_at_a_private_game_or_takes_a_seat_is_no_spectator() {
+    let db = TestDb::migrated();
+    let app = common::app(db.state()).await;
+    let players = four(&app, "looker").await;
+    let watched = |id: &str, who: usize| {
+        let uri = format!("/api/v1/games/{id}");
+        let token = players[who].access.clone();
+        let app = &app;
+        async move { get(app, &uri, &token).await.json["spectators"].clone() }
+    };
+
+    // A private game is never watched: its id is the invitation, and a look is not a watch.
+    let private = game_of(&app, &players[..3], json!({"visibility": "private"})).await;
+    assert_eq!(watched(&private, 3).await, 0);
+    assert_eq!(watched(&private, 0).await, 0);
+
+    // A public one counts who looks without a seat, until they take one.
+    let public = game_of(&app, &players[..3], json!({})).await;
+    assert_eq!(watched(&public, 3).await, 1);
+    assert_eq!(watched(&public, 0).await, 1);
+    let joined = post(
+        &app,
+        &format!("/api/v1/games/{public}/join"),
+        json!({}),
+        &players[3].access,
+    )
+    .await;
+    assert_eq!(joined.status, 200, "{}", joined.text);
+    assert_eq!(joined.json["spectators"], 0, "{}", joined.text);
+    assert_eq!(watched(&public, 0).await, 0);
+}
