@@ -54,11 +54,74 @@ function load() {
 /** @type {string | null} */
 let ended = null;
 
+// The session is kept twice. localStorage is read at once when a page starts and tells other
+// tabs of a change (`storage` events), but another tab's copy of it catches up only a moment
+// after a write: two tabs refreshing at the same instant could both read the token already
+// spent, and a refresh token spent twice ends the session. IndexedDB is consistent across
+// tabs (a read sees every transaction committed before it), so the tab holding the refresh
+// lock reads the pair from there before it spends one.
+const IDB_NAME = 'leekha';
+const IDB_STORE = 'session';
+/** @type {Promise<IDBDatabase | null> | null} */
+let idb = null;
+/** The last write of the session to IndexedDB, awaited before the refresh lock is let go. */
+/** @type {Promise<void>} */
+let remembered = Promise.resolve();
+
+/** @returns {Promise<IDBDatabase | null>} */
+function openIdb() {
+  idb ??= new Promise((resolve) => {
+    if (!('indexedDB' in window)) {
+      resolve(null);
+      return;
+    }
+    const req = indexedDB.open(IDB_NAME, 1);
+    req.onupgradeneeded = () => req.result.createObjectStore(IDB_STORE);
+    req.onsuccess = () => resolve(req.result);
+    req.onerror = () => resolve(null);
+    req.onblocked = () => resolve(null);
+  });
+  return idb;
+}
+
+/** @param {Session | null} next */
+async function remember(next) {
+  const db = await openIdb();
+  if (!db) return;
+  await new Promise((resolve) => {
+    const tx = db.transaction(IDB_STORE, 'readwrite');
+    if (next) tx.objectStore(IDB_STORE).put(next, 'current');
+    else tx.objectStore(IDB_STORE).delete('current');
+    tx.oncomplete = tx.onerror = tx.onabort = () => resolve(undefined);
+  });
+}
+
+/**
+ * The newest session any tab has written: IndexedDB's, or localStorage's where that is newer
+ * (IndexedDB unavailable, or a write to it that failed).
+ * @returns {Promise<Session | null>}
+ */
+async function newest() {
+  const local = load();
+  const db = await openIdb();
+  if (!db) return local;
+  /** @type {Session | null} */
+  const stored = await new Promise((resolve) => {
+    const req = db.transaction(IDB_STORE, 'readonly').objectStore(IDB_STORE).get('current');
+    req.onsuccess = () => resolve(req.result ?? null);
+    req.onerror = () => resolve(null);
+  });
+  if (!stored) return local;
+  if (!local) return stored;
+  return stored.expires_at >= local.expires_at ? stored : local;
+}
+
 /** @param {Session | null} next */
 function save(next) {
   session = next;
   if (next) localStorage.setItem(STORE, JSON.stringify(next));
   else localStorage.removeItem(STORE);
+  remembered = remember(next);
   listeners.forEach((f) => f());
 }
 
@@ -92,15 +155,18 @@ export function takeEnded() {
 /**
  * Spends the refresh token for a new pair. Tabs share one session, and a refresh token works
  * once (a second use revokes the session): under a lock held across tabs, a tab first looks
- * whether another one already refreshed, and takes that pair instead.
+ * whether another one already refreshed (in IndexedDB, which every tab sees alike), and
+ * takes that pair instead.
  */
 async function refresh() {
   if (!refreshing) {
     const spent = session?.refresh_token;
     const run = async () => {
-      const stored = load();
+      const stored = await newest();
       if (stored && stored.refresh_token !== spent) {
-        session = stored;
+        // Another tab refreshed meanwhile: its pair is ours too.
+        if (stored.refresh_token !== load()?.refresh_token) save(stored);
+        else session = stored;
         return;
       }
       if (!spent) throw new ApiError(401, { code: 'invalid_token' });
@@ -114,6 +180,8 @@ async function refresh() {
         throw new ApiError(res.status, await res.json().catch(() => ({})));
       }
       fromTokens(await res.json());
+      // The next tab to take the lock must find this pair.
+      await remembered;
     };
     // The lock's promise settles with the callback's (lib.dom types it one level too deep).
     const locked = navigator.locks
