@@ -377,6 +377,34 @@ test('an invitation by username shows up live in my games, and the invitee takes
   await host.context.close();
 });
 
+test('my games opened while the server cannot be reached says so, then catches up by itself', async () => {
+  const stamp = Date.now().toString(36);
+  const player = await open(browser, server.url);
+  const host = await open(browser, server.url);
+  await signUp(player.page, `off_${stamp}`);
+  await signUp(host.page, `offhost_${stamp}`);
+  await player.page.click('a[href="#/lobby"]');
+  await player.context.setOffline(true);
+  await player.page.click('a[href="#/mine"]');
+  // In words and in the page's language, not fetch's "Failed to fetch".
+  await player.page.waitForFunction(() => document.querySelector('#status')?.textContent === 'The server cannot be reached. Retrying…');
+  await player.context.setOffline(false);
+  // Nobody reloads: once the server answers, the list fills, the message goes, and an
+  // invitation made after the outage arrives live.
+  await player.page.waitForFunction(() => document.querySelector('#status')?.textContent === '', null, { timeout: 40_000 });
+  await host.page.click('a[href="#/create"]');
+  await host.page.selectOption('select[name=seat1]', 'invite');
+  await host.page.fill('input[name=user1]', `off_${stamp}`);
+  await host.page.click('form.create button.primary');
+  await host.page.waitForSelector('.table');
+  await player.page.locator('.games li', { hasText: `offhost_${stamp}` }).locator('.badge.invited').waitFor({ timeout: 40_000 });
+  clean(host.problems);
+  // The player's page logged the refused requests of the outage, and nothing else.
+  assert.deepEqual(player.problems.filter((p) => !p.includes('ERR_INTERNET_DISCONNECTED')), []);
+  await player.context.close();
+  await host.context.close();
+});
+
 test("a game's link followed before signing in opens that game once signed in as a guest", async () => {
   const stamp = Date.now().toString(36);
   const host = await open(browser, server.url);

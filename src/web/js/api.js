@@ -39,6 +39,13 @@ let session = load();
 let refreshing = null;
 /** @type {Set<() => void>} */
 const listeners = new Set();
+/** @type {Set<() => void>} */
+const answered = new Set();
+
+/** @param {() => void} f called whenever the server answers a call (it can be reached) */
+export function onAnswer(f) {
+  answered.add(f);
+}
 
 /** @returns {Session | null} */
 function load() {
@@ -236,6 +243,7 @@ export async function call(method, path, options = {}) {
     await refresh();
     res = await send();
   }
+  answered.forEach((f) => f());
   if (res.status === 204 || res.status === 304) return undefined;
   const data = await res.json().catch(() => ({}));
   if (!res.ok) {

@@ -64,11 +64,15 @@ export function byId(id) {
   return el;
 }
 
+/** Whether the status line says the server cannot be reached (see `reached`). */
+let offline = false;
+
 /**
  * Shows a message in the status line (errors, mostly); empty clears it.
  * @param {string} text
  */
 export function say(text) {
+  offline = false;
   byId('status').textContent = text;
 }
 
@@ -78,7 +82,19 @@ export function fail(err) {
   // why in the user's language; the server's sentence would only replace it.
   const code = err instanceof Error && 'code' in err ? err.code : null;
   if (code === 'banned' || code === 'account_deleted') return;
+  // fetch's own failure (no answer at all) says "Failed to fetch" in English whatever the
+  // page's language: say that the server cannot be reached, in the user's.
+  if (err instanceof TypeError && /fetch|network|load failed/i.test(err.message)) {
+    say(t('error.offline'));
+    offline = true;
+    return;
+  }
   say(t('error.generic', { detail: err instanceof Error ? err.message : String(err) }));
+}
+
+/** The server answered again: a status line that said it could not be reached is cleared. */
+export function reached() {
+  if (offline) say('');
 }
 
 /**

@@ -126,16 +126,22 @@ export function follow(gameId, after, onEvent) {
 }
 
 /**
- * Calls `onNotification` for each new notification of the caller's feed, from now on.
+ * Calls `onNotification` for each new notification of the caller's feed, from now on, and
+ * `onResume` when the feed could be reached only after failing (what it shows may be stale).
  * @param {(n: NotificationView) => void} onNotification
+ * @param {() => void} [onResume]
  * @returns {Following}
  */
-export function followFeed(onNotification) {
+export function followFeed(onNotification, onResume = () => {}) {
   /** @type {Following | null} */
   let inner = null;
   let stopped = false;
-  call('GET', '/me/notifications?limit=1').then((/** @type {S['FeedPage']} */ page) => {
+  let failures = 0;
+  // Where the feed stands now; tried again, less and less often, while the server cannot be
+  // reached, so that a page opened offline or during a restart catches up by itself.
+  const start = () => call('GET', '/me/notifications?limit=1').then((/** @type {S['FeedPage']} */ page) => {
     if (stopped) return;
+    if (failures > 0) onResume();
     inner = subscribe({
       stream: '/me/notifications/stream',
       poll: (seq) => `/me/notifications?after=${seq}&wait=30`,
@@ -143,7 +149,11 @@ export function followFeed(onNotification) {
       types: FEED_EVENTS,
       ends: () => false,
     }, page.last_seq, onNotification);
-  }, () => {});
+  }, () => {
+    failures += 1;
+    if (!stopped) setTimeout(start, Math.min(30_000, 500 * 2 ** Math.min(failures, 6)));
+  });
+  start();
   return {
     stop: () => { stopped = true; inner?.stop(); },
     mode: () => inner?.mode() ?? 'stopped',

@@ -152,7 +152,7 @@ export function myGames(root) {
     // A move often brings several notifications at once: one reload for them all.
     clearTimeout(soon);
     soon = setTimeout(load, 150);
-  });
+  }, load);
   return () => { clearTimeout(soon); feed.stop(); };
 }
 

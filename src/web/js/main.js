@@ -1,9 +1,9 @@
 // The client's entry: routes on the URL fragment (`#/game/<id>`), so the server serves one
 // page and every other path keeps its API meaning.
 
-import { currentUser, onSession, reloadMe, takeEnded } from './api.js';
+import { currentUser, onAnswer, onSession, reloadMe, takeEnded } from './api.js';
 import { applyLang, currentLang, setLang, t } from './i18n.js';
-import { byId, h, replace, say } from './dom.js';
+import { byId, h, reached, replace, say } from './dom.js';
 import { landing, lobby, myGames, createGame, account } from './lobby.js';
 import { table, replay } from './table.js';
 import { admin } from './admin.js';
@@ -74,6 +74,9 @@ byId('lang').addEventListener('click', () => {
   render();
 });
 window.addEventListener('hashchange', render);
+// A message that the server cannot be reached goes once it answers again.
+onAnswer(reached);
+
 onSession(() => {
   nav();
   // The server ended the session (a ban, a deleted account): back to the start, saying why.
