@@ -217,7 +217,13 @@ fn json_error(err: JsonPayloadError, req: &HttpRequest) -> actix_web::Error {
 }
 
 fn path_error(err: PathError, _req: &HttpRequest) -> actix_web::Error {
-    ApiError::from(Error::bad_request(format!("invalid path parameter: {err}"))).into()
+    // Every id in a path is a UUID; serde's message about one names its parser's internals.
+    let detail = if err.to_string().contains("UUID parsing failed") {
+        "an id in the path is not a UUID".to_owned()
+    } else {
+        format!("invalid path parameter: {err}")
+    };
+    ApiError::from(Error::bad_request(detail)).into()
 }
 
 fn query_error(err: QueryPayloadError, _req: &HttpRequest) -> actix_web::Error {

@@ -931,16 +931,17 @@ async fn a_player_without_a_seat_gets_403_and_sees_no_hand() {
     send(&app, TestRequest::get().uri(&format!("/api/v1/games/{id}")))
         .await
         .assert_problem(401, "missing_token");
-    // A malformed id: 400 problem; an unknown one: 404.
-    send(
+    // A malformed id: 400 problem, said in words; an unknown one: 404.
+    let malformed = send(
         &app,
         bearer(
             TestRequest::get().uri("/api/v1/games/not-a-uuid"),
             &outsider.access,
         ),
     )
-    .await
-    .assert_problem(400, "bad_request");
+    .await;
+    malformed.assert_problem(400, "bad_request");
+    assert_eq!(malformed.json["detail"], "an id in the path is not a UUID");
     let unknown = format!("/api/v1/games/{}", uuid::Uuid::new_v4());
     send(
         &app,

@@ -178,10 +178,10 @@ export function createGame(root) {
       h('option', { value: '' }, t('create.default')),
       ...values.map((v) => h('option', { value: v }, t(`value.${name}.${v}`)))));
   const seats = [1, 2, 3].map((n) => {
-    const kind = h('select', { name: `seat${n}` },
+    const kind = h('select', { name: `seat${n}`, 'aria-label': t('create.seat', { n }) },
       ...['open', 'bot', 'invite'].map((k) => h('option', { value: k }, t(`create.kind.${k}`))));
-    const level = h('select', { name: `level${n}` }, ...LEVELS.map((l) => h('option', { value: l, selected: l === 'heuristic' }, t(`level.${l}`))));
-    const user = h('input', { name: `user${n}`, placeholder: t('auth.username'), pattern: '[A-Za-z0-9_]{3,32}' });
+    const level = h('select', { name: `level${n}`, 'aria-label': `${t('create.seat', { n })}: ${t('create.kind.bot')}` }, ...LEVELS.map((l) => h('option', { value: l, selected: l === 'heuristic' }, t(`level.${l}`))));
+    const user = h('input', { name: `user${n}`, 'aria-label': `${t('create.seat', { n })}: ${t('auth.username')}`, placeholder: t('auth.username'), pattern: '[A-Za-z0-9_]{3,32}' });
     const sync = () => {
       level.hidden = kind.value !== 'bot';
       user.hidden = kind.value !== 'invite';
@@ -253,7 +253,7 @@ export function account(root) {
     h('p', {}, user.is_guest ? t('account.claim') : user.username),
     h('label', {}, t('auth.username'), h('input', { name: 'username', value: user.username, pattern: '[A-Za-z0-9_]{3,32}', required: true })),
     h('label', {}, t('auth.password'), h('input', { name: 'password', type: 'password', minlength: 8, autocomplete: 'new-password', required: user.is_guest })),
-    user.is_guest ? null : h('label', {}, t('auth.password') + ' (current)', h('input', { name: 'current_password', type: 'password', autocomplete: 'current-password' })),
+    user.is_guest ? null : h('label', {}, t('auth.current_password'), h('input', { name: 'current_password', type: 'password', autocomplete: 'current-password' })),
     h('button', { class: 'primary' }, t('account.save')));
   form.addEventListener('submit', async (e) => {
     e.preventDefault();

@@ -255,7 +255,7 @@ export function table(root, id) {
     const invited = me === null && v.seats.some((s) => s.invited?.id === currentUser()?.id);
     if (invited) status = `${t('table.invited_you')} ${status}`;
     else if (me === null) status = `${t('table.spectating')} ${status}`;
-    if (v.spectators > 0) status = `${status} · ${t('table.watchers', { n: v.spectators })}`;
+    if (v.spectators > 0) status = [status, t('table.watchers', { n: v.spectators })].filter(Boolean).join(' · ');
 
     const result = v.status === 'finished' && v.result ? resultPanel(v, nameOf) : null;
     if (v.status === 'finished' && me !== null) {
@@ -264,7 +264,8 @@ export function table(root, id) {
         if (next) go(`game/${next.id}`);
       }, { id: 'rematch', class: 'primary' }));
     }
-    if (v.status === 'finished') actions.push(h('a', { href: `#/replay/${id}`, class: 'button', id: 'replay' }, t('table.replay')));
+    // The replay reveals every hand: the players' alone (a spectator would be refused).
+    if (v.status === 'finished' && me !== null) actions.push(h('a', { href: `#/replay/${id}`, class: 'button', id: 'replay' }, t('table.replay')));
     if (v.status === 'aborted') status = `${t('table.aborted')}${v.abort_reason ? `: ${v.abort_reason}` : ''}`;
 
     // Completed tricks are face down (rule book §4): the last one shows in its box; of the
