@@ -277,8 +277,7 @@ export function account(root) {
   });
   push.addEventListener('click', async () => {
     try {
-      const ok = await enablePush();
-      pushNote.textContent = t(ok ? 'account.push_on' : 'account.push_unavailable');
+      pushNote.textContent = t(`account.push_${await enablePush()}`);
     } catch (err) {
       fail(err);
     }

@@ -33,15 +33,16 @@ function keyBytes(base64url) {
 }
 
 /**
- * Asks for permission, subscribes and registers the device. False when the browser or the
- * server cannot push, or permission was refused.
+ * Asks for permission, subscribes and registers the device: `on`; `denied` when permission
+ * was refused; `unavailable` when the browser or the server cannot push.
+ * @returns {Promise<'on' | 'denied' | 'unavailable'>}
  */
 export async function enablePush() {
-  if (!supported()) return false;
+  if (!supported()) return 'unavailable';
   /** @type {S['PushConfigView']} */
   const config = await call('GET', '/push/config', { auth: false });
-  if (!config.vapid_public_key) return false;
-  if ((await Notification.requestPermission()) !== 'granted') return false;
+  if (!config.vapid_public_key) return 'unavailable';
+  if ((await Notification.requestPermission()) !== 'granted') return 'denied';
   const reg = await navigator.serviceWorker.ready;
   const sub = await reg.pushManager.subscribe({
     userVisibleOnly: true,
@@ -57,6 +58,13 @@ export async function enablePush() {
     },
     locale: currentLang(),
   };
-  await call('POST', '/me/devices', { body });
-  return true;
+  try {
+    await call('POST', '/me/devices', { body });
+  } catch (err) {
+    // Without the server's device the browser's subscription pushes nothing: drop it, so
+    // that the page does not say notifications are on.
+    await sub.unsubscribe().catch(() => {});
+    throw err;
+  }
+  return 'on';
 }
