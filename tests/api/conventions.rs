@@ -917,16 +917,18 @@ async fn a_body_that_cannot_be_read_is_described_in_words_not_internals() {
     let db = TestDb::migrated();
     let app = common::app(db.state()).await;
     let player = register(&app, "reader").await;
+    // A plain JSON body that claims to be in `encoding`.
+    let claimed = |encoding: &str, username: &str| {
+        TestRequest::post()
+            .uri("/api/v1/auth/register")
+            .insert_header(("content-type", "application/json"))
+            .insert_header(("content-encoding", encoding))
+            .set_payload(format!(
+                r#"{{"username":"{username}","password":"password123"}}"#
+            ))
+    };
     for encoding in ["gzip", "br", "deflate", "zstd"] {
-        let reply = send(
-            &app,
-            TestRequest::post()
-                .uri("/api/v1/auth/register")
-                .insert_header(("content-type", "application/json"))
-                .insert_header(("content-encoding", encoding))
-                .set_payload(r#"{"username":"zz","password":"password123"}"#),
-        )
-        .await;
+        let reply = send(&app, claimed(encoding, "zz")).await;
         reply.assert_problem(400, "bad_request");
         let detail = reply.json["detail"].as_str().unwrap();
         assert!(
@@ -937,15 +939,7 @@ async fn a_body_that_cannot_be_read_is_described_in_words_not_internals() {
     // A coding the server does not decode is named, with those it does, and the body is
     // not read as if it were plain (it is plain here, and would register `coded`).
     for encoding in ["x-gzip", "gzip, br", "compress"] {
-        let reply = send(
-            &app,
-            TestRequest::post()
-                .uri("/api/v1/auth/register")
-                .insert_header(("content-type", "application/json"))
-                .insert_header(("content-encoding", encoding))
-                .set_payload(r#"{"username":"coded","password":"password123"}"#),
-        )
-        .await;
+        let reply = send(&app, claimed(encoding, "coded")).await;
         reply.assert_problem(415, "unsupported_media_type");
         assert_eq!(
             reply.header("accept-encoding"),

@@ -5,7 +5,7 @@
 use futures_util::future::join_all;
 use serde_json::{Value, json};
 
-use crate::common::play::{get, get_all, post};
+use crate::common::play::{delete, get, get_all, post, put};
 use crate::common::{self, Session, TestDb, register};
 
 /// How many times each race is run.
@@ -272,8 +272,16 @@ async fn requests_and_blocks_between_two_users_at_once_end_as_if_one_came_first(
         let y = register(&app, &format!("pair_y{run}")).await;
         // Both ask at once: the second request makes them friends, and says so.
         let (to_y, to_x) = futures_util::future::join(
-            send_put(&app, &format!("/api/v1/me/friends/{}", y.username), &x),
-            send_put(&app, &format!("/api/v1/me/friends/{}", x.username), &y),
+            put(
+                &app,
+                &format!("/api/v1/me/friends/{}", y.username),
+                &x.access,
+            ),
+            put(
+                &app,
+                &format!("/api/v1/me/friends/{}", x.username),
+                &y.access,
+            ),
         )
         .await;
         let mut states = [
@@ -290,19 +298,24 @@ async fn requests_and_blocks_between_two_users_at_once_end_as_if_one_came_first(
         );
         // X blocks Y while Y asks again after X ended the friendship: whichever came
         // first, nothing is pending between them afterwards but the block.
-        let ended = common::send(
+        let ended = delete(
             &app,
-            common::bearer(
-                actix_web::test::TestRequest::delete()
-                    .uri(&format!("/api/v1/me/friends/{}", y.username)),
-                &x.access,
-            ),
+            &format!("/api/v1/me/friends/{}", y.username),
+            &x.access,
         )
         .await;
         assert_eq!(ended.status, 204, "{}", ended.text);
         let (blocked, asked) = futures_util::future::join(
-            send_put(&app, &format!("/api/v1/me/blocks/{}", y.username), &x),
-            send_put(&app, &format!("/api/v1/me/friends/{}", x.username), &y),
+            put(
+                &app,
+                &format!("/api/v1/me/blocks/{}", y.username),
+                &x.access,
+            ),
+            put(
+                &app,
+                &format!("/api/v1/me/friends/{}", x.username),
+                &y.access,
+            ),
         )
         .await;
         assert_eq!(blocked.status, 201, "{}", blocked.text);
@@ -314,22 +327,6 @@ async fn requests_and_blocks_between_two_users_at_once_end_as_if_one_came_first(
             assert_eq!(friends.json[list], json!([]), "{list}: {}", friends.text);
         }
     }
-}
-
-async fn send_put<S, B>(app: &S, uri: &str, who: &Session) -> common::Reply
-where
-    S: actix_web::dev::Service<
-            actix_http::Request,
-            Response = actix_web::dev::ServiceResponse<B>,
-            Error = actix_web::Error,
-        >,
-    B: actix_web::body::MessageBody,
-{
-    common::send(
-        app,
-        common::bearer(actix_web::test::TestRequest::put().uri(uri), &who.access),
-    )
-    .await
 }
 
 #[test]

@@ -1,28 +1,10 @@
 //! Friends and blocks: two requests make friends; a block keeps the blocked user away from
 //! the blocker's tables, invitations and friendship.
 
-use actix_web::dev::{Service, ServiceResponse};
-use actix_web::test::TestRequest;
 use serde_json::{Value, json};
 
-use crate::common::play::{get, post};
-use crate::common::{Reply, TestDb, bearer, register, send};
-
-async fn put<S, B>(app: &S, uri: &str, token: &str) -> Reply
-where
-    S: Service<actix_http::Request, Response = ServiceResponse<B>, Error = actix_web::Error>,
-    B: actix_web::body::MessageBody,
-{
-    send(app, bearer(TestRequest::put().uri(uri), token)).await
-}
-
-async fn delete<S, B>(app: &S, uri: &str, token: &str) -> Reply
-where
-    S: Service<actix_http::Request, Response = ServiceResponse<B>, Error = actix_web::Error>,
-    B: actix_web::body::MessageBody,
-{
-    send(app, bearer(TestRequest::delete().uri(uri), token)).await
-}
+use crate::common::play::{delete, get, post, put};
+use crate::common::{TestDb, register};
 
 fn names(list: &Value) -> Vec<&str> {
     list.as_array()

@@ -26,6 +26,24 @@ where
     send(app, bearer(post_json(uri, body), token)).await
 }
 
+/// PUT without a body, with a token.
+pub async fn put<S, B>(app: &S, uri: &str, token: &str) -> Reply
+where
+    S: Service<actix_http::Request, Response = ServiceResponse<B>, Error = actix_web::Error>,
+    B: actix_web::body::MessageBody,
+{
+    send(app, bearer(TestRequest::put().uri(uri), token)).await
+}
+
+/// DELETE with a token.
+pub async fn delete<S, B>(app: &S, uri: &str, token: &str) -> Reply
+where
+    S: Service<actix_http::Request, Response = ServiceResponse<B>, Error = actix_web::Error>,
+    B: actix_web::body::MessageBody,
+{
+    send(app, bearer(TestRequest::delete().uri(uri), token)).await
+}
+
 /// GET of a list by `seq` (a game's events, the feed) read to its end, page after page of
 /// the most the API gives (200): the last page's reply, its list (under `key`) holding
 /// every item.
