@@ -28,8 +28,9 @@ const LEASE: Duration = Duration::from_secs(30);
 /// A push is given up this long after its notification: later, it would only be noise.
 pub const MAX_AGE: Duration = Duration::from_secs(6 * 3600);
 
-/// How long a push service may keep a Web Push message for an offline browser.
-const WEB_PUSH_TTL: u32 = 24 * 3600;
+/// How long a push service may keep a message for an offline device: as long as the push is
+/// worth trying ([`MAX_AGE`]), on every platform.
+const TTL_SECONDS: u64 = MAX_AGE.as_secs();
 
 /// What a push service answered.
 #[derive(Debug, Clone)]
@@ -82,9 +83,10 @@ fn judge(platform: Platform, answer: &Result<Answer, String>) -> Verdict {
     };
     match (platform, a.status) {
         (_, 200..=299) => Verdict::Delivered,
-        (Platform::Fcm, 404) | (Platform::Apns, 410) | (Platform::Webpush, 404 | 410) => {
-            Verdict::Gone
-        }
+        // FCM answers 404 for other things too (a wrong project): only `UNREGISTERED` says
+        // the token is gone.
+        (Platform::Fcm, 404) if a.body.contains("UNREGISTERED") => Verdict::Gone,
+        (Platform::Apns, 410) | (Platform::Webpush, 404 | 410) => Verdict::Gone,
         // A token from a development build sent to production, or garbage: it will never
         // work here.
         (Platform::Apns, 400) if apns::reason(&a.body).as_deref() == Some("BadDeviceToken") => {
@@ -251,7 +253,9 @@ impl Pusher {
                     .saturating_mul(1u32 << (n - 1).clamp(0, 16) as u32)
                     .min(Duration::from_secs(3600));
                 let wait = after.unwrap_or(backoff);
-                let at = now + chrono::Duration::from_std(wait).unwrap_or_default();
+                // The last try comes at the end of the window, not after it.
+                let at = (now + chrono::Duration::from_std(wait).unwrap_or_default())
+                    .min(push.created_at + chrono::Duration::from_std(MAX_AGE).unwrap_or_default());
                 (PushEnd::RetryAt(at), "retry")
             }
         };
@@ -352,7 +356,7 @@ impl Pusher {
                     )
                     .header("content-encoding", "aes128gcm")
                     .header("content-type", "application/octet-stream")
-                    .header("ttl", &WEB_PUSH_TTL.to_string())
+                    .header("ttl", &TTL_SECONDS.to_string())
                     .header("urgency", urgency)
                     .header("topic", &topic(&collapse))
                     .send(&sealed[..])
@@ -378,6 +382,7 @@ impl Pusher {
                             silent: push.silent,
                         },
                         collapse_key: &collapse,
+                        ttl_seconds: TTL_SECONDS,
                     },
                 )
             }

@@ -61,6 +61,8 @@ pub struct Message<'a> {
     pub alert: super::Alert<'a>,
     /// A newer message with this key replaces an older one.
     pub collapse_key: &'a str,
+    /// How long FCM may keep it for a device that is offline (its default is four weeks).
+    pub ttl_seconds: u64,
 }
 
 /// An FCM sender with its cached access token.
@@ -165,6 +167,7 @@ impl Fcm {
             "android": {
                 "collapse_key": msg.collapse_key,
                 "priority": if m.silent { "normal" } else { "high" },
+                "ttl": format!("{}s", msg.ttl_seconds),
             },
         });
         if !m.silent {

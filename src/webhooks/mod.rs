@@ -206,8 +206,8 @@ fn attempt(
     };
     let delivered = matches!(outcome, Ok((s, _)) if (200..300).contains(&s));
     let removed = matches!(&outcome, Err(Refused::Removed));
-    let too_old =
-        now >= d.created_at + chrono::Duration::seconds(state.config.webhook_max_age_secs);
+    let given_up_at = d.created_at + chrono::Duration::seconds(state.config.webhook_max_age_secs);
+    let too_old = now >= given_up_at;
     // The receiver's `Retry-After` (at most an hour) when it gave one, else the backoff.
     let backoff = match outcome {
         Ok((_, Some(wait))) => wait,
@@ -223,7 +223,8 @@ fn attempt(
     } else if too_old || removed {
         AttemptEnd::Failed
     } else {
-        AttemptEnd::RetryAt(now + backoff)
+        // The last try comes at the end of the window, not after it.
+        AttemptEnd::RetryAt((now + backoff).min(given_up_at))
     };
     outbox::record_attempt(conn, &d.id, n, status, error.as_deref(), now, end)?;
     state.metrics.webhook_delivery(if delivered {

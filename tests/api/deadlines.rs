@@ -557,6 +557,7 @@ const HOOK_SECRET: &str = "a-webhook-secret-of-some-length";
 async fn hooked_start(
     receiver: &Receiver,
     retry_base: Duration,
+    max_age_secs: i64,
 ) -> (
     AppState,
     impl actix_web::dev::Service<
@@ -572,6 +573,7 @@ async fn hooked_start(
     let mut config = db.config();
     config.webhook_allow_private = true;
     config.webhook_retry_base = retry_base;
+    config.webhook_max_age_secs = max_age_secs;
     let state = common::state_for(config);
     let app = common::app(state.clone()).await;
     let me = register(&app, "hooked").await;
@@ -614,7 +616,8 @@ async fn deliver_until(state: &AppState, receiver: &Receiver, requests: usize) {
 #[actix_web::test]
 async fn a_receiver_gets_correctly_signed_webhooks_and_retries_after_failures() {
     let receiver = Receiver::start(2);
-    let (state, app, me, expected, _db) = hooked_start(&receiver, Duration::from_millis(50)).await;
+    let (state, app, me, expected, _db) =
+        hooked_start(&receiver, Duration::from_millis(50), 86_400).await;
     assert_eq!(expected, 2, "game_started and your_turn");
     deliver_until(&state, &receiver, expected + 2).await;
     let seen = receiver.seen.lock().unwrap().clone();
@@ -661,13 +664,36 @@ async fn a_webhook_retry_waits_as_long_as_the_receivers_retry_after_says() {
     let receiver = Receiver::failing_with(1, "503 Service Unavailable\r\nretry-after: 1\r\n");
     // Without the receiver's word, the retry would come in an hour.
     let (state, _app, _me, expected, _db) =
-        hooked_start(&receiver, Duration::from_secs(3600)).await;
+        hooked_start(&receiver, Duration::from_secs(3600), 86_400).await;
     let started = Instant::now();
     deliver_until(&state, &receiver, expected + 1).await;
     assert!(
         started.elapsed() >= Duration::from_millis(900),
         "retried before the receiver's Retry-After"
     );
+}
+
+#[actix_web::test]
+async fn the_last_webhook_retry_comes_at_the_end_of_its_window_not_after() {
+    // Always failing; tries at 0 and 1.5 s, then the backoff (3 s) would pass the 2 s
+    // window: the last try comes at 2 s instead, and then the delivery is given up.
+    let receiver = Receiver::start(usize::MAX);
+    let (state, _app, _me, expected, _db) =
+        hooked_start(&receiver, Duration::from_millis(1500), 2).await;
+    let started = Instant::now();
+    deliver_until(&state, &receiver, 3 * expected).await;
+    let last = started.elapsed();
+    assert!(
+        last < Duration::from_millis(3500),
+        "the last try came {last:?} after the first"
+    );
+    // Nothing more: every delivery has ended.
+    for _ in 0..10 {
+        let state = state.clone();
+        web_block(move || tick(&state)).await;
+        actix_web::rt::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(receiver.seen.lock().unwrap().len(), 3 * expected);
 }
 
 async fn web_block<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {

@@ -383,7 +383,7 @@ async fn a_web_push_arrives_encrypted_and_signed_and_a_gone_subscription_is_remo
     assert_eq!(req.headers["content-encoding"], "aes128gcm");
     assert_eq!(req.headers["urgency"], "high");
     assert_eq!(req.headers["topic"].len(), 32);
-    assert!(req.headers["ttl"].parse::<u32>().unwrap() > 0);
+    assert_eq!(req.headers["ttl"], "21600");
     verify_vapid(req, &service.url, &published);
     let payload = browser.decrypt(&req.body);
     assert_eq!(payload["type"], "your_turn");
@@ -598,6 +598,8 @@ fn fcm_fake(status: Arc<Mutex<Vec<u16>>>) -> Fake {
         };
         match next {
             404 => (404, vec![], json!({"error": {"code": 404, "status": "NOT_FOUND", "details": [{"errorCode": "UNREGISTERED"}]}}).to_string().into_bytes()),
+            // A 404 that is not about the token (a wrong project, say).
+            4040 => (404, vec![], json!({"error": {"code": 404, "status": "NOT_FOUND", "message": "Requested entity was not found."}}).to_string().into_bytes()),
             429 => (429, vec![("retry-after".into(), "1".into())], b"{}".to_vec()),
             s => (s, vec![], json!({"name": "projects/leekha-test/messages/1"}).to_string().into_bytes()),
         }
@@ -667,6 +669,24 @@ async fn fcm_gets_an_oauth_token_once_retries_429_after_retry_after_and_drops_un
     assert_eq!(m["data"]["game_id"], GAME);
     assert_eq!(m["data"]["seat"], "1");
     assert_eq!(m["android"]["collapse_key"], format!("your_turn:{GAME}"));
+    // Kept for an offline phone as long as the push is worth trying, as on other services.
+    assert_eq!(m["android"]["ttl"], "21600s");
+
+    // A 404 that does not say UNREGISTERED fails the push but keeps the device.
+    *answers.lock().unwrap() = vec![4040];
+    notify(&state, &alice.id, Kind::YourTurn, GAME);
+    assert_eq!(drain(&mut pusher), 1);
+    let list = send(
+        &app,
+        bearer(TestRequest::get().uri("/api/v1/me/devices"), &alice.access),
+    )
+    .await;
+    assert_eq!(
+        list.json["items"].as_array().unwrap().len(),
+        1,
+        "{}",
+        list.text
+    );
 
     *answers.lock().unwrap() = vec![404];
     notify(&state, &alice.id, Kind::YourTurn, GAME);
