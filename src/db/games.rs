@@ -473,9 +473,10 @@ const CALLER_SQLITE: &str = "(SELECT json_object(\
 /// locked row that changed meanwhile), but its sub-selects (the seats, the names) were read
 /// in the snapshot taken before the wait, so they miss what that transaction wrote. Every
 /// change of a game's seats also writes its row (a new version), so a stale snapshot always
-/// shows as a `seen_version` other than the row's.
+/// shows as a `seen_version` other than the row's. Without a lock there is no wait and one
+/// snapshot: `seen_version` is then the row's own, read without a second look-up.
 macro_rules! find_pg {
-    ($tail:literal) => {
+    ($seen:literal, $where:literal) => {
         Sql::new(concat!(
             "SELECT games.*, ",
             seats_pg!(),
@@ -483,18 +484,22 @@ macro_rules! find_pg {
             super::watchers::count_pg!(),
             " AS spectators, ",
             caller_pg!(),
-            " AS caller, (SELECT seen.version FROM games seen WHERE seen.id = $2) AS seen_version \
-            FROM games WHERE games.id = $3",
-            $tail
+            " AS caller, ",
+            $seen,
+            " AS seen_version FROM games WHERE ",
+            $where
         ))
     };
 }
 /// Keys [`FIND_PG`] in diesel's statement cache (see [`Sql`]).
 enum FindKey {}
-static FIND_PG: Sql<FindKey> = find_pg!("");
+static FIND_PG: Sql<FindKey> = find_pg!("games.version", "games.id = $2");
 /// Keys [`FIND_PG_LOCKED`] in diesel's statement cache.
 enum FindLockedKey {}
-static FIND_PG_LOCKED: Sql<FindLockedKey> = find_pg!(" FOR UPDATE");
+static FIND_PG_LOCKED: Sql<FindLockedKey> = find_pg!(
+    "(SELECT seen.version FROM games seen WHERE seen.id = $2)",
+    "games.id = $3 FOR UPDATE"
+);
 
 #[derive(QueryableByName)]
 struct GameWithSeats {
@@ -548,9 +553,11 @@ pub fn find_with_seats(
     use diesel::sql_types::{Nullable, Text};
     let found: Option<(GameRow, Option<String>, i64, Option<String>)> = match conn {
         AnyConnection::Postgresql(pg) => {
-            let binds = || vec![Bind::OptText(caller), Bind::Text(id), Bind::Text(id)];
+            let binds = || vec![Bind::OptText(caller), Bind::Text(id)];
             let mut found = if for_update {
-                Prepared::new(&FIND_PG_LOCKED, binds()).load::<GameWithSeats>(pg)?
+                let mut locked = binds();
+                locked.push(Bind::Text(id));
+                Prepared::new(&FIND_PG_LOCKED, locked).load::<GameWithSeats>(pg)?
             } else {
                 Prepared::new(&FIND_PG, binds()).load::<GameWithSeats>(pg)?
             }
