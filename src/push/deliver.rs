@@ -495,7 +495,13 @@ mod tests {
     #[test]
     fn answers_are_judged_per_service() {
         assert_eq!(judge(Platform::Fcm, &answer(200, None)), Verdict::Delivered);
-        assert_eq!(judge(Platform::Fcm, &answer(404, None)), Verdict::Gone);
+        let unregistered = Ok(Answer {
+            body: r#"{"error":{"code":404,"status":"NOT_FOUND","details":[{"errorCode":"UNREGISTERED"}]}}"#.into(),
+            ..answer(404, None).unwrap()
+        });
+        assert_eq!(judge(Platform::Fcm, &unregistered), Verdict::Gone);
+        // Another 404 (a wrong project) says nothing about the device.
+        assert_eq!(judge(Platform::Fcm, &answer(404, None)), Verdict::Failed);
         assert_eq!(judge(Platform::Webpush, &answer(410, None)), Verdict::Gone);
         assert_eq!(judge(Platform::Webpush, &answer(404, None)), Verdict::Gone);
         assert_eq!(judge(Platform::Apns, &answer(410, None)), Verdict::Gone);
