@@ -478,8 +478,8 @@ pub struct Config {
     #[arg(value_parser = millis(10..=3_600_000))]
     pub push_retry_base: Duration,
     /// `LEEKHA_PUSH_SKIP_WATCHING=0`: push `your_turn`, `turn_reminder` and `chat_message`
-    /// even to a user who has the game open live (a stream or a waiting long-poll on the
-    /// delivering instance); default 1: those pushes are skipped, the open game shows them.
+    /// even to a user who has the game open live (an event stream on the delivering
+    /// instance); default 1: those pushes are skipped, the open game shows them.
     #[arg(long, env = "LEEKHA_PUSH_SKIP_WATCHING", default_value = "1")]
     #[arg(action = ArgAction::Set, value_parser = switch)]
     pub push_skip_watching: bool,

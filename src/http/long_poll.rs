@@ -12,7 +12,7 @@ use serde::Deserialize;
 use utoipa::IntoParams;
 
 use crate::app::AppState;
-use crate::app::presence::Watch;
+use crate::app::presence::{Follower, Watch};
 use crate::error::{Error, Kind};
 use crate::http::pagination;
 
@@ -57,8 +57,8 @@ impl Query {
 ///
 /// # Errors
 /// 503 `too_many_streams` with `Retry-After` when the instance holds its ceiling.
-pub fn admit(state: &AppState, user_id: &str, topic: &str) -> Result<Watch, Error> {
-    state.presence.enter(user_id, topic).ok_or_else(|| {
+pub fn admit(state: &AppState, user_id: &str, topic: &str, by: Follower) -> Result<Watch, Error> {
+    state.presence.enter(user_id, topic, by).ok_or_else(|| {
         Error::new(
             Kind::Unavailable,
             "too_many_streams",
@@ -93,7 +93,7 @@ where
     let deadline = tokio::time::Instant::now() + Duration::from_secs(wait);
     let handle = state.notifier.subscribe(topic);
     let _watch = if wait > 0 {
-        Some(admit(state, user_id, topic)?)
+        Some(admit(state, user_id, topic, Follower::LongPoll)?)
     } else {
         None
     };

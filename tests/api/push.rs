@@ -14,6 +14,7 @@ use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD as B64;
 use hkdf::Hkdf;
 use leekha::app::AppState;
+use leekha::app::presence::Follower;
 use leekha::config::Config;
 use leekha::notifications::{Kind, Pending};
 use leekha::push::Pusher;
@@ -1318,8 +1319,11 @@ async fn a_turn_is_not_pushed_to_a_user_who_has_the_game_open_unless_configured(
             bearer(post_json("/api/v1/me/devices", sub), &alice.access),
         )
         .await;
-        // Alice follows the game live (what an open stream or a waiting long-poll holds).
-        let watch = state.presence.enter(&alice.id, GAME).unwrap();
+        // Alice follows the game live (what an open stream holds).
+        let watch = state
+            .presence
+            .enter(&alice.id, GAME, Follower::Stream)
+            .unwrap();
         notify(&state, &alice.id, Kind::YourTurn, GAME);
         notify(&state, &alice.id, Kind::GameFinished, GAME);
         notify(&state, &alice.id, Kind::YourTurn, "another-game");

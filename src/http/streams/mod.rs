@@ -23,6 +23,7 @@ use utoipa::{IntoParams, ToSchema};
 
 use crate::app::AppState;
 use crate::app::notifier::Topic;
+use crate::app::presence::Follower;
 use crate::error::Error;
 use crate::games::{GameStatus, Table};
 use crate::http::extract::{AuthUser, Caller};
@@ -181,7 +182,7 @@ fn open(
 ) -> Reply {
     // A ban from here on ends the stream (its first read re-checks the account).
     let account = AccountWatch::subscribe(state, user.id(), session.as_deref());
-    let watch = long_poll::admit(state, user.id(), topic_name)?;
+    let watch = long_poll::admit(state, user.id(), topic_name, Follower::Stream)?;
     let stream = EventStream::new(Subscription {
         state: state.clone(),
         user_id: user.id().to_owned(),
