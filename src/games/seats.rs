@@ -215,7 +215,9 @@ pub fn resign(conn: &mut AnyConnection, game_id: &str, user_id: &str) -> Result<
     })
 }
 
-/// Takes the caller's seat back from the bot that took it after two timeouts in a row.
+/// Takes the caller's seat back from the bot that took it after two timeouts in a row. A
+/// caller who is away ([`super::away`]) does not play while away: the seat then stays with
+/// the bot for the time away (`seat_changed`, `away`) and comes back with them.
 ///
 /// # Errors
 /// 404 for a hidden game; 403 `not_seated`; 409 `game_not_active`, `nothing_to_reclaim`.
@@ -228,8 +230,15 @@ pub fn reclaim(conn: &mut AnyConnection, game_id: &str, user_id: &str) -> Result
                 "no bot holds your seat for timeouts",
             ));
         }
+        let away = !db::users::away_among(conn, &[user_id.to_owned()], db::now())?.is_empty();
         let mut change = Change::new(table)?;
-        change.give_back(seat, "reclaimed");
+        if away {
+            change.seat_mut(seat).timeouts_in_row = 0;
+            change.hand_to_bot(seat, BotReason::Away);
+            change.run_bots()?;
+        } else {
+            change.give_back(seat, "reclaimed");
+        }
         change.commit_for(conn, Some(seat))
     })
 }

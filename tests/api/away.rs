@@ -241,3 +241,79 @@ async fn the_time_away_is_in_the_future_and_at_most_thirty_days() {
     .await
     .assert_problem(400, "validation_failed");
 }
+
+#[actix_web::test]
+async fn reclaiming_a_timed_out_seat_while_away_leaves_it_to_the_bot_until_the_return() {
+    use leekha::db::schema::game_seats;
+    let db = TestDb::migrated();
+    let state = db.state();
+    let app = crate::common::app(state.clone()).await;
+    let players = four(&app, "away_reclaim").await;
+    let id = game_of(&app, &players, json!({})).await;
+    let ann = &players[0];
+    // Two timeouts in a row gave Ann's seat to the bot.
+    {
+        let mut conn = state.db.conn().unwrap();
+        diesel::update(game_seats::table.find((&id, 0)))
+            .set((
+                game_seats::bot_level.eq("heuristic"),
+                game_seats::bot_reason.eq("timeout"),
+                game_seats::timeouts_in_row.eq(2),
+            ))
+            .execute(&mut *conn)
+            .unwrap();
+    }
+    let until = (Utc::now() + Duration::hours(8)).to_rfc3339();
+    let away = send(
+        &app,
+        bearer(
+            TestRequest::put()
+                .uri("/api/v1/me/away")
+                .set_json(json!({"until": until})),
+            &ann.access,
+        ),
+    )
+    .await;
+    assert_eq!(away.status, 200, "{}", away.text);
+
+    // Away, she does not play: the seat stays the bot's, now for her time away.
+    let reclaimed = post(
+        &app,
+        &format!("/api/v1/games/{id}/reclaim"),
+        json!({}),
+        &ann.access,
+    )
+    .await;
+    assert_eq!(reclaimed.status, 200, "{}", reclaimed.text);
+    assert!(
+        reclaimed.json["seats"][0]["bot"].is_string(),
+        "{}",
+        reclaimed.text
+    );
+    assert!(
+        reclaimed.json["legal_actions"].is_null(),
+        "{}",
+        reclaimed.text
+    );
+    let events = get_all(
+        &app,
+        &format!("/api/v1/games/{id}/events"),
+        "events",
+        &ann.access,
+    )
+    .await;
+    assert_eq!(
+        seat_changes(&events.json).last(),
+        Some(&(0, "away".to_owned()))
+    );
+
+    // Back, the seat is hers again.
+    let back = send(
+        &app,
+        bearer(TestRequest::delete().uri("/api/v1/me/away"), &ann.access),
+    )
+    .await;
+    assert_eq!(back.status, 204, "{}", back.text);
+    let view = get(&app, &format!("/api/v1/games/{id}"), &ann.access).await;
+    assert!(view.json["seats"][0]["bot"].is_null(), "{}", view.text);
+}
