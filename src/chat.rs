@@ -182,7 +182,9 @@ fn muted(until: NaiveDateTime) -> Error {
         "muted",
         format!(
             "a moderator muted you until {}",
-            until.and_utc().to_rfc3339()
+            until
+                .and_utc()
+                .to_rfc3339_opts(chrono::SecondsFormat::AutoSi, true)
         ),
     )
 }

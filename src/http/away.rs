@@ -17,6 +17,7 @@ routes! { self::{put_away, delete_away} }
 #[serde(deny_unknown_fields)]
 pub struct AwayRequest {
     /// The end of the time away: in the future, at most 30 days ahead.
+    #[serde(deserialize_with = "crate::http::instant::rfc3339")]
     pub until: DateTime<Utc>,
 }
 

@@ -24,6 +24,7 @@ pub mod extract;
 mod fallback;
 pub mod games;
 pub mod health;
+pub mod instant;
 pub mod json_body;
 pub mod long_poll;
 pub mod metrics;

@@ -58,7 +58,7 @@ pub struct MuteRequest {
     /// The end of the mute, at most a year ahead; null lifts a mute.
     #[schema(required = true)]
     // Required though nullable: a body that forgets it must not lift a mute.
-    #[serde(deserialize_with = "Option::deserialize")]
+    #[serde(deserialize_with = "crate::http::instant::rfc3339_or_null")]
     pub until: Option<DateTime<Utc>>,
     /// 1–500 characters; kept in the audit log and on the account.
     #[schema(example = "insults in chat", min_length = 1, max_length = 500)]
