@@ -260,7 +260,9 @@ impl From<diesel::result::Error> for Error {
                 // Not a bug: another writer held the lock past busy_timeout. The client may
                 // retry shortly, and a load balancer should hear "unavailable", not "broken".
                 tracing::warn!(error = %e, "the database is busy");
-                Self::unavailable()
+                let mut busy = Self::unavailable();
+                busy.detail = "the database is busy with other writes; retry shortly".to_owned();
+                busy
             }
             _ => Self::internal(e),
         }
@@ -338,6 +340,7 @@ mod tests {
                 "{message}"
             );
             assert!(e.retry_after().is_some(), "{message}");
+            assert!(e.detail().contains("busy"), "{message}: {}", e.detail());
         }
         let on_commit = diesel::result::Error::RollbackErrorOnCommit {
             rollback_error: Box::new(diesel::result::Error::BrokenTransactionManager),
