@@ -614,7 +614,9 @@ export interface paths {
          *     list renders it>`. A comment line keeps the connection open at least every 15 s. The
          *     stream ends after `game_finished` (or `game_aborted`), at the server's shutdown, and when
          *     the caller is banned, logs out or deletes the account; reconnect with `Last-Event-ID` to
-         *     resume without loss or repetition. Browsers without headers pass `?ticket=`.
+         *     resume without loss or repetition. Browsers without headers pass `?ticket=`. Resuming
+         *     after the last event of a game that is over answers 204: nothing will follow, and a
+         *     browser's `EventSource` stops reconnecting.
          */
         get: operations["stream_events"];
         put?: never;
@@ -6397,6 +6399,13 @@ export interface operations {
                      */
                     "text/event-stream": components["schemas"]["SseEvent"];
                 };
+            };
+            /** @description The game is over and the caller has every event of it: nothing will follow */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description Malformed request: bad JSON, parameter or path id (problem+json) */
             400: {

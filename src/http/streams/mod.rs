@@ -30,7 +30,7 @@ use crate::http::extract::{AuthUser, Caller};
 use crate::http::games::viewer_of;
 use crate::http::long_poll;
 use crate::http::problem::ApiError;
-use crate::http::reply::{Reply, State};
+use crate::http::reply::{Reply, State, no_content};
 
 use sse::{AccountWatch, EventStream, Source, Subscription};
 
@@ -225,12 +225,15 @@ pub struct SseEvent {
 /// list renders it>`. A comment line keeps the connection open at least every 15 s. The
 /// stream ends after `game_finished` (or `game_aborted`), at the server's shutdown, and when
 /// the caller is banned, logs out or deletes the account; reconnect with `Last-Event-ID` to
-/// resume without loss or repetition. Browsers without headers pass `?ticket=`.
+/// resume without loss or repetition. Browsers without headers pass `?ticket=`. Resuming
+/// after the last event of a game that is over answers 204: nothing will follow, and a
+/// browser's `EventSource` stops reconnecting.
 #[utoipa::path(operation_id = "stream_events", tag = "games", security(("bearer" = []), ("stream_ticket" = [])),
     params(("id" = uuid::Uuid, Path, description = "Game id"), StreamQuery, LastEventId),
     responses(
         (status = 200, description = "An event stream", content_type = "text/event-stream", body = SseEvent,
          example = json!("retry: 2000\n\nid: 7\nevent: card_played\ndata: {\"seq\":7,\"type\":\"card_played\",\"created_at\":\"2026-12-01T11:43:03.034437Z\",\"data\":{\"seat\":1,\"card\":\"QS\"}}\n\n: keep-alive\n\n")),
+        (status = 204, description = "The game is over and the caller has every event of it: nothing will follow"),
         TooManyStreams))]
 #[get("/games/{id}/events/stream")]
 pub async fn game_stream(
@@ -253,6 +256,9 @@ pub async fn game_stream(
         .await?;
     let viewer = viewer_of(&table, caller.0.id())?;
     let over = matches!(table.status(), GameStatus::Finished | GameStatus::Aborted);
+    if over && after >= table.row.event_count {
+        return no_content();
+    }
     let source = Source::Game {
         id: id.clone(),
         viewer,
