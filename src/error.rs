@@ -51,6 +51,8 @@ pub struct Error {
     rate_limit: Option<Box<RateLimit>>,
     /// The cause of an internal error, logged and never sent.
     source: Option<Box<dyn std::error::Error + Send + Sync>>,
+    /// A database connection turned out dead (see [`Error::lost_connection`]).
+    lost_connection: bool,
 }
 
 /// A result with [`Error`].
@@ -67,6 +69,7 @@ impl Error {
             retry_after: (kind == Kind::Unavailable).then_some(UNAVAILABLE_RETRY_SECS),
             rate_limit: None,
             source: None,
+            lost_connection: false,
         }
     }
 
@@ -125,6 +128,13 @@ impl Error {
         )
     }
 
+    /// `database_unavailable` for a connection that turned out dead.
+    fn connection_lost() -> Self {
+        let mut e = Self::unavailable();
+        e.lost_connection = true;
+        e
+    }
+
     /// `internal`: the cause is logged, the client sees a generic message.
     pub fn internal(source: impl Into<Box<dyn std::error::Error + Send + Sync>>) -> Self {
         let mut e = Self::new(Kind::Internal, "internal", "an internal error occurred");
@@ -173,6 +183,12 @@ impl Error {
     /// What went wrong, for a person.
     pub fn detail(&self) -> &str {
         &self.detail
+    }
+
+    /// Whether a database connection turned out dead: the database restarted or dropped
+    /// this instance's sessions, and the pool's other idle connections are likely dead too.
+    pub fn lost_connection(&self) -> bool {
+        self.lost_connection
     }
 
     /// What went wrong, for an operator: the cause when there is one (an internal error's
@@ -250,11 +266,11 @@ impl From<diesel::result::Error> for Error {
             ),
             E::DatabaseError(K::ClosedConnection, _) => {
                 tracing::warn!(error = %e, "database connection lost");
-                Self::unavailable()
+                Self::connection_lost()
             }
             E::DatabaseError(_, info) if is_connection_message(info.message()) => {
                 tracing::warn!(error = %e, "database connection lost");
-                Self::unavailable()
+                Self::connection_lost()
             }
             _ if is_busy(&e) => {
                 // Not a bug: another writer held the lock past busy_timeout. The client may

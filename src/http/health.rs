@@ -73,7 +73,12 @@ async fn ready(state: &AppState) -> Reply {
     let db = state.db.clone();
     let migrated = web::block(move || {
         let mut conn = db.conn_within(READY_TIMEOUT)?;
-        db.is_migrated(&mut conn)
+        let migrated = db.is_migrated(&mut conn);
+        if migrated.as_ref().is_err_and(Error::lost_connection) {
+            drop(conn);
+            db.sweep_dead();
+        }
+        migrated
     })
     .await??;
     if !migrated {

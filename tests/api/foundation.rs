@@ -113,6 +113,51 @@ async fn readyz_turns_503_when_postgres_is_unreachable_and_200_when_it_returns()
 }
 
 #[actix_web::test]
+async fn when_postgres_drops_the_pools_sessions_one_request_fails_and_the_rest_do_not() {
+    use diesel::{Connection, RunQueryDsl};
+    let Some(base) = common::pg_base_url() else {
+        eprintln!("skipped: needs PostgreSQL (LEEKHA_TEST_DATABASE_URL)");
+        return;
+    };
+    let db = TestDb::migrated();
+    let mut config = db.config();
+    config.pool_size = 4;
+    let app = common::app(common::state_for(config)).await;
+    // Every pooled connection opened and idle.
+    let fill = futures_util::future::join_all(
+        (0..8).map(|_| send(&app, TestRequest::get().uri("/readyz"))),
+    )
+    .await;
+    assert!(fill.iter().all(|r| r.status == 200));
+
+    // As at a restart of PostgreSQL: every session of the database ends.
+    let name = db.url.expose().rsplit('/').next().unwrap().to_owned();
+    let mut admin = diesel::PgConnection::establish(&base).unwrap();
+    diesel::sql_query(format!(
+        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity \
+         WHERE datname = '{name}' AND pid <> pg_backend_pid()"
+    ))
+    .execute(&mut admin)
+    .unwrap();
+
+    // The first request to meet a dead connection fails; it has the pool drop the other
+    // dead ones, so the next requests get fresh connections (before, each of the four
+    // failed one request).
+    let mut statuses = Vec::new();
+    for _ in 0..4 {
+        statuses.push(
+            send(&app, TestRequest::get().uri("/readyz"))
+                .await
+                .status
+                .as_u16(),
+        );
+    }
+    let failed = statuses.iter().filter(|&&s| s == 503).count();
+    assert!(failed <= 1, "{statuses:?}");
+    assert_eq!(statuses[1..], [200, 200, 200], "{statuses:?}");
+}
+
+#[actix_web::test]
 async fn a_write_while_another_connection_holds_the_sqlite_lock_gets_503_with_retry_after() {
     use diesel::Connection;
     use diesel::connection::SimpleConnection;
