@@ -24,6 +24,26 @@ fn seat_changes(events: &Value) -> Vec<(u64, String)> {
         .collect()
 }
 
+/// `PUT /me/away` with `body`, as `who`.
+async fn put_away<S, B>(app: &S, who: &Session, body: Value) -> crate::common::Reply
+where
+    S: actix_web::dev::Service<
+            actix_http::Request,
+            Response = actix_web::dev::ServiceResponse<B>,
+            Error = actix_web::Error,
+        >,
+    B: actix_web::body::MessageBody,
+{
+    send(
+        app,
+        bearer(
+            TestRequest::put().uri("/api/v1/me/away").set_json(body),
+            &who.access,
+        ),
+    )
+    .await
+}
+
 /// Lets every player in `present` act while they can, up to `rounds` passes over them;
 /// after each action, checks that `away` (if any) never has an action waiting.
 async fn play_on<S, B>(
@@ -83,16 +103,7 @@ async fn while_away_the_bot_plays_at_once_and_returning_gives_the_seat_back() {
     let (ann, rest) = (&players[0], [&players[1], &players[2], &players[3]]);
 
     let until = (Utc::now() + Duration::hours(8)).to_rfc3339();
-    let away = send(
-        &app,
-        bearer(
-            TestRequest::put()
-                .uri("/api/v1/me/away")
-                .set_json(json!({"until": until})),
-            &ann.access,
-        ),
-    )
-    .await;
+    let away = put_away(&app, ann, json!({"until": until})).await;
     assert_eq!(away.status, 200, "{}", away.text);
     assert_eq!(away.json["games_handed_over"], 1);
     let me = get(&app, "/api/v1/me", &ann.access).await;
@@ -162,16 +173,7 @@ async fn a_game_that_starts_while_a_player_is_away_starts_with_the_bot_in_their_
     let players = four(&app, "late_").await;
     let dan = &players[3];
     let until = (Utc::now() + Duration::days(2)).to_rfc3339();
-    let away = send(
-        &app,
-        bearer(
-            TestRequest::put()
-                .uri("/api/v1/me/away")
-                .set_json(json!({"until": until})),
-            &dan.access,
-        ),
-    )
-    .await;
+    let away = put_away(&app, dan, json!({"until": until})).await;
     assert_eq!(away.status, 200, "{}", away.text);
     assert_eq!(away.json["games_handed_over"], 0);
     let id = game_of(&app, &players, json!({})).await;
@@ -217,29 +219,13 @@ async fn the_time_away_is_in_the_future_and_at_most_thirty_days() {
         Utc::now() - Duration::minutes(1),
         Utc::now() + Duration::days(31),
     ] {
-        send(
-            &app,
-            bearer(
-                TestRequest::put()
-                    .uri("/api/v1/me/away")
-                    .set_json(json!({"until": until.to_rfc3339()})),
-                &ann.access,
-            ),
-        )
+        put_away(&app, &ann, json!({"until": until.to_rfc3339()}))
+            .await
+            .assert_problem(400, "validation_failed");
+    }
+    put_away(&app, &ann, json!({}))
         .await
         .assert_problem(400, "validation_failed");
-    }
-    send(
-        &app,
-        bearer(
-            TestRequest::put()
-                .uri("/api/v1/me/away")
-                .set_json(json!({})),
-            &ann.access,
-        ),
-    )
-    .await
-    .assert_problem(400, "validation_failed");
 }
 
 #[actix_web::test]
@@ -264,16 +250,7 @@ async fn reclaiming_a_timed_out_seat_while_away_leaves_it_to_the_bot_until_the_r
             .unwrap();
     }
     let until = (Utc::now() + Duration::hours(8)).to_rfc3339();
-    let away = send(
-        &app,
-        bearer(
-            TestRequest::put()
-                .uri("/api/v1/me/away")
-                .set_json(json!({"until": until})),
-            &ann.access,
-        ),
-    )
-    .await;
+    let away = put_away(&app, ann, json!({"until": until})).await;
     assert_eq!(away.status, 200, "{}", away.text);
 
     // Away, she does not play: the seat stays the bot's, now for her time away.
