@@ -282,6 +282,14 @@ pub fn blocks(conn: &mut AnyConnection, me: &str) -> Result<Vec<Person>, Error> 
         .collect())
 }
 
+/// Whether a block stands between `a` and `b`, either way.
+///
+/// # Errors
+/// Database errors.
+pub fn blocks_either_way(conn: &mut AnyConnection, a: &str, b: &str) -> Result<bool, Error> {
+    Ok(store::blocks(conn, a, b)? || store::blocks(conn, b, a)?)
+}
+
 /// Refuses `me` a table with `others` when one of them blocks `me`.
 ///
 /// # Errors

@@ -69,12 +69,45 @@ pub fn check_active_cap(conn: &mut AnyConnection, user_id: &str, max: i64) -> Re
     Ok(())
 }
 
+/// Refuses to invite `target` to a table planned for `creator` and the already `invited`
+/// when a block stands between them, either way: a blocked user may not invite the blocker,
+/// and would be refused at the table of one who blocks them (the join checks the players
+/// seated by then), so such an invitation could only wait, unanswerable, for a decline.
+///
+/// # Errors
+/// 403 `blocked`; database errors.
+fn check_can_sit_with(
+    conn: &mut AnyConnection,
+    creator: &str,
+    target: &db::users::UserRow,
+    invited: &[String],
+) -> Result<(), Error> {
+    let name = &target.username;
+    if db::social::blocks(conn, &target.id, creator)? {
+        return Err(crate::social::blocked(format!("{name} blocks you")));
+    }
+    if db::social::blocks(conn, creator, &target.id)? {
+        return Err(crate::social::blocked(format!(
+            "you block {name}: unblock them to invite them"
+        )));
+    }
+    for other in invited {
+        if crate::social::blocks_either_way(conn, other, &target.id)? {
+            return Err(crate::social::blocked(format!(
+                "{name} and another invited player cannot sit at one table: one blocks the other"
+            )));
+        }
+    }
+    Ok(())
+}
+
 /// Creates a game; it starts (the cards are dealt) at once when the other three seats are
 /// bots. Invited users are notified.
 ///
 /// # Errors
 /// 409 `too_many_games`, `too_many_active_games`; 400 for an unknown or doubly invited username or a self-invitation;
-/// 403 `blocked` when an invited user blocks the creator.
+/// 403 `blocked` when a block stands between two of the humans the table is planned for
+/// (see [`check_can_sit_with`]).
 pub fn create(conn: &mut AnyConnection, creator: &str, new: NewGame) -> Result<Committed, Error> {
     let rules_text = serde_json::to_string(&new.rules)?;
     db::write_transaction(conn, |conn| {
@@ -118,15 +151,10 @@ pub fn create(conn: &mut AnyConnection, creator: &str, new: NewGame) -> Result<C
                     if target.id == creator {
                         return Err(Error::validation("you cannot invite yourself"));
                     }
-                    if db::social::blocks(conn, &target.id, creator)? {
-                        return Err(crate::social::blocked(format!(
-                            "{} blocks you",
-                            target.username
-                        )));
-                    }
                     if invited.contains(&target.id) {
                         return Err(Error::validation(format!("{name:?} is invited twice")));
                     }
+                    check_can_sit_with(conn, creator, &target, &invited)?;
                     invited.push(target.id.clone());
                     row.invited_user_id = Some(target.id);
                 }

@@ -155,15 +155,40 @@ async fn a_blocked_user_cannot_join_invite_or_befriend_the_blocker() {
     )
     .await
     .assert_problem(403, "blocked");
-    // The blocker may still invite the blocked user.
-    let invited = post(
+    // Nor may the blocker invite the blocked user, nor anyone invite both: the join would
+    // refuse the blocked one whenever the blocker sits first, and the seat would wait for
+    // nothing.
+    let refused = post(
         &app,
         "/api/v1/games",
         json!({"seats": [{"kind": "me"}, {"kind": "invite", "username": "bob_b"}, {"kind": "open"}, {"kind": "open"}]}),
         &ann.access,
     )
     .await;
-    assert_eq!(invited.status, 201, "{}", invited.text);
+    refused.assert_problem(403, "blocked");
+    assert!(
+        refused.json["detail"]
+            .as_str()
+            .unwrap()
+            .contains("you block bob_b")
+    );
+    for pair in [["ann_b", "bob_b"], ["bob_b", "ann_b"]] {
+        let refused = post(
+            &app,
+            "/api/v1/games",
+            json!({"seats": [{"kind": "me"}, {"kind": "invite", "username": pair[0]}, {"kind": "invite", "username": pair[1]}, {"kind": "open"}]}),
+            &cat.access,
+        )
+        .await;
+        refused.assert_problem(403, "blocked");
+    }
+    let mine = get(&app, "/api/v1/me/games?status=waiting", &cat.access).await;
+    assert_eq!(
+        mine.json["items"].as_array().unwrap().len(),
+        1,
+        "{}",
+        mine.text
+    );
 
     // Unblocked, the table is open to them again.
     assert_eq!(
