@@ -5,6 +5,7 @@ use crate::error::Error;
 
 use super::create::{self, NewGame, SeatPlan};
 use super::{Committed, GameStatus, Table, Visibility, locked_seat};
+use crate::rules::Seat;
 
 /// What a rematch request did.
 #[derive(Debug)]
@@ -18,17 +19,17 @@ pub struct Rematch {
 /// Asks for a rematch of finished game `game_id` as one of its seated humans. The first
 /// request creates the new game: the same rules, visibility, spectators, turn time and `rated`, the
 /// caller in their old seat, every seat that started as a bot the same bot again, every
-/// other (live, unbanned) human invited to their old seat and notified; the finished game
-/// then points at it (`rematch_id`). Every later request gets that game, and takes the
-/// caller's reserved seat if the caller has not taken it yet.
+/// other (live, unbanned) human invited to their old seat and notified, unless a block stands
+/// between them and the caller or an earlier invitee (their seat is then open); the finished game
+/// then points at it (`rematch_id`). Every later request gets that game, and seats its
+/// caller if it still waits for players.
 ///
 /// Race-safe: the whole use case runs under the finished game's lock, so of simultaneous
 /// requests one creates and the others wait and then join.
 ///
 /// # Errors
 /// 404 for a hidden game; 403 `not_seated`; 409 `game_not_finished`, and
-/// `rematch_unavailable` when the rematch left no seat for the caller (they declined, or it
-/// started without them); those of [`create::create`] and [`super::join`].
+/// `rematch_unavailable` when the rematch started without the caller; those of [`create::create`] and [`super::join`].
 pub fn rematch(
     conn: &mut AnyConnection,
     game_id: &str,
@@ -41,14 +42,22 @@ pub fn rematch(
             "only a finished game can be played again",
         )?;
         if let Some(existing) = table.row.rematch_id.clone() {
-            return join_rematch(conn, &existing, user_id, max_active_games);
+            return join_rematch(conn, &existing, user_id, my_seat, max_active_games);
         }
         let mut seats = Vec::with_capacity(4);
+        // The humans the new table is planned for: an invitation that a block would refuse
+        // at the join is not sent, and the seat stays open instead.
+        let mut humans = vec![user_id.to_owned()];
         for s in &table.seats {
             let plan = match (&s.user_id, s.bot_level) {
                 (Some(u), _) if u == user_id => SeatPlan::Me,
                 (Some(u), _) => match db::users::by_id(conn, u)? {
-                    Some(user) if user.deleted_at.is_none() && user.banned_at.is_none() => {
+                    Some(user)
+                        if user.deleted_at.is_none()
+                            && user.banned_at.is_none()
+                            && !blocked_from(conn, &user.id, &humans)? =>
+                    {
+                        humans.push(user.id);
                         SeatPlan::Invite(user.username)
                     }
                     _ => SeatPlan::Open,
@@ -80,12 +89,25 @@ pub fn rematch(
     })
 }
 
+/// Whether a block stands between `user` and any of `humans`.
+fn blocked_from(conn: &mut AnyConnection, user: &str, humans: &[String]) -> Result<bool, Error> {
+    for other in humans {
+        if crate::social::blocks_either_way(conn, user, other)? {
+            return Ok(true);
+        }
+    }
+    Ok(false)
+}
+
 /// The existing rematch for a later request: the caller's seat in it, taken now if it is
-/// still reserved for them.
+/// still reserved for them, or if it waits with a seat open (the caller declined at first,
+/// or was left out by a block, which the join then judges): their old seat when it is
+/// open.
 fn join_rematch(
     conn: &mut AnyConnection,
     id: &str,
     user_id: &str,
+    old_seat: Seat,
     max_active_games: i64,
 ) -> Result<Rematch, Error> {
     let table = Table::load(conn, id)?;
@@ -93,10 +115,13 @@ fn join_rematch(
         Committed::new(table, Some(seat), i64::MAX)
     } else if table.status() == GameStatus::Waiting && table.invitation_of(user_id).is_some() {
         super::join(conn, id, user_id, None, max_active_games)?
+    } else if table.status() == GameStatus::Waiting && Seat::ALL.iter().any(|s| table.is_open(*s)) {
+        let wanted = table.is_open(old_seat).then_some(old_seat.index() as u8);
+        super::join(conn, id, user_id, wanted, max_active_games)?
     } else {
         return Err(Error::conflict(
             "rematch_unavailable",
-            "the rematch has no seat for you any more",
+            "the rematch started without you",
         ));
     };
     Ok(Rematch {

@@ -329,8 +329,8 @@ pub static PROBLEM_CODES: &[ProblemCode] = &[
         "rematch_unavailable",
         409,
         "Rematch unavailable",
-        "The rematch of this game exists but has no seat for the caller any more: they \
-         declined the invitation, or it started without them.",
+        "The rematch of this game started without the caller (while it waited for players, \
+         a request would have seated them, also after declining its invitation).",
         "Look for another game, or create one.",
     ),
     entry(

@@ -703,6 +703,63 @@ async fn a_rematch_invites_the_others_and_keeps_the_bots() {
     assert_eq!(third.json["id"], view["id"]);
 }
 
+#[actix_web::test]
+async fn a_rematch_leaves_a_blocked_players_seat_open_and_seats_who_declined_at_first() {
+    let db = TestDb::migrated();
+    let app = common::app(db.state()).await;
+    let players = four(&app, "grudge").await;
+    let id = game_of(&app, &players, one_round("solo")).await;
+    play_to_end(&app, &id, &players).await;
+    let blocked = crate::common::play::put(
+        &app,
+        &format!("/api/v1/me/blocks/{}", players[2].username),
+        &players[0].access,
+    )
+    .await;
+    assert_eq!(blocked.status, 201, "{}", blocked.text);
+    let uri = format!("/api/v1/games/{id}/rematch");
+    let rematch = |p: usize| post(&app, &uri, json!({}), &players[p].access);
+    let first = rematch(0).await;
+    assert_eq!(first.status, 201, "{}", first.text);
+    let new_id = first.json["id"].as_str().unwrap().to_owned();
+    let seats = &first.json["seats"];
+    assert_eq!(seats[1]["invited"]["id"], players[1].id.as_str());
+    assert_eq!(seats[3]["invited"]["id"], players[3].id.as_str());
+    // Invited, the blocked player could only have been refused at the join.
+    assert!(seats[2]["invited"].is_null(), "{}", first.text);
+    assert_eq!(seats[2]["open"], true);
+    rematch(2).await.assert_problem(403, "blocked");
+
+    // Declining and then asking after all seats the caller in their old seat.
+    let declined = post(
+        &app,
+        &format!("/api/v1/games/{new_id}/leave"),
+        json!({}),
+        &players[1].access,
+    )
+    .await;
+    assert_eq!(declined.status, 200, "{}", declined.text);
+    let back = rematch(1).await;
+    assert_eq!(back.status, 200, "{}", back.text);
+    assert_eq!(back.json["id"], new_id.as_str());
+    assert_eq!(back.json["my_seat"], 1);
+    let last = rematch(3).await;
+    assert_eq!(last.json["my_seat"], 3, "{}", last.text);
+    assert_eq!(last.json["status"], "waiting");
+
+    // Once it started without them, there is no seat to give.
+    let stranger = common::register(&app, "grudge_late").await;
+    let joined = post(
+        &app,
+        &format!("/api/v1/games/{new_id}/join"),
+        json!({}),
+        &stranger.access,
+    )
+    .await;
+    assert_eq!(joined.json["status"], "active", "{}", joined.text);
+    rematch(2).await.assert_problem(409, "rematch_unavailable");
+}
+
 /// Plays a one-round game up to its last card; returns who plays it and the action.
 async fn play_to_last_card<S, B>(app: &S, game: &str, players: &[Session]) -> (usize, Value)
 where
