@@ -3598,6 +3598,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description A refusal by the HTTP layer, before the operation runs: 406 (`not_acceptable`) when `Accept-Encoding` allows no encoding the server has, 408 (`request_timeout`) when the request's head or body comes too slowly, 431 (`headers_too_large`) for too many or too large headers */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
         };
     };
     admin_hide_message: {
@@ -3708,6 +3717,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description A refusal by the HTTP layer, before the operation runs: 406 (`not_acceptable`) when `Accept-Encoding` allows no encoding the server has, 408 (`request_timeout`) when the request's head or body comes too slowly, 431 (`headers_too_large`) for too many or too large headers */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
         };
     };
     admin_list_games: {
@@ -3717,7 +3735,7 @@ export interface operations {
                  * @description `waiting`, `active`, `finished` or `aborted`, several separated by commas (default:
                  *     all).
                  */
-                status?: string;
+                status?: components["schemas"]["GameStatus"][];
                 /** @description Only games in which the user with this username holds or held a seat. */
                 player?: string;
                 /** @description 1..=200, default 50. */
@@ -3781,6 +3799,15 @@ export interface operations {
                 headers: {
                     /** @description Seconds to wait before trying again */
                     "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A refusal by the HTTP layer, before the operation runs: 406 (`not_acceptable`) when `Accept-Encoding` allows no encoding the server has, 408 (`request_timeout`) when the request's head or body comes too slowly, 431 (`headers_too_large`) for too many or too large headers */
+            default: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
@@ -3860,6 +3887,15 @@ export interface operations {
                 headers: {
                     /** @description Seconds to wait before trying again */
                     "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A refusal by the HTTP layer, before the operation runs: 406 (`not_acceptable`) when `Accept-Encoding` allows no encoding the server has, 408 (`request_timeout`) when the request's head or body comes too slowly, 431 (`headers_too_large`) for too many or too large headers */
+            default: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
@@ -3972,6 +4008,15 @@ export interface operations {
                 headers: {
                     /** @description Seconds to wait before trying again */
                     "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A refusal by the HTTP layer, before the operation runs: 406 (`not_acceptable`) when `Accept-Encoding` allows no encoding the server has, 408 (`request_timeout`) when the request's head or body comes too slowly, 431 (`headers_too_large`) for too many or too large headers */
+            default: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
@@ -4093,6 +4138,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description A refusal by the HTTP layer, before the operation runs: 406 (`not_acceptable`) when `Accept-Encoding` allows no encoding the server has, 408 (`request_timeout`) when the request's head or body comes too slowly, 431 (`headers_too_large`) for too many or too large headers */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
         };
     };
     admin_list_reports: {
@@ -4165,6 +4219,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description A refusal by the HTTP layer, before the operation runs: 406 (`not_acceptable`) when `Accept-Encoding` allows no encoding the server has, 408 (`request_timeout`) when the request's head or body comes too slowly, 431 (`headers_too_large`) for too many or too large headers */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
         };
     };
     admin_stats: {
@@ -4217,6 +4280,15 @@ export interface operations {
                 headers: {
                     /** @description Seconds to wait before trying again */
                     "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A refusal by the HTTP layer, before the operation runs: 406 (`not_acceptable`) when `Accept-Encoding` allows no encoding the server has, 408 (`request_timeout`) when the request's head or body comes too slowly, 431 (`headers_too_large`) for too many or too large headers */
+            default: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
@@ -4291,6 +4363,15 @@ export interface operations {
                 headers: {
                     /** @description Seconds to wait before trying again */
                     "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A refusal by the HTTP layer, before the operation runs: 406 (`not_acceptable`) when `Accept-Encoding` allows no encoding the server has, 408 (`request_timeout`) when the request's head or body comes too slowly, 431 (`headers_too_large`) for too many or too large headers */
+            default: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
@@ -4407,6 +4488,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description A refusal by the HTTP layer, before the operation runs: 406 (`not_acceptable`) when `Accept-Encoding` allows no encoding the server has, 408 (`request_timeout`) when the request's head or body comes too slowly, 431 (`headers_too_large`) for too many or too large headers */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
         };
     };
     admin_mute_user: {
@@ -4502,6 +4592,15 @@ export interface operations {
                 headers: {
                     /** @description Seconds to wait before trying again */
                     "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A refusal by the HTTP layer, before the operation runs: 406 (`not_acceptable`) when `Accept-Encoding` allows no encoding the server has, 408 (`request_timeout`) when the request's head or body comes too slowly, 431 (`headers_too_large`) for too many or too large headers */
+            default: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
@@ -4604,6 +4703,15 @@ export interface operations {
                 headers: {
                     /** @description Seconds to wait before trying again */
                     "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A refusal by the HTTP layer, before the operation runs: 406 (`not_acceptable`) when `Accept-Encoding` allows no encoding the server has, 408 (`request_timeout`) when the request's head or body comes too slowly, 431 (`headers_too_large`) for too many or too large headers */
+            default: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
@@ -4714,6 +4822,15 @@ export interface operations {
                 headers: {
                     /** @description Seconds to wait before trying again */
                     "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A refusal by the HTTP layer, before the operation runs: 406 (`not_acceptable`) when `Accept-Encoding` allows no encoding the server has, 408 (`request_timeout`) when the request's head or body comes too slowly, 431 (`headers_too_large`) for too many or too large headers */
+            default: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
@@ -4831,6 +4948,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description A refusal by the HTTP layer, before the operation runs: 406 (`not_acceptable`) when `Accept-Encoding` allows no encoding the server has, 408 (`request_timeout`) when the request's head or body comes too slowly, 431 (`headers_too_large`) for too many or too large headers */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
         };
     };
     create_guest: {
@@ -4902,6 +5028,21 @@ export interface operations {
                     "RateLimit-Reset"?: number;
                     /** @description Seconds to wait before trying again */
                     "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A refusal by the HTTP layer, before the operation runs: 406 (`not_acceptable`) when `Accept-Encoding` allows no encoding the server has, 408 (`request_timeout`) when the request's head or body comes too slowly, 431 (`headers_too_large`) for too many or too large headers */
+            default: {
+                headers: {
+                    /** @description Attempts allowed per window for this client */
+                    "RateLimit-Limit"?: number;
+                    /** @description Attempts left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window allows the next attempt in full */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5050,6 +5191,21 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description A refusal by the HTTP layer, before the operation runs: 406 (`not_acceptable`) when `Accept-Encoding` allows no encoding the server has, 408 (`request_timeout`) when the request's head or body comes too slowly, 431 (`headers_too_large`) for too many or too large headers */
+            default: {
+                headers: {
+                    /** @description Attempts allowed per window for this client */
+                    "RateLimit-Limit"?: number;
+                    /** @description Attempts left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window allows the next attempt in full */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
         };
     };
     logout: {
@@ -5113,6 +5269,15 @@ export interface operations {
                 headers: {
                     /** @description Seconds to wait before trying again */
                     "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A refusal by the HTTP layer, before the operation runs: 406 (`not_acceptable`) when `Accept-Encoding` allows no encoding the server has, 408 (`request_timeout`) when the request's head or body comes too slowly, 431 (`headers_too_large`) for too many or too large headers */
+            default: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
@@ -5261,6 +5426,21 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description A refusal by the HTTP layer, before the operation runs: 406 (`not_acceptable`) when `Accept-Encoding` allows no encoding the server has, 408 (`request_timeout`) when the request's head or body comes too slowly, 431 (`headers_too_large`) for too many or too large headers */
+            default: {
+                headers: {
+                    /** @description Attempts allowed per window for this client */
+                    "RateLimit-Limit"?: number;
+                    /** @description Attempts left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window allows the next attempt in full */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
         };
     };
     register: {
@@ -5390,6 +5570,21 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description A refusal by the HTTP layer, before the operation runs: 406 (`not_acceptable`) when `Accept-Encoding` allows no encoding the server has, 408 (`request_timeout`) when the request's head or body comes too slowly, 431 (`headers_too_large`) for too many or too large headers */
+            default: {
+                headers: {
+                    /** @description Attempts allowed per window for this client */
+                    "RateLimit-Limit"?: number;
+                    /** @description Attempts left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window allows the next attempt in full */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
         };
     };
     create_stream_ticket: {
@@ -5448,6 +5643,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description A refusal by the HTTP layer, before the operation runs: 406 (`not_acceptable`) when `Accept-Encoding` allows no encoding the server has, 408 (`request_timeout`) when the request's head or body comes too slowly, 431 (`headers_too_large`) for too many or too large headers */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
         };
     };
     list_chat_phrases: {
@@ -5497,21 +5701,26 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description A refusal by the HTTP layer, before the operation runs: 406 (`not_acceptable`) when `Accept-Encoding` allows no encoding the server has, 408 (`request_timeout`) when the request's head or body comes too slowly, 431 (`headers_too_large`) for too many or too large headers */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
         };
     };
     list_lobby: {
         parameters: {
             query?: {
-                /**
-                 * @description Only `waiting` for the lobby; for `me/games`: `active`, `waiting`, `finished` or
-                 *     `aborted`, several separated by commas (default `active,waiting`).
-                 */
-                status?: string;
+                status?: "waiting";
                 /** @description 1..=200, default 50. */
                 limit?: number;
                 /** @description `next_cursor` of the previous page. */
                 cursor?: string;
-                /** @description The lobby only: `true` lists only games where a friend of the caller sits. */
+                /** @description `true` lists only games where a friend of the caller sits. */
                 friends?: boolean;
             };
             header?: never;
@@ -5570,6 +5779,15 @@ export interface operations {
                 headers: {
                     /** @description Seconds to wait before trying again */
                     "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A refusal by the HTTP layer, before the operation runs: 406 (`not_acceptable`) when `Accept-Encoding` allows no encoding the server has, 408 (`request_timeout`) when the request's head or body comes too slowly, 431 (`headers_too_large`) for too many or too large headers */
+            default: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
@@ -5679,6 +5897,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description A refusal by the HTTP layer, before the operation runs: 406 (`not_acceptable`) when `Accept-Encoding` allows no encoding the server has, 408 (`request_timeout`) when the request's head or body comes too slowly, 431 (`headers_too_large`) for too many or too large headers */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
         };
     };
     get_game: {
@@ -5766,6 +5993,15 @@ export interface operations {
                 headers: {
                     /** @description Seconds to wait before trying again */
                     "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A refusal by the HTTP layer, before the operation runs: 406 (`not_acceptable`) when `Accept-Encoding` allows no encoding the server has, 408 (`request_timeout`) when the request's head or body comes too slowly, 431 (`headers_too_large`) for too many or too large headers */
+            default: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
@@ -5904,6 +6140,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description A refusal by the HTTP layer, before the operation runs: 406 (`not_acceptable`) when `Accept-Encoding` allows no encoding the server has, 408 (`request_timeout`) when the request's head or body comes too slowly, 431 (`headers_too_large`) for too many or too large headers */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
         };
     };
     list_chat_messages: {
@@ -5982,6 +6227,15 @@ export interface operations {
                 headers: {
                     /** @description Seconds to wait before trying again */
                     "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A refusal by the HTTP layer, before the operation runs: 406 (`not_acceptable`) when `Accept-Encoding` allows no encoding the server has, 408 (`request_timeout`) when the request's head or body comes too slowly, 431 (`headers_too_large`) for too many or too large headers */
+            default: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
@@ -6165,6 +6419,21 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description A refusal by the HTTP layer, before the operation runs: 406 (`not_acceptable`) when `Accept-Encoding` allows no encoding the server has, 408 (`request_timeout`) when the request's head or body comes too slowly, 431 (`headers_too_large`) for too many or too large headers */
+            default: {
+                headers: {
+                    /** @description Attempts allowed per window for this client */
+                    "RateLimit-Limit"?: number;
+                    /** @description Attempts left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window allows the next attempt in full */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
         };
     };
     report_chat_message: {
@@ -6268,6 +6537,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description A refusal by the HTTP layer, before the operation runs: 406 (`not_acceptable`) when `Accept-Encoding` allows no encoding the server has, 408 (`request_timeout`) when the request's head or body comes too slowly, 431 (`headers_too_large`) for too many or too large headers */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
         };
     };
     list_events: {
@@ -6354,6 +6632,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description A refusal by the HTTP layer, before the operation runs: 406 (`not_acceptable`) when `Accept-Encoding` allows no encoding the server has, 408 (`request_timeout`) when the request's head or body comes too slowly, 431 (`headers_too_large`) for too many or too large headers */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
         };
     };
     stream_events: {
@@ -6382,20 +6669,30 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description An event stream */
+            /**
+             * @description An event stream; each frame read as an `SseEvent`. On the wire:
+             *
+             *     ```
+             *     retry: 2000
+             *
+             *     id: 7
+             *     event: card_played
+             *     data: {"seq":7,"type":"card_played","created_at":"2026-12-01T11:43:03.034437Z","data":{"seat":1,"card":"QS"}}
+             *
+             *     : keep-alive
+             *     ```
+             */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     /**
-                     * @example retry: 2000
-                     *
-                     *     id: 7
-                     *     event: card_played
-                     *     data: {"seq":7,"type":"card_played","created_at":"2026-12-01T11:43:03.034437Z","data":{"seat":1,"card":"QS"}}
-                     *
-                     *     : keep-alive
+                     * @example {
+                     *       "data": "{\"seq\":7,\"type\":\"card_played\",\"created_at\":\"2026-12-01T11:43:03.034437Z\",\"data\":{\"seat\":1,\"card\":\"QS\"}}",
+                     *       "event": "card_played",
+                     *       "id": "7"
+                     *     }
                      */
                     "text/event-stream": components["schemas"]["SseEvent"];
                 };
@@ -6457,6 +6754,15 @@ export interface operations {
                 headers: {
                     /** @description Seconds to wait before trying again */
                     "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A refusal by the HTTP layer, before the operation runs: 406 (`not_acceptable`) when `Accept-Encoding` allows no encoding the server has, 408 (`request_timeout`) when the request's head or body comes too slowly, 431 (`headers_too_large`) for too many or too large headers */
+            default: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
@@ -6545,6 +6851,15 @@ export interface operations {
                 headers: {
                     /** @description Seconds to wait before trying again */
                     "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A refusal by the HTTP layer, before the operation runs: 406 (`not_acceptable`) when `Accept-Encoding` allows no encoding the server has, 408 (`request_timeout`) when the request's head or body comes too slowly, 431 (`headers_too_large`) for too many or too large headers */
+            default: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
@@ -6664,6 +6979,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description A refusal by the HTTP layer, before the operation runs: 406 (`not_acceptable`) when `Accept-Encoding` allows no encoding the server has, 408 (`request_timeout`) when the request's head or body comes too slowly, 431 (`headers_too_large`) for too many or too large headers */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
         };
     };
     leave_game: {
@@ -6754,6 +7078,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description A refusal by the HTTP layer, before the operation runs: 406 (`not_acceptable`) when `Accept-Encoding` allows no encoding the server has, 408 (`request_timeout`) when the request's head or body comes too slowly, 431 (`headers_too_large`) for too many or too large headers */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
         };
     };
     reclaim_seat: {
@@ -6838,6 +7171,15 @@ export interface operations {
                 headers: {
                     /** @description Seconds to wait before trying again */
                     "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A refusal by the HTTP layer, before the operation runs: 406 (`not_acceptable`) when `Accept-Encoding` allows no encoding the server has, 408 (`request_timeout`) when the request's head or body comes too slowly, 431 (`headers_too_large`) for too many or too large headers */
+            default: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
@@ -6947,6 +7289,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description A refusal by the HTTP layer, before the operation runs: 406 (`not_acceptable`) when `Accept-Encoding` allows no encoding the server has, 408 (`request_timeout`) when the request's head or body comes too slowly, 431 (`headers_too_large`) for too many or too large headers */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
         };
     };
     get_replay: {
@@ -7029,6 +7380,15 @@ export interface operations {
                 headers: {
                     /** @description Seconds to wait before trying again */
                     "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A refusal by the HTTP layer, before the operation runs: 406 (`not_acceptable`) when `Accept-Encoding` allows no encoding the server has, 408 (`request_timeout`) when the request's head or body comes too slowly, 431 (`headers_too_large`) for too many or too large headers */
+            default: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
@@ -7125,6 +7485,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description A refusal by the HTTP layer, before the operation runs: 406 (`not_acceptable`) when `Accept-Encoding` allows no encoding the server has, 408 (`request_timeout`) when the request's head or body comes too slowly, 431 (`headers_too_large`) for too many or too large headers */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
         };
     };
     get_leaderboard: {
@@ -7211,6 +7580,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description A refusal by the HTTP layer, before the operation runs: 406 (`not_acceptable`) when `Accept-Encoding` allows no encoding the server has, 408 (`request_timeout`) when the request's head or body comes too slowly, 431 (`headers_too_large`) for too many or too large headers */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
         };
     };
     get_me: {
@@ -7269,6 +7647,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description A refusal by the HTTP layer, before the operation runs: 406 (`not_acceptable`) when `Accept-Encoding` allows no encoding the server has, 408 (`request_timeout`) when the request's head or body comes too slowly, 431 (`headers_too_large`) for too many or too large headers */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
         };
     };
     delete_me: {
@@ -7319,6 +7706,15 @@ export interface operations {
                 headers: {
                     /** @description Seconds to wait before trying again */
                     "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A refusal by the HTTP layer, before the operation runs: 406 (`not_acceptable`) when `Accept-Encoding` allows no encoding the server has, 408 (`request_timeout`) when the request's head or body comes too slowly, 431 (`headers_too_large`) for too many or too large headers */
+            default: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
@@ -7482,6 +7878,21 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description A refusal by the HTTP layer, before the operation runs: 406 (`not_acceptable`) when `Accept-Encoding` allows no encoding the server has, 408 (`request_timeout`) when the request's head or body comes too slowly, 431 (`headers_too_large`) for too many or too large headers */
+            default: {
+                headers: {
+                    /** @description Attempts allowed per window for this client */
+                    "RateLimit-Limit"?: number;
+                    /** @description Attempts left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window allows the next attempt in full */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
         };
     };
     put_away: {
@@ -7571,6 +7982,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description A refusal by the HTTP layer, before the operation runs: 406 (`not_acceptable`) when `Accept-Encoding` allows no encoding the server has, 408 (`request_timeout`) when the request's head or body comes too slowly, 431 (`headers_too_large`) for too many or too large headers */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
         };
     };
     delete_away: {
@@ -7621,6 +8041,15 @@ export interface operations {
                 headers: {
                     /** @description Seconds to wait before trying again */
                     "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A refusal by the HTTP layer, before the operation runs: 406 (`not_acceptable`) when `Accept-Encoding` allows no encoding the server has, 408 (`request_timeout`) when the request's head or body comes too slowly, 431 (`headers_too_large`) for too many or too large headers */
+            default: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
@@ -7679,6 +8108,15 @@ export interface operations {
                 headers: {
                     /** @description Seconds to wait before trying again */
                     "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A refusal by the HTTP layer, before the operation runs: 406 (`not_acceptable`) when `Accept-Encoding` allows no encoding the server has, 408 (`request_timeout`) when the request's head or body comes too slowly, 431 (`headers_too_large`) for too many or too large headers */
+            default: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
@@ -7784,6 +8222,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description A refusal by the HTTP layer, before the operation runs: 406 (`not_acceptable`) when `Accept-Encoding` allows no encoding the server has, 408 (`request_timeout`) when the request's head or body comes too slowly, 431 (`headers_too_large`) for too many or too large headers */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
         };
     };
     delete_block: {
@@ -7861,6 +8308,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description A refusal by the HTTP layer, before the operation runs: 406 (`not_acceptable`) when `Accept-Encoding` allows no encoding the server has, 408 (`request_timeout`) when the request's head or body comes too slowly, 431 (`headers_too_large`) for too many or too large headers */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
         };
     };
     list_devices: {
@@ -7913,6 +8369,15 @@ export interface operations {
                 headers: {
                     /** @description Seconds to wait before trying again */
                     "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A refusal by the HTTP layer, before the operation runs: 406 (`not_acceptable`) when `Accept-Encoding` allows no encoding the server has, 408 (`request_timeout`) when the request's head or body comes too slowly, 431 (`headers_too_large`) for too many or too large headers */
+            default: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
@@ -8028,6 +8493,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description A refusal by the HTTP layer, before the operation runs: 406 (`not_acceptable`) when `Accept-Encoding` allows no encoding the server has, 408 (`request_timeout`) when the request's head or body comes too slowly, 431 (`headers_too_large`) for too many or too large headers */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
         };
     };
     get_device: {
@@ -8101,6 +8575,15 @@ export interface operations {
                 headers: {
                     /** @description Seconds to wait before trying again */
                     "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A refusal by the HTTP layer, before the operation runs: 406 (`not_acceptable`) when `Accept-Encoding` allows no encoding the server has, 408 (`request_timeout`) when the request's head or body comes too slowly, 431 (`headers_too_large`) for too many or too large headers */
+            default: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
@@ -8184,6 +8667,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description A refusal by the HTTP layer, before the operation runs: 406 (`not_acceptable`) when `Accept-Encoding` allows no encoding the server has, 408 (`request_timeout`) when the request's head or body comes too slowly, 431 (`headers_too_large`) for too many or too large headers */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
         };
     };
     list_friends: {
@@ -8236,6 +8728,15 @@ export interface operations {
                 headers: {
                     /** @description Seconds to wait before trying again */
                     "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A refusal by the HTTP layer, before the operation runs: 406 (`not_acceptable`) when `Accept-Encoding` allows no encoding the server has, 408 (`request_timeout`) when the request's head or body comes too slowly, 431 (`headers_too_large`) for too many or too large headers */
+            default: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
@@ -8341,6 +8842,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description A refusal by the HTTP layer, before the operation runs: 406 (`not_acceptable`) when `Accept-Encoding` allows no encoding the server has, 408 (`request_timeout`) when the request's head or body comes too slowly, 431 (`headers_too_large`) for too many or too large headers */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
         };
     };
     delete_friend: {
@@ -8418,22 +8928,29 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description A refusal by the HTTP layer, before the operation runs: 406 (`not_acceptable`) when `Accept-Encoding` allows no encoding the server has, 408 (`request_timeout`) when the request's head or body comes too slowly, 431 (`headers_too_large`) for too many or too large headers */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
         };
     };
     list_my_games: {
         parameters: {
             query?: {
                 /**
-                 * @description Only `waiting` for the lobby; for `me/games`: `active`, `waiting`, `finished` or
-                 *     `aborted`, several separated by commas (default `active,waiting`).
+                 * @description `active`, `waiting`, `finished` or `aborted`, several separated by commas (default
+                 *     `active,waiting`).
                  */
-                status?: string;
+                status?: components["schemas"]["GameStatus"][];
                 /** @description 1..=200, default 50. */
                 limit?: number;
                 /** @description `next_cursor` of the previous page. */
                 cursor?: string;
-                /** @description The lobby only: `true` lists only games where a friend of the caller sits. */
-                friends?: boolean;
             };
             header?: never;
             path?: never;
@@ -8497,6 +9014,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description A refusal by the HTTP layer, before the operation runs: 406 (`not_acceptable`) when `Accept-Encoding` allows no encoding the server has, 408 (`request_timeout`) when the request's head or body comes too slowly, 431 (`headers_too_large`) for too many or too large headers */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
         };
     };
     get_notification_settings: {
@@ -8549,6 +9075,15 @@ export interface operations {
                 headers: {
                     /** @description Seconds to wait before trying again */
                     "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A refusal by the HTTP layer, before the operation runs: 406 (`not_acceptable`) when `Accept-Encoding` allows no encoding the server has, 408 (`request_timeout`) when the request's head or body comes too slowly, 431 (`headers_too_large`) for too many or too large headers */
+            default: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
@@ -8644,6 +9179,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description A refusal by the HTTP layer, before the operation runs: 406 (`not_acceptable`) when `Accept-Encoding` allows no encoding the server has, 408 (`request_timeout`) when the request's head or body comes too slowly, 431 (`headers_too_large`) for too many or too large headers */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
         };
     };
     list_notifications: {
@@ -8718,6 +9262,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description A refusal by the HTTP layer, before the operation runs: 406 (`not_acceptable`) when `Accept-Encoding` allows no encoding the server has, 408 (`request_timeout`) when the request's head or body comes too slowly, 431 (`headers_too_large`) for too many or too large headers */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
         };
     };
     stream_notifications: {
@@ -8743,18 +9296,28 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description A notification stream */
+            /**
+             * @description A notification stream; each frame read as an `SseEvent`. On the wire:
+             *
+             *     ```
+             *     retry: 2000
+             *
+             *     id: 3
+             *     event: your_turn
+             *     data: {"seq":3,"type":"your_turn","game_id":"7d753fd3-6341-4081-ba57-dd371cf06ad2","data":{"seat":0},"created_at":"2026-12-01T11:43:03.034437Z"}
+             *     ```
+             */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     /**
-                     * @example retry: 2000
-                     *
-                     *     id: 3
-                     *     event: your_turn
-                     *     data: {"seq":3,"type":"your_turn","game_id":"7d753fd3-6341-4081-ba57-dd371cf06ad2","data":{"seat":0},"created_at":"2026-12-01T11:43:03.034437Z"}
+                     * @example {
+                     *       "data": "{\"seq\":3,\"type\":\"your_turn\",\"game_id\":\"7d753fd3-6341-4081-ba57-dd371cf06ad2\",\"data\":{\"seat\":0},\"created_at\":\"2026-12-01T11:43:03.034437Z\"}",
+                     *       "event": "your_turn",
+                     *       "id": "3"
+                     *     }
                      */
                     "text/event-stream": components["schemas"]["SseEvent"];
                 };
@@ -8800,6 +9363,15 @@ export interface operations {
                 headers: {
                     /** @description Seconds to wait before trying again */
                     "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A refusal by the HTTP layer, before the operation runs: 406 (`not_acceptable`) when `Accept-Encoding` allows no encoding the server has, 408 (`request_timeout`) when the request's head or body comes too slowly, 431 (`headers_too_large`) for too many or too large headers */
+            default: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
@@ -8880,6 +9452,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description A refusal by the HTTP layer, before the operation runs: 406 (`not_acceptable`) when `Accept-Encoding` allows no encoding the server has, 408 (`request_timeout`) when the request's head or body comes too slowly, 431 (`headers_too_large`) for too many or too large headers */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
         };
     };
     get_webhook: {
@@ -8932,6 +9513,15 @@ export interface operations {
                 headers: {
                     /** @description Seconds to wait before trying again */
                     "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A refusal by the HTTP layer, before the operation runs: 406 (`not_acceptable`) when `Accept-Encoding` allows no encoding the server has, 408 (`request_timeout`) when the request's head or body comes too slowly, 431 (`headers_too_large`) for too many or too large headers */
+            default: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
@@ -9027,6 +9617,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description A refusal by the HTTP layer, before the operation runs: 406 (`not_acceptable`) when `Accept-Encoding` allows no encoding the server has, 408 (`request_timeout`) when the request's head or body comes too slowly, 431 (`headers_too_large`) for too many or too large headers */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
         };
     };
     delete_webhook: {
@@ -9083,6 +9682,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description A refusal by the HTTP layer, before the operation runs: 406 (`not_acceptable`) when `Accept-Encoding` allows no encoding the server has, 408 (`request_timeout`) when the request's head or body comes too slowly, 431 (`headers_too_large`) for too many or too large headers */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
         };
     };
     get_push_config: {
@@ -9126,6 +9734,15 @@ export interface operations {
                 headers: {
                     /** @description Seconds to wait before trying again */
                     "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A refusal by the HTTP layer, before the operation runs: 406 (`not_acceptable`) when `Accept-Encoding` allows no encoding the server has, 408 (`request_timeout`) when the request's head or body comes too slowly, 431 (`headers_too_large`) for too many or too large headers */
+            default: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
@@ -9211,6 +9828,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description A refusal by the HTTP layer, before the operation runs: 406 (`not_acceptable`) when `Accept-Encoding` allows no encoding the server has, 408 (`request_timeout`) when the request's head or body comes too slowly, 431 (`headers_too_large`) for too many or too large headers */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
         };
     };
     healthz: {
@@ -9233,6 +9859,15 @@ export interface operations {
             };
             /** @description The path does not take this method (`method_not_allowed`); `Allow` lists those it takes */
             405: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A refusal by the HTTP layer, before the operation runs: 406 (`not_acceptable`) when `Accept-Encoding` allows no encoding the server has, 408 (`request_timeout`) when the request's head or body comes too slowly, 431 (`headers_too_large`) for too many or too large headers */
+            default: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -9267,6 +9902,13 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description A refusal by the HTTP layer, before the operation runs: 406 (`not_acceptable`) when `Accept-Encoding` allows no encoding the server has, 408 (`request_timeout`) when the request's head or body comes too slowly, 431 (`headers_too_large`) for too many or too large headers */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
         };
     };
     metrics: {
@@ -9294,6 +9936,15 @@ export interface operations {
             };
             /** @description The path does not take this method (`method_not_allowed`); `Allow` lists those it takes */
             405: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A refusal by the HTTP layer, before the operation runs: 406 (`not_acceptable`) when `Accept-Encoding` allows no encoding the server has, 408 (`request_timeout`) when the request's head or body comes too slowly, 431 (`headers_too_large`) for too many or too large headers */
+            default: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -9337,6 +9988,15 @@ export interface operations {
             };
             /** @description No such problem code (`not_found`) */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A refusal by the HTTP layer, before the operation runs: 406 (`not_acceptable`) when `Accept-Encoding` allows no encoding the server has, 408 (`request_timeout`) when the request's head or body comes too slowly, 431 (`headers_too_large`) for too many or too large headers */
+            default: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -9393,6 +10053,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description A refusal by the HTTP layer, before the operation runs: 406 (`not_acceptable`) when `Accept-Encoding` allows no encoding the server has, 408 (`request_timeout`) when the request's head or body comes too slowly, 431 (`headers_too_large`) for too many or too large headers */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
         };
     };
     readyz_head: {
@@ -9434,6 +10103,13 @@ export interface operations {
                 headers: {
                     /** @description Seconds to wait before trying again */
                     "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description A refusal by the HTTP layer, before the operation runs: 406 (`not_acceptable`) when `Accept-Encoding` allows no encoding the server has, 408 (`request_timeout`) when the request's head or body comes too slowly, 431 (`headers_too_large`) for too many or too large headers */
+            default: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content?: never;

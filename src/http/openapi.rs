@@ -87,6 +87,7 @@ pub fn finish(api: utoipa::openapi::OpenApi) -> Value {
             errors_are_problems(op);
         }
         common_responses(path, op);
+        transport_errors(method, op);
         public_unless_secured(op);
         optional_parameters_are_not_null(op);
         if let Some(Value::Object(content)) =
@@ -248,6 +249,23 @@ fn common_responses(path: &str, op: &mut Map<String, Value>) {
             "The path does not take this method (`method_not_allowed`); `Allow` lists those it takes",
         );
     }
+}
+
+/// The statuses the HTTP layer answers before any handler runs, on any operation: declared
+/// once as each operation's `default`, so that a strict generated client reads them as
+/// problems rather than as statuses the document never named.
+fn transport_errors(method: &str, op: &mut Map<String, Value>) {
+    let mut response = json!({
+        "description": "A refusal by the HTTP layer, before the operation runs: 406 \
+            (`not_acceptable`) when `Accept-Encoding` allows no encoding the server has, 408 \
+            (`request_timeout`) when the request's head or body comes too slowly, 431 \
+            (`headers_too_large`) for too many or too large headers",
+    });
+    if method != "head" {
+        response["content"] =
+            json!({PROBLEM_JSON: {"schema": {"$ref": "#/components/schemas/Problem"}}});
+    }
+    responses(op).entry("default").or_insert(response);
 }
 
 /// An error response is `application/problem+json` with a [`Problem`](crate::http::problem::Problem)
@@ -424,6 +442,11 @@ fn pascal(snake: &str) -> String {
         .collect()
 }
 
+/// The tagged unions that serde reads with `deny_unknown_fields`: utoipa marks such structs
+/// `additionalProperties: false` but not the members of such enums, so a document would
+/// otherwise allow a body the server refuses.
+const CLOSED_UNIONS: &[&str] = &["ActionRequest"];
+
 /// serde's internally tagged enums come out of utoipa as a `oneOf` of inline objects. Name
 /// each member (`ActionRequestPass`, …) and add a `discriminator` on `type`, so that generated
 /// clients get one type per member and narrow on `type`.
@@ -456,6 +479,9 @@ fn discriminated_unions(doc: &mut Value) {
                 && !list.iter().any(|r| r == "type")
             {
                 list.insert(0, json!("type"));
+            }
+            if CLOSED_UNIONS.contains(&name.as_str()) {
+                member["additionalProperties"] = json!(false);
             }
             hoisted.push((member_name, member));
             refs.push(json!({"$ref": reference}));

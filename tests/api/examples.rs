@@ -295,16 +295,27 @@ fn every_example_in_the_openapi_document_fits_its_schema() {
                         };
                         examples.push((format!("{at} ({label})"), &example["value"]));
                     }
+                    if media == "text/event-stream" {
+                        // The example is one frame, as the schema; the stream's text is in
+                        // the description, and each of its frames must fit too.
+                        let description = body["description"].as_str().unwrap_or_default();
+                        let wire = description
+                            .split_once("```\n")
+                            .and_then(|(_, rest)| rest.split_once("\n```"))
+                            .map(|(text, _)| Value::from(format!("{text}\n\n")))
+                            .unwrap_or_else(|| panic!("{at}: no stream text in {description:?}"));
+                        for (i, frame) in frames(&wire).iter().enumerate() {
+                            checked += 1;
+                            errors.extend(checker.errors(
+                                schema,
+                                frame,
+                                &format!("{at} wire #{i}"),
+                            ));
+                        }
+                    }
                     for (at, example) in examples {
                         checked += 1;
-                        if media == "text/event-stream" {
-                            // The example is the stream's text; the schema is one frame.
-                            for (i, frame) in frames(example).iter().enumerate() {
-                                errors.extend(checker.errors(schema, frame, &format!("{at} #{i}")));
-                            }
-                        } else {
-                            errors.extend(checker.errors(schema, example, &at));
-                        }
+                        errors.extend(checker.errors(schema, example, &at));
                     }
                 }
             }
@@ -399,4 +410,71 @@ fn the_device_examples_are_registrations_the_server_accepts() {
         key["auth"]["example"].as_str().unwrap(),
     );
     assert_eq!(checked, Ok(()));
+}
+
+/// Every object a request body holds is read with `deny_unknown_fields`, so the document
+/// must say so (`additionalProperties: false`): a generated client then refuses the body
+/// the server would refuse. The browser's push subscription is the one open object: browsers
+/// add fields to it (`expirationTime`), and the server ignores them.
+#[test]
+fn request_bodies_are_closed_objects_as_the_server_reads_them() {
+    let doc = serde_json::to_value(leekha::http::openapi()).unwrap();
+    fn walk(
+        doc: &Value,
+        schema: &Value,
+        at: String,
+        open: &mut Vec<String>,
+        seen: &mut Vec<String>,
+    ) {
+        if let Some(r) = schema["$ref"].as_str() {
+            let name = r.rsplit('/').next().unwrap().to_owned();
+            if name == "Subscription" || seen.contains(&name) {
+                return;
+            }
+            seen.push(name.clone());
+            let target = doc.pointer(r.trim_start_matches('#')).unwrap();
+            return walk(doc, target, name, open, seen);
+        }
+        if let Some(properties) = schema["properties"].as_object() {
+            if schema["additionalProperties"] != false {
+                open.push(at.clone());
+            }
+            for (name, property) in properties {
+                walk(doc, property, format!("{at}.{name}"), open, seen);
+            }
+        }
+        for key in ["oneOf", "anyOf", "allOf"] {
+            for (i, member) in schema[key].as_array().into_iter().flatten().enumerate() {
+                walk(doc, member, format!("{at}/{key}/{i}"), open, seen);
+            }
+        }
+        if schema["items"].is_object() {
+            walk(doc, &schema["items"], format!("{at}[]"), open, seen);
+        }
+    }
+    let (mut open, mut seen) = (Vec::new(), Vec::new());
+    for (path, item) in doc["paths"].as_object().unwrap() {
+        for (method, op) in item.as_object().unwrap() {
+            for (media, content) in op["requestBody"]["content"]
+                .as_object()
+                .into_iter()
+                .flatten()
+            {
+                walk(
+                    &doc,
+                    &content["schema"],
+                    format!("{method} {path} {media}"),
+                    &mut open,
+                    &mut seen,
+                );
+            }
+        }
+    }
+    assert!(seen.len() > 15, "only {seen:?}");
+    assert!(seen.iter().any(|s| s == "ActionRequestPlay"), "{seen:?}");
+    assert_eq!(
+        open,
+        Vec::<String>::new(),
+        "request objects that allow unknown fields"
+    );
 }

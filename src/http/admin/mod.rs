@@ -63,6 +63,7 @@ pub struct UsersQuery {
 pub struct GamesQuery {
     /// `waiting`, `active`, `finished` or `aborted`, several separated by commas (default:
     /// all).
+    #[param(value_type = Option<Vec<crate::games::GameStatus>>, style = Form, explode = false)]
     pub status: Option<String>,
     /// Only games in which the user with this username holds or held a seat.
     pub player: Option<String>,

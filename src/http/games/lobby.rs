@@ -12,20 +12,48 @@ use crate::http::reply::{Reply, ok};
 use crate::http::views::game::game_view;
 use crate::http::views::lists::{LobbyPage, MyGamesPage, my_game};
 
-/// Pagination.
+/// A page of the lobby.
 #[derive(Debug, Deserialize, IntoParams)]
 #[into_params(parameter_in = Query)]
-pub struct ListQuery {
-    /// Only `waiting` for the lobby; for `me/games`: `active`, `waiting`, `finished` or
-    /// `aborted`, several separated by commas (default `active,waiting`).
+pub struct LobbyQuery {
+    /// Only `waiting` (described in [`waiting_only`], as utoipa keeps no doc comment here).
+    #[param(schema_with = waiting_only)]
     pub status: Option<String>,
     /// 1..=200, default 50.
     #[param(minimum = 1, maximum = 200, default = 50)]
     pub limit: Option<i64>,
     /// `next_cursor` of the previous page.
     pub cursor: Option<String>,
-    /// The lobby only: `true` lists only games where a friend of the caller sits.
+    /// `true` lists only games where a friend of the caller sits.
     pub friends: Option<bool>,
+}
+
+/// The one status the lobby lists, as a closed set for generated clients.
+fn waiting_only() -> utoipa::openapi::Object {
+    utoipa::openapi::ObjectBuilder::new()
+        .schema_type(utoipa::openapi::schema::Type::String)
+        .enum_values(Some([GameStatus::Waiting.as_str()]))
+        .description(Some("Only `waiting`: the lobby lists nothing else."))
+        .build()
+}
+
+/// A page of the caller's games.
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct MyGamesQuery {
+    /// `active`, `waiting`, `finished` or `aborted`, several separated by commas (default
+    /// `active,waiting`).
+    #[param(value_type = Option<Vec<GameStatus>>, style = Form, explode = false)]
+    pub status: Option<String>,
+    /// 1..=200, default 50.
+    #[param(minimum = 1, maximum = 200, default = 50)]
+    pub limit: Option<i64>,
+    /// `next_cursor` of the previous page.
+    pub cursor: Option<String>,
+    /// Read only to be refused: `friends` filters the lobby, and a client that sends it here
+    /// would otherwise take the full list for a filtered one.
+    #[param(ignore)]
+    pub friends: Option<String>,
 }
 
 /// The lobby: public games with open seats.
@@ -34,10 +62,10 @@ pub struct ListQuery {
 /// `cursor`; the caller's own waiting games are listed too. `friends=true` keeps the games
 /// where a friend of the caller sits.
 #[utoipa::path(operation_id = "list_lobby", tag = "games", security(("bearer" = [])),
-    params(ListQuery),
+    params(LobbyQuery),
     responses((status = 200, description = "A page of waiting games", body = LobbyPage)))]
 #[get("/games")]
-pub async fn lobby(me: Mine<(), web::Query<ListQuery>>) -> Reply {
+pub async fn lobby(me: Mine<(), web::Query<LobbyQuery>>) -> Reply {
     let query = &me.input;
     if let Some(status) = query.status.as_deref()
         && status != "waiting"
@@ -72,10 +100,10 @@ pub async fn lobby(me: Mine<(), web::Query<ListQuery>>) -> Reply {
 /// listed exactly once; one that changes may move past the cursor and be listed again, or
 /// before it and be left out (read the first page again to see it).
 #[utoipa::path(operation_id = "list_my_games", tag = "games", security(("bearer" = [])),
-    params(ListQuery),
+    params(MyGamesQuery),
     responses((status = 200, description = "A page of the caller's games", body = MyGamesPage)))]
 #[get("/me/games")]
-pub async fn my_games(me: Mine<(), web::Query<ListQuery>>) -> Reply {
+pub async fn my_games(me: Mine<(), web::Query<MyGamesQuery>>) -> Reply {
     let query = &me.input;
     if query.friends.is_some() {
         return Err(Error::validation("friends filters the lobby only").into());

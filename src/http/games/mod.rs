@@ -16,7 +16,7 @@ mod show;
 pub use act::ActionRequest;
 pub use create::{CreateGame, RulesInput, SeatRequest};
 pub use hint::HintView;
-pub use lobby::ListQuery;
+pub use lobby::{LobbyQuery, MyGamesQuery};
 pub use seats::JoinRequest;
 
 use actix_web::http::header;
