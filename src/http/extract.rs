@@ -135,40 +135,76 @@ fn bearer(req: &HttpRequest) -> Result<String, Error> {
     Ok(token.trim().to_owned())
 }
 
-/// The client's IP address for rate limiting. Without a trusted proxy in front, the peer.
-/// Behind one (`LEEKHA_TRUST_PROXY`, or the peer in `LEEKHA_TRUSTED_PROXIES`), the right-most
-/// forwarded hop that no trusted proxy added: every proxy appends the address it saw, so the
-/// entries left of that hop are whatever the client chose to send, and cannot be believed.
-pub fn client_ip(req: &HttpRequest, config: &crate::config::Config) -> String {
+/// The client's addresses for rate limiting, as keys: each address as text, except that an
+/// IPv6 address stands for its /64 (one subscriber's usual allocation, so a client cannot
+/// take a fresh key per address) and an IPv4-mapped one for its IPv4 address.
+///
+/// Without a trusted proxy in front, the peer. Behind one (`LEEKHA_TRUST_PROXY`, or the
+/// peer in `LEEKHA_TRUSTED_PROXIES`), the right-most forwarded hop that no trusted proxy
+/// added: every proxy appends the address it saw, so the entries left of that hop are
+/// whatever the client chose to send, and cannot be believed. `Forwarded` and
+/// `X-Forwarded-For` are read apart, and each yields its client: a proxy appends to one of
+/// them and passes the other on as the client wrote it, and which one is not known here,
+/// so a request counts against both (a client that writes the other header only adds a key
+/// that limits it too).
+pub fn client_keys(req: &HttpRequest, config: &crate::config::Config) -> Vec<String> {
     let Some(peer) = req.peer_addr().map(|a| a.ip()) else {
-        return "unknown".to_owned();
+        return vec!["unknown".to_owned()];
     };
-    if !(config.trust_proxy || config.trusted_proxies.contains(peer)) {
-        return peer.to_string();
+    let mut keys = Vec::with_capacity(2);
+    if config.trust_proxy || config.trusted_proxies.contains(peer) {
+        for hops in [
+            forwarded_hops(req.headers()),
+            x_forwarded_hops(req.headers()),
+        ] {
+            let client = hops
+                .iter()
+                .rev()
+                .find(|hop| !config.trusted_proxies.contains(**hop))
+                .or(hops.first());
+            if let Some(client) = client {
+                let key = rate_key(*client);
+                if !keys.contains(&key) {
+                    keys.push(key);
+                }
+            }
+        }
     }
-    let hops = forwarded_hops(req.headers());
-    hops.iter()
-        .rev()
-        .find(|hop| !config.trusted_proxies.contains(**hop))
-        .or(hops.first())
-        .copied()
-        .unwrap_or(peer)
-        .to_string()
+    if keys.is_empty() {
+        keys.push(rate_key(peer));
+    }
+    keys
 }
 
-/// The client addresses that `Forwarded` (RFC 7239 `for=`) or else `X-Forwarded-For` list,
-/// first hop first; entries that are not IP addresses (`unknown`, obfuscated names) are
-/// skipped.
+/// The rate-limit key of one address (see [`client_keys`]).
+fn rate_key(ip: std::net::IpAddr) -> String {
+    match ip {
+        std::net::IpAddr::V4(v4) => v4.to_string(),
+        std::net::IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
+            Some(v4) => v4.to_string(),
+            None => {
+                let s = v6.segments();
+                let net = std::net::Ipv6Addr::new(s[0], s[1], s[2], s[3], 0, 0, 0, 0);
+                format!("{net}/64")
+            }
+        },
+    }
+}
+
+/// The values of header `name`, split at commas, trimmed.
+fn header_list(headers: &header::HeaderMap, name: &str) -> Vec<String> {
+    headers
+        .get_all(name)
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .map(|s| s.trim().to_owned())
+        .collect()
+}
+
+/// The client addresses that `Forwarded` (RFC 7239 `for=`) lists, first hop first; entries
+/// that are not IP addresses (`unknown`, obfuscated names) are skipped.
 fn forwarded_hops(headers: &header::HeaderMap) -> Vec<std::net::IpAddr> {
-    let values = |name: &str| -> Vec<String> {
-        headers
-            .get_all(name)
-            .filter_map(|v| v.to_str().ok())
-            .flat_map(|v| v.split(','))
-            .map(|s| s.trim().to_owned())
-            .collect()
-    };
-    let forwarded: Vec<String> = values("forwarded")
+    header_list(headers, "forwarded")
         .into_iter()
         .filter_map(|element| {
             element.split(';').find_map(|pair| {
@@ -177,13 +213,16 @@ fn forwarded_hops(headers: &header::HeaderMap) -> Vec<std::net::IpAddr> {
                     .then(|| value.trim().trim_matches('"').to_owned())
             })
         })
-        .collect();
-    let raw = if forwarded.is_empty() {
-        values("x-forwarded-for")
-    } else {
-        forwarded
-    };
-    raw.iter().filter_map(|hop| parse_hop(hop)).collect()
+        .filter_map(|hop| parse_hop(&hop))
+        .collect()
+}
+
+/// The addresses `X-Forwarded-For` lists, first hop first, as [`forwarded_hops`].
+fn x_forwarded_hops(headers: &header::HeaderMap) -> Vec<std::net::IpAddr> {
+    header_list(headers, "x-forwarded-for")
+        .iter()
+        .filter_map(|hop| parse_hop(hop))
+        .collect()
 }
 
 /// `192.0.2.1`, `192.0.2.1:4711`, `2001:db8::1`, `[2001:db8::1]:4711`.
@@ -487,12 +526,18 @@ mod tests {
         .unwrap()
     }
 
-    fn ip_of(config: &Config, peer: &str, headers: &[(&str, &str)]) -> String {
+    fn keys_of(config: &Config, peer: &str, headers: &[(&str, &str)]) -> Vec<String> {
         let mut req = TestRequest::default().peer_addr(peer.parse().unwrap());
         for (name, value) in headers {
             req = req.insert_header((*name, *value));
         }
-        client_ip(&req.to_http_request(), config)
+        client_keys(&req.to_http_request(), config)
+    }
+
+    fn ip_of(config: &Config, peer: &str, headers: &[(&str, &str)]) -> String {
+        let keys = keys_of(config, peer, headers);
+        assert_eq!(keys.len(), 1, "{keys:?}");
+        keys[0].clone()
     }
 
     #[test]
@@ -523,18 +568,57 @@ mod tests {
             ),
             "198.51.100.7"
         );
-        // RFC 7239 wins over X-Forwarded-For, with ports and brackets.
-        let forwarded = [
-            (
-                "forwarded",
-                "for=1.2.3.4, for=\"[2001:db8::7]:4711\";proto=https",
-            ),
-            ("x-forwarded-for", "9.9.9.9"),
+        // RFC 7239, with ports and brackets; an IPv6 client stands for its /64.
+        let forwarded = [(
+            "forwarded",
+            "for=1.2.3.4, for=\"[2001:db8::7]:4711\";proto=https",
+        )];
+        assert_eq!(ip_of(&behind, "10.0.0.1:80", &forwarded), "2001:db8::/64");
+        // Both headers: a request counts for the client of each, so the one the client
+        // wrote cannot take the place of the one the proxy appended to.
+        let both = [
+            ("forwarded", "for=1.1.12.7"),
+            ("x-forwarded-for", "9.9.9.12"),
         ];
-        assert_eq!(ip_of(&behind, "10.0.0.1:80", &forwarded), "2001:db8::7");
+        assert_eq!(
+            keys_of(&one_hop, "10.0.0.1:80", &both),
+            ["1.1.12.7", "9.9.9.12"]
+        );
         // Every hop trusted: the first one.
         let inner = [("x-forwarded-for", "10.9.9.9, 10.0.0.2")];
         assert_eq!(ip_of(&behind, "10.0.0.1:80", &inner), "10.9.9.9");
+    }
+
+    #[test]
+    fn an_ipv6_client_is_counted_by_its_slash_64_and_a_mapped_ipv4_as_ipv4() {
+        let one_hop = config(&[("LEEKHA_TRUST_PROXY", "1")]);
+        let a = ip_of(
+            &one_hop,
+            "10.0.0.1:80",
+            &[("x-forwarded-for", "2001:db8:1:2::1")],
+        );
+        let b = ip_of(
+            &one_hop,
+            "10.0.0.1:80",
+            &[("x-forwarded-for", "2001:db8:1:2:ffff::6")],
+        );
+        assert_eq!(a, "2001:db8:1:2::/64");
+        assert_eq!(a, b);
+        let other = ip_of(
+            &one_hop,
+            "10.0.0.1:80",
+            &[("x-forwarded-for", "2001:db8:1:3::1")],
+        );
+        assert_ne!(a, other);
+        assert_eq!(
+            ip_of(
+                &one_hop,
+                "10.0.0.1:80",
+                &[("x-forwarded-for", "::ffff:9.9.9.7")]
+            ),
+            "9.9.9.7"
+        );
+        assert_eq!(ip_of(&config(&[]), "[::ffff:9.9.9.7]:80", &[]), "9.9.9.7");
     }
 
     #[test]

@@ -12,7 +12,7 @@ use crate::app::AppState;
 use crate::auth::Role;
 use crate::db::users::UserRow;
 use crate::error::{Error, RateLimit};
-use crate::http::extract::client_ip;
+use crate::http::extract::client_keys;
 
 pub use me::{UpdateMe, UpdatedMe};
 pub use session::{Credentials, RefreshRequest, TokenResponse};
@@ -31,8 +31,10 @@ fn check_rate(
     action: &str,
     account: Option<&str>,
 ) -> Result<RateLimit, Error> {
-    let ip = client_ip(req, &state.config);
-    let mut keys = vec![format!("{action}:ip:{ip}")];
+    let mut keys: Vec<String> = client_keys(req, &state.config)
+        .into_iter()
+        .map(|ip| format!("{action}:ip:{ip}"))
+        .collect();
     if let Some(name) = account {
         keys.push(format!("{action}:user:{}", name.to_ascii_lowercase()));
     }
