@@ -291,8 +291,8 @@ export interface paths {
         put?: never;
         /**
          * Lift a ban.
-         * @description Lifts a ban: the account's access tokens work again at once; its revoked refresh tokens
-         *     stay revoked, so its sessions log in anew.
+         * @description Lifts a ban: the account can log in again. The sessions the ban ended stay ended (their
+         *     refresh and access tokens are refused), so each logs in anew.
          */
         post: operations["admin_unban_user"];
         delete?: never;

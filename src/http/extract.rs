@@ -76,12 +76,23 @@ pub struct Caller {
 
 impl Caller {
     /// Loads the account and applies [`crate::auth::judge`]: 401 when it no longer
-    /// exists, 403 `banned`.
+    /// exists, 403 `banned`; then 401 when the session the token names has ended (a logout,
+    /// a password change that ended the account's other sessions, a replayed refresh
+    /// token), so that a stolen token stops at once where the account is concerned.
     ///
     /// # Errors
     /// As described, and database errors.
     pub fn check(&self, conn: &mut crate::db::AnyConnection) -> Result<AuthUser, Error> {
         let (user, role) = crate::auth::check_account(conn, &self.user_id)?;
+        if let Some(sid) = self.session.as_deref()
+            && !crate::accounts::session_open(conn, sid)?
+        {
+            return Err(Error::unauthorized(
+                "invalid_token",
+                "this session has ended (logged out, or ended by a password change or a \
+                 replayed refresh token); log in again",
+            ));
+        }
         Ok(AuthUser { user, role })
     }
 }

@@ -446,6 +446,17 @@ async fn refresh_rotates_and_a_reused_token_revokes_its_family() {
     )
     .await
     .assert_problem(401, "invalid_token");
+    // The family's access tokens no longer reach the account either: a thief's copy of one
+    // cannot rename or delete it.
+    let me = send(
+        &app,
+        bearer(
+            TestRequest::get().uri("/api/v1/me"),
+            first.json["access_token"].as_str().unwrap(),
+        ),
+    )
+    .await;
+    me.assert_problem(401, "invalid_token");
 
     // Another login is another family and is unaffected.
     let other = send(
@@ -489,6 +500,12 @@ async fn logout_revokes_the_refresh_token() {
     )
     .await;
     assert_eq!(reply.status, 204);
+    send(
+        &app,
+        bearer(TestRequest::get().uri("/api/v1/me"), &s.access),
+    )
+    .await
+    .assert_problem(401, "invalid_token");
     send(
         &app,
         post_json("/api/v1/auth/refresh", json!({"refresh_token": s.refresh})),
@@ -565,6 +582,12 @@ async fn a_guest_can_play_then_upgrade_with_username_and_password() {
     )
     .await;
     assert_eq!(login.status, 200);
+    // Changed without the caller's refresh token, the password ended every session, the
+    // caller's too: its access token is refused, and the new login's serves.
+    send(&app, bearer(TestRequest::get().uri("/api/v1/me"), &access))
+        .await
+        .assert_problem(401, "invalid_token");
+    let access = login.json["access_token"].as_str().unwrap().to_owned();
 
     register(&app, "taken_name").await;
     let patch = TestRequest::patch()
@@ -618,6 +641,27 @@ async fn a_password_change_revokes_the_other_sessions_and_keeps_the_callers() {
     assert_eq!(changed.json["username"], "nadia");
     assert_eq!(changed.json["sessions_revoked"], 1, "{}", changed.text);
     assert_eq!(changed.json["session_kept"], true, "{}", changed.text);
+
+    // The other login's access token no longer reaches the account (a stolen one could
+    // otherwise rename or delete it until it expires); the caller's still does.
+    let laptop_access = laptop.json["access_token"].as_str().unwrap();
+    for request in [
+        TestRequest::get().uri("/api/v1/me"),
+        TestRequest::patch()
+            .uri("/api/v1/me")
+            .set_json(json!({"username": "hijacked"})),
+        TestRequest::delete().uri("/api/v1/me"),
+    ] {
+        send(&app, bearer(request, laptop_access))
+            .await
+            .assert_problem(401, "invalid_token");
+    }
+    let me = send(
+        &app,
+        bearer(TestRequest::get().uri("/api/v1/me"), &phone.access),
+    )
+    .await;
+    assert_eq!(me.json["username"], "nadia", "{}", me.text);
 
     // The other login can no longer refresh; the one that changed the password can.
     send(

@@ -324,7 +324,10 @@ async fn a_ban_cuts_a_logged_in_user_off_on_the_next_request_and_unban_restores_
     .await;
     assert_eq!(unbanned.status, 200, "{}", unbanned.text);
     assert!(unbanned.json["banned_at"].is_null());
-    assert_eq!(get(&app, "/api/v1/me", &user.access).await.status, 200);
+    // The session the ban ended stays ended: its access token too.
+    get(&app, "/api/v1/me", &user.access)
+        .await
+        .assert_problem(401, "invalid_token");
     let login = send(
         &app,
         post_json(

@@ -81,8 +81,8 @@ pub async fn ban_user(admin: Change<BanRequest>) -> Reply {
 
 /// Lift a ban.
 ///
-/// Lifts a ban: the account's access tokens work again at once; its revoked refresh tokens
-/// stay revoked, so its sessions log in anew.
+/// Lifts a ban: the account can log in again. The sessions the ban ended stay ended (their
+/// refresh and access tokens are refused), so each logs in anew.
 #[utoipa::path(operation_id = "admin_unban_user", tag = "admin", security(("bearer" = [])),
     params(("id" = uuid::Uuid, Path, description = "User id")),
     request_body(content = Option<OptionalReason>, description = "Optional"),

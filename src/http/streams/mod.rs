@@ -135,8 +135,8 @@ impl Credential {
         }
     }
 
-    /// The account, checked as for every request (401 gone, 403 `banned`), and its session
-    /// (401 once logged out); a ticket is spent here.
+    /// The account and its session, checked as for every request ([`Caller::check`]); a
+    /// ticket is spent here.
     fn authenticate(
         self,
         conn: &mut crate::db::AnyConnection,
@@ -150,22 +150,7 @@ impl Credential {
             session: session.clone(),
         }
         .check(conn)?;
-        session_still_open(conn, session.as_deref())?;
         Ok((user, session))
-    }
-}
-
-/// 401 once the session a token or ticket names has ended (logged out).
-fn session_still_open(
-    conn: &mut crate::db::AnyConnection,
-    session: Option<&str>,
-) -> Result<(), Error> {
-    match session {
-        Some(sid) if !crate::accounts::session_open(conn, sid)? => Err(Error::unauthorized(
-            "invalid_token",
-            "this session has ended (logged out); log in again",
-        )),
-        _ => Ok(()),
     }
 }
 
@@ -309,9 +294,8 @@ pub async fn stream_ticket(state: State, caller: Caller) -> Reply {
     let ticket = state
         .db
         .run(move |conn| {
+            // A ticket of an ended session could never be redeemed: the check says so now.
             let user = caller.check(conn)?;
-            // A ticket of an ended session could never be redeemed: say so now.
-            session_still_open(conn, caller.session.as_deref())?;
             crate::auth::tickets::issue(conn, user.id(), caller.session.as_deref(), ttl)
         })
         .await?;
