@@ -6612,6 +6612,17 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The caller already holds 16 open streams and long-polls on this instance (`rate_limited`): close one */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description An internal error; the details are in the server log (`internal`) */
             500: {
                 headers: {
@@ -6734,6 +6745,17 @@ export interface operations {
             /** @description No such resource (`not_found`) */
             404: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The caller already holds 16 open streams and long-polls on this instance (`rate_limited`): close one */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9242,6 +9264,17 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The caller already holds 16 open streams and long-polls on this instance (`rate_limited`): close one */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description An internal error; the details are in the server log (`internal`) */
             500: {
                 headers: {
@@ -9343,6 +9376,17 @@ export interface operations {
             /** @description Not allowed, or banned (`forbidden`, `banned`) */
             403: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The caller already holds 16 open streams and long-polls on this instance (`rate_limited`): close one */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {

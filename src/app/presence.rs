@@ -16,20 +16,44 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
+/// How many streams and long-polls one user may hold open at once on one instance: a
+/// phone, a tablet and a few browser tabs each following a game and the feed fit, and one
+/// account (a guest is one request away) cannot take the instance's whole ceiling.
+pub const MAX_PER_USER: u32 = 16;
+
 /// Open streams and long-polls of this instance, by user and topic.
 #[derive(Debug)]
 pub struct Presence {
     max: usize,
     open: AtomicUsize,
-    watching: Mutex<HashMap<(String, String), u32>>,
+    lists: Mutex<Lists>,
+}
+
+/// What [`Presence`] keeps under its lock.
+#[derive(Debug, Default)]
+struct Lists {
+    /// Streams by user and topic.
+    watching: HashMap<(String, String), u32>,
+    /// Streams and long-polls by user.
+    per_user: HashMap<String, u32>,
 }
 
 /// One open stream or waiting long-poll; dropping it ends its presence.
 #[derive(Debug)]
 pub struct Watch {
     presence: Arc<Presence>,
-    /// A stream's user and topic; none for a long-poll.
-    key: Option<(String, String)>,
+    user_id: String,
+    /// A stream's topic; none for a long-poll.
+    topic: Option<String>,
+}
+
+/// Why [`Presence::enter`] refused a watch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Refused {
+    /// The instance holds its ceiling (`LEEKHA_MAX_STREAMS`).
+    Full,
+    /// The user holds [`MAX_PER_USER`].
+    UserFull,
 }
 
 /// What holds a [`Watch`].
@@ -47,40 +71,56 @@ impl Presence {
         Self {
             max,
             open: AtomicUsize::new(0),
-            watching: Mutex::default(),
+            lists: Mutex::default(),
         }
     }
 
-    /// Admits one more watch of `topic` by `user_id`; `None` when the ceiling is reached.
-    pub fn enter(self: &Arc<Self>, user_id: &str, topic: &str, by: Follower) -> Option<Watch> {
-        let admitted = self
-            .open
+    /// Admits one more watch of `topic` by `user_id`, or says why not.
+    ///
+    /// # Errors
+    /// [`Refused`], when the instance or the user holds its ceiling.
+    pub fn enter(
+        self: &Arc<Self>,
+        user_id: &str,
+        topic: &str,
+        by: Follower,
+    ) -> Result<Watch, Refused> {
+        let mut lists = self.lock();
+        let mine = lists.per_user.get(user_id).copied().unwrap_or(0);
+        if mine >= MAX_PER_USER {
+            return Err(Refused::UserFull);
+        }
+        self.open
             .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
                 (n < self.max).then_some(n + 1)
             })
-            .is_ok();
-        if !admitted {
-            return None;
+            .map_err(|_| Refused::Full)?;
+        *lists.per_user.entry(user_id.to_owned()).or_insert(0) += 1;
+        let topic = (by == Follower::Stream).then(|| topic.to_owned());
+        if let Some(topic) = &topic {
+            *lists
+                .watching
+                .entry((user_id.to_owned(), topic.clone()))
+                .or_insert(0) += 1;
         }
-        let key = (by == Follower::Stream).then(|| (user_id.to_owned(), topic.to_owned()));
-        if let Some(key) = &key {
-            *self.lock().entry(key.clone()).or_insert(0) += 1;
-        }
-        Some(Watch {
+        Ok(Watch {
             presence: self.clone(),
-            key,
+            user_id: user_id.to_owned(),
+            topic,
         })
     }
 
     /// Whether `user_id` has a stream open on the game `game_id` in this instance.
     pub fn is_watching(&self, user_id: &str, game_id: &str) -> bool {
         self.lock()
+            .watching
             .contains_key(&(user_id.to_owned(), game_id.to_owned()))
     }
 
     /// Whether `user_id` follows their notification feed by a stream in this instance.
     pub fn is_watching_feed(&self, user_id: &str) -> bool {
         self.lock()
+            .watching
             .contains_key(&(user_id.to_owned(), crate::db::wake::feed_topic(user_id)))
     }
 
@@ -94,21 +134,30 @@ impl Presence {
         self.max
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<(String, String), u32>> {
-        self.watching.lock().unwrap_or_else(|e| e.into_inner())
+    fn lock(&self) -> std::sync::MutexGuard<'_, Lists> {
+        self.lists.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+/// Counts one fewer under `key`, forgetting it at zero.
+fn release<K: std::hash::Hash + Eq>(counts: &mut HashMap<K, u32>, key: &K) {
+    if let Some(n) = counts.get_mut(key) {
+        *n -= 1;
+        if *n == 0 {
+            counts.remove(key);
+        }
     }
 }
 
 impl Drop for Watch {
     fn drop(&mut self) {
-        if let Some(key) = &self.key {
-            let mut watching = self.presence.lock();
-            if let Some(n) = watching.get_mut(key) {
-                *n -= 1;
-                if *n == 0 {
-                    watching.remove(key);
-                }
-            }
+        let mut lists = self.presence.lock();
+        release(&mut lists.per_user, &self.user_id);
+        if let Some(topic) = self.topic.take() {
+            release(
+                &mut lists.watching,
+                &(std::mem::take(&mut self.user_id), topic),
+            );
         }
         self.presence.open.fetch_sub(1, Ordering::AcqRel);
     }
@@ -129,8 +178,9 @@ mod tests {
         let p = Arc::new(Presence::new(2));
         let a = p.enter("u", "g", Follower::Stream).unwrap();
         let b = p.enter("u", "g", Follower::Stream).unwrap();
-        assert!(
-            p.enter("v", "g", Follower::Stream).is_none(),
+        assert_eq!(
+            p.enter("v", "g", Follower::Stream).unwrap_err(),
+            Refused::Full,
             "a third is refused"
         );
         assert!(p.is_watching("u", "g"));
@@ -140,7 +190,7 @@ mod tests {
         drop(b);
         assert!(!p.is_watching("u", "g"));
         assert_eq!(p.open(), 0);
-        assert!(p.enter("v", "g", Follower::Stream).is_some());
+        assert!(p.enter("v", "g", Follower::Stream).is_ok());
     }
 
     #[test]
@@ -148,8 +198,36 @@ mod tests {
         let p = Arc::new(Presence::new(1));
         let poll = p.enter("u", "g", Follower::LongPoll).unwrap();
         assert!(!p.is_watching("u", "g"));
-        assert!(p.enter("u", "g", Follower::Stream).is_none());
+        assert!(p.enter("u", "g", Follower::Stream).is_err());
         drop(poll);
         assert_eq!(p.open(), 0);
+    }
+
+    #[test]
+    fn one_user_holds_at_most_max_per_user_and_leaves_the_rest_to_others() {
+        let p = Arc::new(Presence::new(100));
+        let mine: Vec<Watch> = (0..MAX_PER_USER)
+            .map(|i| {
+                let by = if i % 2 == 0 {
+                    Follower::Stream
+                } else {
+                    Follower::LongPoll
+                };
+                p.enter("u", &format!("g{i}"), by).unwrap()
+            })
+            .collect();
+        assert_eq!(
+            p.enter("u", "feed", Follower::LongPoll).unwrap_err(),
+            Refused::UserFull
+        );
+        let other = p.enter("v", "g0", Follower::Stream).unwrap();
+        assert_eq!(p.open(), MAX_PER_USER as usize + 1);
+        drop(mine);
+        assert!(!p.is_watching("u", "g0"));
+        assert!(p.is_watching("v", "g0"));
+        assert!(p.enter("u", "feed", Follower::Stream).is_ok());
+        drop(other);
+        assert_eq!(p.open(), 0);
+        assert!(p.lock().per_user.is_empty() && p.lock().watching.is_empty());
     }
 }

@@ -12,7 +12,7 @@ use serde::Deserialize;
 use utoipa::IntoParams;
 
 use crate::app::AppState;
-use crate::app::presence::{Follower, Watch};
+use crate::app::presence::{Follower, MAX_PER_USER, Refused, Watch};
 use crate::error::{Error, Kind};
 use crate::http::pagination;
 
@@ -53,13 +53,28 @@ impl Query {
     }
 }
 
-/// Admits one more stream or long-poll of `user_id` on `topic` under `LEEKHA_MAX_STREAMS`.
+/// A stream or long-poll refused because its caller holds the per-user ceiling
+/// ([`MAX_PER_USER`], 16), as each such operation documents it.
+#[derive(utoipa::IntoResponses)]
+#[response(
+    status = 429,
+    description = "The caller already holds 16 open streams and long-polls on this instance (`rate_limited`): close one"
+)]
+pub struct TooManyOfMine;
+
+/// Admits one more stream or long-poll of `user_id` on `topic` under `LEEKHA_MAX_STREAMS`
+/// and the per-user ceiling.
 ///
 /// # Errors
-/// 503 `too_many_streams` with `Retry-After` when the instance holds its ceiling.
+/// 503 `too_many_streams` with `Retry-After` when the instance holds its ceiling; 429
+/// `rate_limited` when the user holds [`MAX_PER_USER`].
 pub fn admit(state: &AppState, user_id: &str, topic: &str, by: Follower) -> Result<Watch, Error> {
-    state.presence.enter(user_id, topic, by).ok_or_else(|| {
-        Error::new(
+    state
+        .presence
+        .enter(user_id, topic, by)
+        .map_err(|refused| {
+            match refused {
+        Refused::Full => Error::new(
             Kind::Unavailable,
             "too_many_streams",
             format!(
@@ -67,8 +82,18 @@ pub fn admit(state: &AppState, user_id: &str, topic: &str, by: Follower) -> Resu
                 state.presence.max()
             ),
         )
-        .with_retry_after(5)
-    })
+        .with_retry_after(5),
+        Refused::UserFull => Error::new(
+            Kind::RateLimited,
+            "rate_limited",
+            format!(
+                "you hold {MAX_PER_USER} open streams and long-polls on this instance; close \
+                 one you no longer need"
+            ),
+        )
+        .with_retry_after(5),
+    }
+        })
 }
 
 /// Runs `read(generation)` until it returns something non-empty (as `is_empty` judges) or

@@ -94,7 +94,8 @@ pub struct WebhookView {
 /// loop on it to follow the feed.
 #[utoipa::path(operation_id = "list_notifications", tag = "notifications", security(("bearer" = [])),
     params(long_poll::Query),
-    responses((status = 200, description = "Notifications (possibly none when the wait ran out)", body = FeedPage)))]
+    responses((status = 200, description = "Notifications (possibly none when the wait ran out)", body = FeedPage),
+        long_poll::TooManyOfMine))]
 #[get("/me/notifications")]
 pub async fn feed(me: Mine<(), web::Query<long_poll::Query>>) -> Reply {
     let query = &me.input;

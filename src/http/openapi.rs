@@ -342,7 +342,14 @@ const CREATED_WITHOUT_ADDRESS: &[&str] = &["/api/v1/auth/stream-ticket"];
 /// game view, `Retry-After` on 429 and 503, `RateLimit-*` on the answers of the rate-limited
 /// operations.
 fn response_headers(path: &str, op: &mut Map<String, Value>) {
-    let rate_limited = op.get("responses").and_then(|r| r.get("429")).is_some();
+    // A quota's 429 (accounts, chat) comes with its `RateLimit-*` state; the per-user ceiling
+    // on open streams (`long_poll::TooManyOfMine`) is a count, not a quota, and has none.
+    let rate_limited = op
+        .get("responses")
+        .and_then(|r| r.get("429"))
+        .and_then(|r| r.get("description"))
+        .and_then(Value::as_str)
+        .is_some_and(|d| !d.contains("open streams and long-polls"));
     for (status, response) in responses(op).iter_mut() {
         let Some(response) = response.as_object_mut() else {
             continue;

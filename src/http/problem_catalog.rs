@@ -516,7 +516,8 @@ pub static PROBLEM_CODES: &[ProblemCode] = &[
         429,
         "Too many requests",
         "Too many attempts from this address or for this username on register, login, guest or \
-         refresh.",
+         refresh; too many chat messages; or, for one user, too many open event streams and \
+         long-polls on one instance (16).",
         "Wait the seconds that `Retry-After` gives; `RateLimit-Remaining` and `RateLimit-Reset` \
          tell how many attempts are left and when the quota is whole again.",
     ),

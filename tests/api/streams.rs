@@ -685,6 +685,39 @@ async fn an_idle_stream_gets_heartbeats_and_the_ceiling_answers_503() {
 }
 
 #[actix_web::test]
+async fn one_user_holds_at_most_16_streams_and_long_polls_and_others_are_unaffected() {
+    let db = TestDb::migrated();
+    let app = common::app(db.state()).await;
+    let me = register(&app, "sse_hoarder").await;
+    let other = register(&app, "sse_neighbour").await;
+    let feed = "/api/v1/me/notifications/stream";
+    let mut held = Vec::new();
+    for _ in 0..leekha::app::presence::MAX_PER_USER {
+        held.push(open_ok(&app, stream_req(feed, &me.access)).await);
+    }
+    let refused = open(&app, stream_req(feed, &me.access))
+        .await
+        .err()
+        .unwrap();
+    refused.assert_problem(429, "rate_limited");
+    assert!(refused.header("retry-after").is_some());
+    get(&app, "/api/v1/me/notifications?wait=1", &me.access)
+        .await
+        .assert_problem(429, "rate_limited");
+    // A plain read is no long-poll, and another user's stream has room.
+    assert_eq!(
+        get(&app, "/api/v1/me/notifications", &me.access)
+            .await
+            .status,
+        200
+    );
+    let _theirs = open_ok(&app, stream_req(feed, &other.access)).await;
+    held.pop();
+    let polled = get(&app, "/api/v1/me/notifications?wait=1", &me.access).await;
+    assert_eq!(polled.status, 200, "a closed stream frees its place");
+}
+
+#[actix_web::test]
 async fn presence_tells_who_watches_a_game() {
     let db = TestDb::migrated();
     let state = db.state();

@@ -19,7 +19,8 @@ use crate::error::Error;
 /// instances. `GET /games/{id}/events/stream` delivers the same events as a stream.
 #[utoipa::path(operation_id = "list_events", tag = "games", security(("bearer" = [])),
     params(("id" = uuid::Uuid, Path, description = "Game id"), long_poll::Query),
-    responses((status = 200, description = "Events (possibly none when the wait ran out)", body = EventsPage)))]
+    responses((status = 200, description = "Events (possibly none when the wait ran out)", body = EventsPage),
+        long_poll::TooManyOfMine))]
 #[get("/games/{id}/events")]
 pub async fn events(on: OnGame<web::Query<long_poll::Query>>) -> Reply {
     let Call {

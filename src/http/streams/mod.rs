@@ -219,7 +219,7 @@ pub struct SseEvent {
         (status = 200, description = "An event stream; each frame read as an `SseEvent`. On the wire:\n\n```\nretry: 2000\n\nid: 7\nevent: card_played\ndata: {\"seq\":7,\"type\":\"card_played\",\"created_at\":\"2026-12-01T11:43:03.034437Z\",\"data\":{\"seat\":1,\"card\":\"QS\"}}\n\n: keep-alive\n```", content_type = "text/event-stream", body = SseEvent,
          example = json!({"id": "7", "event": "card_played", "data": "{\"seq\":7,\"type\":\"card_played\",\"created_at\":\"2026-12-01T11:43:03.034437Z\",\"data\":{\"seat\":1,\"card\":\"QS\"}}"})),
         (status = 204, description = "The game is over and the caller has every event of it: nothing will follow"),
-        TooManyStreams))]
+        TooManyStreams, crate::http::long_poll::TooManyOfMine))]
 #[get("/games/{id}/events/stream")]
 pub async fn game_stream(
     state: State,
@@ -264,7 +264,7 @@ pub async fn game_stream(
     responses(
         (status = 200, description = "A notification stream; each frame read as an `SseEvent`. On the wire:\n\n```\nretry: 2000\n\nid: 3\nevent: your_turn\ndata: {\"seq\":3,\"type\":\"your_turn\",\"game_id\":\"7d753fd3-6341-4081-ba57-dd371cf06ad2\",\"data\":{\"seat\":0},\"created_at\":\"2026-12-01T11:43:03.034437Z\"}\n```", content_type = "text/event-stream", body = SseEvent,
          example = json!({"id": "3", "event": "your_turn", "data": "{\"seq\":3,\"type\":\"your_turn\",\"game_id\":\"7d753fd3-6341-4081-ba57-dd371cf06ad2\",\"data\":{\"seat\":0},\"created_at\":\"2026-12-01T11:43:03.034437Z\"}"})),
-        TooManyStreams))]
+        TooManyStreams, crate::http::long_poll::TooManyOfMine))]
 #[get("/me/notifications/stream")]
 pub async fn feed_stream(state: State, req: HttpRequest, query: web::Query<StreamQuery>) -> Reply {
     let (after, credential) = query.into_inner().start(&req).await?;
