@@ -102,7 +102,8 @@ pub fn admit(state: &AppState, user_id: &str, topic: &str, by: Follower) -> Resu
 /// the wait counts against the ceiling and as presence.
 ///
 /// # Errors
-/// `read`'s errors; 503 `too_many_streams` when the ceiling is reached.
+/// `read`'s errors; 503 `too_many_streams` when the ceiling is reached; 401 or 403
+/// `banned` when the account was deleted or banned while the call waited.
 pub async fn poll<T, F, Fut>(
     state: &AppState,
     user_id: &str,
@@ -122,7 +123,8 @@ where
     } else {
         None
     };
-    loop {
+    let mut waited = false;
+    let found = loop {
         // Armed before the read: a change in between still wakes this waiter.
         let notified = handle.notified();
         tokio::pin!(notified);
@@ -131,15 +133,28 @@ where
         // A shutdown leaves long-polls to run their course (at most 30 s, within the
         // drain): only streams, which never end on their own, are cut short.
         if !is_empty(&found) {
-            return Ok(found);
+            break found;
         }
         let now = tokio::time::Instant::now();
-        if now >= deadline
-            || tokio::time::timeout(deadline - now, notified)
-                .await
-                .is_err()
-        {
-            return Ok(found);
+        if now >= deadline {
+            break found;
         }
+        waited = true;
+        if tokio::time::timeout(deadline - now, notified)
+            .await
+            .is_err()
+        {
+            break found;
+        }
+    };
+    if waited {
+        // The account was judged when the call came; a ban or a deletion during the wait
+        // must not let its answer through.
+        let user_id = user_id.to_owned();
+        state
+            .db
+            .run(move |conn| crate::auth::check_account(conn, &user_id).map(drop))
+            .await?;
     }
+    Ok(found)
 }

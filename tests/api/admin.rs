@@ -148,6 +148,43 @@ async fn every_admin_route_answers_403_to_a_player_and_401_without_a_token() {
 }
 
 #[actix_web::test]
+async fn a_long_poll_waiting_when_its_user_is_banned_answers_403_not_what_woke_it() {
+    let db = TestDb::migrated();
+    let state = db.state();
+    let app = common::app(state.clone()).await;
+    let boss = admin(&app, &state, "pollboss").await;
+    let user = register(&app, "poller").await;
+    let friend = register(&app, "pollfriend").await;
+    let poll = get(
+        &app,
+        "/api/v1/me/notifications?after=0&wait=10",
+        &user.access,
+    );
+    let meanwhile = async {
+        tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+        let banned = post(
+            &app,
+            &format!("/api/v1/admin/users/{}/ban", user.id),
+            json!({"reason": "spam"}),
+            &boss.access,
+        )
+        .await;
+        assert_eq!(banned.status, 200, "{}", banned.text);
+        // A notification for the banned user wakes the waiting call.
+        let asked =
+            crate::common::play::put(&app, "/api/v1/me/friends/poller", &friend.access).await;
+        assert!(asked.status.is_success(), "{}", asked.text);
+    };
+    let started = std::time::Instant::now();
+    let (answer, ()) = tokio::join!(poll, meanwhile);
+    answer.assert_problem(403, "banned");
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(9),
+        "woken by the notification, not by the end of the wait"
+    );
+}
+
+#[actix_web::test]
 async fn admin_actions_that_need_a_body_refuse_an_empty_one_with_400_and_change_nothing() {
     let db = TestDb::migrated();
     let state = db.state();
