@@ -168,10 +168,15 @@ impl Resolver for GuardedResolver {
                     let host = uri.host().unwrap_or_default();
                     return Err(ureq::Error::Io(std::io::Error::new(
                         std::io::ErrorKind::PermissionDenied,
-                        format!(
-                            "{host} resolves to {}, {why}: only public addresses are allowed",
-                            addr.ip()
-                        ),
+                        // The address and its range stay unsaid (see `check_url`); the
+                        // log of the refusal says `why`.
+                        {
+                            tracing::debug!(%host, ip = %addr.ip(), %why, "address refused");
+                            format!(
+                                "{host} resolves to an address that is not public: only \
+                                 public addresses are allowed"
+                            )
+                        },
                     )));
                 }
             }

@@ -82,25 +82,35 @@ pub fn check_url(raw: &str, allow_private: bool) -> Result<url::Url, String> {
     let port = url.port_or_known_default().unwrap_or(443);
     // An address literal is judged as parsed (the URL parser has already normalised forms
     // such as `http://2130706433/`); only a name is resolved.
-    let addrs: Vec<IpAddr> = match url.host().ok_or("the URL has no host")? {
-        url::Host::Ipv4(ip) => vec![ip.into()],
-        url::Host::Ipv6(ip) => vec![ip.into()],
-        url::Host::Domain(name) => (name, port)
-            .to_socket_addrs()
-            .map_err(|e| format!("cannot resolve {name}: {e}"))?
-            .map(|a| a.ip())
-            .collect(),
-    };
     let host = url.host_str().unwrap_or_default();
+    let (addrs, named): (Vec<IpAddr>, bool) = match url.host().ok_or("the URL has no host")? {
+        url::Host::Ipv4(ip) => (vec![ip.into()], false),
+        url::Host::Ipv6(ip) => (vec![ip.into()], false),
+        // What the server's resolver says stays unsaid: any user could otherwise map the
+        // internal names of the server's network to their addresses.
+        url::Host::Domain(name) => (
+            (name, port)
+                .to_socket_addrs()
+                .map_err(|_| format!("cannot resolve {name}"))?
+                .map(|a| a.ip())
+                .collect(),
+            true,
+        ),
+    };
     if addrs.is_empty() {
         return Err(format!("{host} has no address"));
     }
     if !allow_private {
         for ip in &addrs {
             if let Some(why) = refusal(*ip) {
-                return Err(format!(
-                    "{host} resolves to {ip}, {why}: only public addresses are allowed"
-                ));
+                return Err(if named {
+                    format!(
+                        "{host} resolves to an address that is not public: only public \
+                         addresses are allowed"
+                    )
+                } else {
+                    format!("{ip} is {why}: only public addresses are allowed")
+                });
             }
         }
     }
@@ -257,6 +267,16 @@ mod tests {
         );
         assert!(check_url("http://127.0.0.1:9/hook", true).is_ok());
         assert!(check_url("not a url", true).is_err());
+        // A name's addresses are the server's resolver's to know, not the caller's.
+        let named = check_url("http://localhost:9/hook", false).unwrap_err();
+        assert!(
+            named.contains("localhost resolves to an address that is not public")
+                && !named.contains("127.0.0.1")
+                && !named.contains("::1"),
+            "{named}"
+        );
+        let unknown = check_url("http://no-such-host.invalid/hook", false).unwrap_err();
+        assert_eq!(unknown, "cannot resolve no-such-host.invalid");
     }
 
     #[test]
@@ -380,7 +400,11 @@ mod tests {
             .send(&b"{}"[..])
             .unwrap_err()
             .to_string();
-        assert!(refused.contains("127.0.0.1, loopback"), "{refused}");
+        assert!(
+            refused.contains("rebinding.invalid resolves to an address that is not public")
+                && !refused.contains("127.0.0.1"),
+            "what the resolver said stays unsaid: {refused}"
+        );
         assert_eq!(
             listener.accept().unwrap_err().kind(),
             std::io::ErrorKind::WouldBlock,
