@@ -1828,7 +1828,10 @@ export interface components {
              * @description Device id.
              */
             id: string;
-            /** @description The last failure, as a sentence. */
+            /**
+             * @description The last failure, as a sentence: the service's status and the start of its answer
+             *     (only the status for a Web Push endpoint on a server that allows private addresses).
+             */
             last_error: string | null;
             /**
              * Format: date-time

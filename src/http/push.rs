@@ -94,7 +94,8 @@ pub struct DeviceView {
     /// The last push the service accepted.
     #[schema(required = true)]
     pub last_success_at: Option<DateTime<Utc>>,
-    /// The last failure, as a sentence.
+    /// The last failure, as a sentence: the service's status and the start of its answer
+    /// (only the status for a Web Push endpoint on a server that allows private addresses).
     #[schema(required = true)]
     pub last_error: Option<String>,
 }

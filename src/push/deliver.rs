@@ -228,13 +228,20 @@ impl Pusher {
         let now = db::now();
         let n = push.attempts + 1;
         let status = answer.as_ref().ok().map(|a| i32::from(a.status));
+        // A Web Push endpoint is the user's to choose; on a server that may call private
+        // addresses, its answer's body could be an internal service's, which the user reads
+        // back in the device's `last_error`: there only the status is kept.
+        let echo_body = !(platform == Platform::Webpush && self.state.config.webhook_allow_private);
         let error = match &answer {
-            Ok(a) if verdict != Verdict::Delivered => Some(format!(
+            Ok(a) if verdict != Verdict::Delivered && echo_body => Some(format!(
                 "{} answered {}: {}",
                 platform.as_str(),
                 a.status,
                 a.body.chars().take(300).collect::<String>()
             )),
+            Ok(a) if verdict != Verdict::Delivered => {
+                Some(format!("{} answered {}", platform.as_str(), a.status))
+            }
             Ok(_) => None,
             Err(e) => Some(e.chars().take(500).collect()),
         };

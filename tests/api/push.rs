@@ -429,6 +429,35 @@ async fn a_web_push_arrives_encrypted_and_signed_and_a_gone_subscription_is_remo
 }
 
 #[actix_web::test]
+async fn a_failed_web_push_reports_its_status_but_not_what_a_private_endpoint_said() {
+    let db = TestDb::migrated();
+    // The fake listens on loopback, so private addresses are allowed: the case where an
+    // endpoint's answer could be an internal service's.
+    let state = common::state_for(config_for(&db));
+    assert!(state.config.webhook_allow_private);
+    let app = common::app(state.clone()).await;
+    let alice = common::register(&app, "alice").await;
+    let service = Fake::start(|_| (500, vec![], b"SECRET-INTERNAL-DATA".to_vec()));
+    let browser = Browser::new();
+    let sub = browser.subscription(&format!("{}/push/alice", service.url));
+    let r = send(
+        &app,
+        bearer(post_json("/api/v1/me/devices", sub), &alice.access),
+    )
+    .await;
+    assert_eq!(r.status, 201, "{}", r.text);
+    notify(&state, &alice.id, Kind::YourTurn, GAME);
+    let mut pusher = Pusher::new(state.clone()).unwrap();
+    assert_eq!(drain(&mut pusher), 1);
+    assert_eq!(service.requests().len(), 1);
+    let list = devices_of(&app, &alice.access).await;
+    assert_eq!(
+        list["items"][0]["last_error"], "webpush answered 500",
+        "{list}"
+    );
+}
+
+#[actix_web::test]
 async fn disabled_kinds_are_not_pushed_and_quiet_hours_push_silently() {
     let db = TestDb::migrated();
     let state = common::state_for(config_for(&db));
