@@ -400,7 +400,8 @@ export interface paths {
         put?: never;
         /**
          * Create an account and log in.
-         * @description Usernames are 3–32 ASCII letters, digits or `_`, unique ignoring case; passwords 8–128
+         * @description Usernames are 3–32 ASCII letters, digits or `_`, unique ignoring case, and do not start
+         *     `guest_` (kept for guest accounts); passwords 8–128
          *     characters. Answers the same token pair as a login. Rate limited per client address and
          *     per username (`RateLimit-*` headers; 429 with `Retry-After` above the limit).
          */
@@ -1747,7 +1748,8 @@ export interface components {
              */
             password: string;
             /**
-             * @description 3–32 ASCII letters of either case, digits or `_`; unique ignoring case.
+             * @description 3–32 ASCII letters of either case, digits or `_`; unique ignoring case; not starting
+             *     `guest_` (kept for guest accounts).
              * @example layla_99
              */
             username: string;
@@ -3402,7 +3404,10 @@ export interface components {
              *     caller's too (its access token works until it expires).
              */
             refresh_token?: string | null;
-            /** @description A new username (3–32 ASCII letters of either case, digits or `_`; unique ignoring case). */
+            /**
+             * @description A new username (3–32 ASCII letters of either case, digits or `_`; unique ignoring case;
+             *     not starting `guest_`, which is kept for guests, unless it is the caller's own).
+             */
             username?: string | null;
         };
         /** @description The caller's profile after a change, and what became of its sessions. */

@@ -214,7 +214,7 @@ fn guest_name() -> String {
     let suffix: String = (0..10)
         .map(|_| ALPHABET[rand::random_range(0..ALPHABET.len())] as char)
         .collect();
-    format!("guest_{suffix}")
+    format!("{}{suffix}", crate::auth::GUEST_PREFIX)
 }
 
 /// Creates a guest account with a random username and no password, and logs it in.

@@ -45,6 +45,9 @@ impl Role {
     }
 }
 
+/// How every guest's generated username starts.
+pub const GUEST_PREFIX: &str = "guest_";
+
 /// A valid username: 3–32 characters of `a-z`, `0-9`, `_` (letters in either case; unique
 /// ignoring case).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -66,6 +69,24 @@ impl Username {
             )));
         }
         Ok(Self(raw.to_owned()))
+    }
+
+    /// A name a user chooses (at registration, in a rename, for an administrator): as
+    /// [`Username::parse`], but a name starting `guest_` (in any case) stays the guests':
+    /// no one may pass for a guest, nor take a name the guest generator may hand out.
+    /// `current` is the caller's present name, which they may keep.
+    ///
+    /// # Errors
+    /// 400 `validation_failed`, as [`Username::parse`] or for the reserved prefix.
+    pub fn chosen(raw: &str, current: Option<&str>) -> Result<Self, Error> {
+        let name = Self::parse(raw)?;
+        let keeps_own = current.is_some_and(|c| c.eq_ignore_ascii_case(raw));
+        if !keeps_own && name.key().starts_with(GUEST_PREFIX) {
+            return Err(Error::validation(format!(
+                "usernames starting with {GUEST_PREFIX} are kept for guest accounts"
+            )));
+        }
+        Ok(name)
     }
 
     /// As entered.
@@ -226,6 +247,15 @@ mod tests {
             assert!(Username::parse(bad).is_err(), "{bad}");
         }
         assert_eq!(Username::parse("Alice").unwrap().key(), "alice");
+        for reserved in ["guest_abcdefghij", "Guest_x", "GUEST_"] {
+            assert!(Username::parse(reserved).is_ok(), "{reserved} exists");
+            assert!(Username::chosen(reserved, None).is_err(), "{reserved}");
+        }
+        assert!(
+            Username::chosen("guest_abc", Some("GUEST_ABC")).is_ok(),
+            "one's own"
+        );
+        assert!(Username::chosen("guestroom", None).is_ok());
     }
 
     #[test]

@@ -1028,3 +1028,39 @@ async fn concurrent_refreshes_and_game_creations_all_succeed() {
         }
     }
 }
+
+#[actix_web::test]
+async fn names_starting_guest_are_kept_for_guests() {
+    let db = TestDb::migrated();
+    let app = common::app(db.state()).await;
+    for name in ["guest_abcdefghij", "Guest_me"] {
+        let reply = send(
+            &app,
+            post_json(
+                "/api/v1/auth/register",
+                json!({"username": name, "password": PASSWORD}),
+            ),
+        )
+        .await;
+        reply.assert_problem(400, "validation_failed");
+        assert!(reply.json["detail"].as_str().unwrap().contains("guest_"));
+    }
+    let guest = send(&app, TestRequest::post().uri("/api/v1/auth/guest")).await;
+    let access = guest.json["access_token"].as_str().unwrap().to_owned();
+    let own = guest.json["user"]["username"].as_str().unwrap().to_owned();
+    let rename = |name: &str| {
+        bearer(
+            TestRequest::patch()
+                .uri("/api/v1/me")
+                .set_json(json!({"username": name, "password": PASSWORD})),
+            &access,
+        )
+    };
+    send(&app, rename("guest_other1"))
+        .await
+        .assert_problem(400, "validation_failed");
+    // A guest keeping its own name while it sets a password is no impostor.
+    let kept = send(&app, rename(&own)).await;
+    assert_eq!(kept.status, 200, "{}", kept.text);
+    assert_eq!(kept.json["is_guest"], false);
+}

@@ -15,7 +15,8 @@ use super::{UserView, check_rate};
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct UpdateMe {
-    /// A new username (3–32 ASCII letters of either case, digits or `_`; unique ignoring case).
+    /// A new username (3–32 ASCII letters of either case, digits or `_`; unique ignoring case;
+    /// not starting `guest_`, which is kept for guests, unless it is the caller's own).
     #[schema(pattern = "^[A-Za-z0-9_]{3,32}$")]
     pub username: Option<String>,
     /// A new password (8–128 characters).
@@ -94,7 +95,10 @@ pub async fn update_me(req: HttpRequest, call: Mine<(), Json<UpdateMe>>) -> Repl
         refresh_token,
     } = body.into_inner();
     let change = ProfileChange::new(
-        username.as_deref().map(Username::parse).transpose()?,
+        username
+            .as_deref()
+            .map(|name| Username::chosen(name, Some(&user.user.username)))
+            .transpose()?,
         password.as_deref().map(Password::parse).transpose()?,
         current_password,
         refresh_token,

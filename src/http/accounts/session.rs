@@ -21,7 +21,8 @@ use super::{UserView, check_rate};
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Credentials {
-    /// 3–32 ASCII letters of either case, digits or `_`; unique ignoring case.
+    /// 3–32 ASCII letters of either case, digits or `_`; unique ignoring case; not starting
+    /// `guest_` (kept for guest accounts).
     #[schema(example = "layla_99", pattern = "^[A-Za-z0-9_]{3,32}$")]
     pub username: String,
     /// 8–128 characters.
@@ -126,7 +127,8 @@ where
 
 /// Create an account and log in.
 ///
-/// Usernames are 3–32 ASCII letters, digits or `_`, unique ignoring case; passwords 8–128
+/// Usernames are 3–32 ASCII letters, digits or `_`, unique ignoring case, and do not start
+/// `guest_` (kept for guest accounts); passwords 8–128
 /// characters. Answers the same token pair as a login. Rate limited per client address and
 /// per username (`RateLimit-*` headers; 429 with `Retry-After` above the limit).
 #[utoipa::path(operation_id = "register", tag = "accounts",
@@ -140,7 +142,7 @@ where
 pub async fn register(state: State, req: HttpRequest, body: Json<Credentials>) -> Reply {
     let answer = async {
         let account = NewAccount {
-            username: Username::parse(&body.username)?,
+            username: Username::chosen(&body.username, None)?,
             password: Password::parse(&body.password)?,
         };
         open_session(&state, true, move |conn, issuer| {
