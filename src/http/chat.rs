@@ -14,6 +14,7 @@ use crate::error::Error;
 use crate::http::extract::{Json, Mine};
 use crate::http::games::OnGame;
 use crate::http::problem::ApiError;
+use crate::http::query::Query;
 use crate::http::reply::{Reply, created, ok};
 use crate::http::views::game::PlayerRef;
 use crate::http::{pagination, rate_limit};
@@ -236,7 +237,7 @@ pub async fn post_message(on: OnGame<Json<NewMessage>>) -> Reply {
         (status = 200, description = "A page of messages", body = ChatPage),
         (status = 404, description = "No such game, or one the caller may not watch")))]
 #[get("/games/{id}/chat")]
-pub async fn list_messages(on: OnGame<web::Query<ChatQuery>>) -> Reply {
+pub async fn list_messages(on: OnGame<Query<ChatQuery>>) -> Reply {
     let query = &on.input;
     let after = query.after.unwrap_or(0);
     if after < 0 {

@@ -36,6 +36,7 @@ pub mod problem;
 pub mod problem_catalog;
 pub mod problem_page;
 pub mod push;
+pub mod query;
 pub mod rate_limit;
 pub mod ratings;
 pub mod reply;

@@ -97,7 +97,7 @@ pub struct WebhookView {
     responses((status = 200, description = "Notifications (possibly none when the wait ran out)", body = FeedPage),
         long_poll::TooManyOfMine))]
 #[get("/me/notifications")]
-pub async fn feed(me: Mine<(), web::Query<long_poll::Query>>) -> Reply {
+pub async fn feed(me: Mine<(), crate::http::query::Query<long_poll::Query>>) -> Reply {
     let query = &me.input;
     let (after, wait, limit) = query.checked()?;
     let (rows, last_seq) = long_poll::poll(

@@ -6,6 +6,7 @@ use chrono::NaiveDateTime;
 
 use crate::error::Error;
 use crate::games::lists::{FromGame, Urgency};
+use crate::http::query::Query;
 
 const TIME_FORMAT: &str = "%Y-%m-%dT%H:%M:%S%.f";
 
@@ -198,7 +199,7 @@ pub struct PageQuery {
 
 /// What a paginated list with filters of its own reads from the query string: its filters
 /// `Q`, then the page.
-pub type Paged<Q> = (actix_web::web::Query<Q>, actix_web::web::Query<PageQuery>);
+pub type Paged<Q> = (Query<Q>, Query<PageQuery>);
 
 impl PageQuery {
     /// The page size: 50 when absent.

@@ -1033,3 +1033,38 @@ async fn a_body_naming_a_key_twice_is_refused_whatever_the_operation() {
     .await
     .assert_problem(400, "validation_failed");
 }
+
+#[actix_web::test]
+async fn a_query_parameter_given_empty_is_a_parameter_not_given() {
+    let db = TestDb::migrated();
+    let state = db.state();
+    let app = common::app(state.clone()).await;
+    let boss = crate::admin::admin(&app, &state, "empty_q_boss").await;
+    let me = register(&app, "empty_q").await;
+    let game = crate::common::play::game_of(&app, std::slice::from_ref(&me), json!({})).await;
+    for uri in [
+        "/api/v1/games?status=&limit=&cursor=".to_owned(),
+        "/api/v1/me/games?status=&friends=".to_owned(),
+        "/api/v1/me/notifications?after=&wait=&limit".to_owned(),
+        format!("/api/v1/games/{game}/chat?after=&limit="),
+        format!("/api/v1/games/{game}/events?after=&wait="),
+        "/api/v1/leaderboards/solo?around=&limit=".to_owned(),
+    ] {
+        let reply = send(&app, bearer(TestRequest::get().uri(&uri), &me.access)).await;
+        assert_eq!(reply.status, 200, "{uri}: {}", reply.text);
+    }
+    for uri in [
+        "/api/v1/admin/audit?action=&target_id=",
+        "/api/v1/admin/games?status=&player=",
+    ] {
+        let reply = send(&app, bearer(TestRequest::get().uri(uri), &boss.access)).await;
+        assert_eq!(reply.status, 200, "{uri}: {}", reply.text);
+    }
+    // A value that is there is still judged.
+    let bad = send(
+        &app,
+        bearer(TestRequest::get().uri("/api/v1/games?limit=x"), &me.access),
+    )
+    .await;
+    bad.assert_problem(400, "validation_failed");
+}

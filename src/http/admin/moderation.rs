@@ -1,7 +1,7 @@
 //! Moderation of table talk: the queue of reported messages, hiding a message, muting a
 //! user. Every change is audited.
 
-use actix_web::{get, post, web};
+use actix_web::{get, post};
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
@@ -10,6 +10,7 @@ use crate::chat;
 use crate::db::chat as store;
 use crate::http::chat::ChatMessageView;
 use crate::http::pagination::{PageQuery, keyset_page, page};
+use crate::http::query::Query;
 use crate::http::reply::{Reply, ok};
 
 use super::views::AdminUserView;
@@ -73,7 +74,7 @@ pub struct MuteRequest {
     params(PageQuery),
     responses((status = 200, description = "A page of open reports", body = ReportsPage)))]
 #[get("/admin/reports")]
-pub async fn list_reports(admin: Admin, page: web::Query<PageQuery>) -> Reply {
+pub async fn list_reports(admin: Admin, page: Query<PageQuery>) -> Reply {
     let (limit, after) = page.keyset()?;
     let rows = admin
         .state

@@ -1,6 +1,6 @@
 //! `GET /games/{id}/events`.
 
-use actix_web::{get, web};
+use actix_web::get;
 
 use crate::db::games as store;
 use crate::games::Table;
@@ -22,7 +22,7 @@ use crate::error::Error;
     responses((status = 200, description = "Events (possibly none when the wait ran out)", body = EventsPage),
         long_poll::TooManyOfMine))]
 #[get("/games/{id}/events")]
-pub async fn events(on: OnGame<web::Query<long_poll::Query>>) -> Reply {
+pub async fn events(on: OnGame<crate::http::query::Query<long_poll::Query>>) -> Reply {
     let Call {
         state,
         user,

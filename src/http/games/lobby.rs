@@ -1,6 +1,6 @@
 //! `GET /games` (the lobby) and `GET /me/games`.
 
-use actix_web::{get, web};
+use actix_web::get;
 use serde::Deserialize;
 use utoipa::IntoParams;
 
@@ -8,6 +8,7 @@ use crate::error::Error;
 use crate::games::{GameStatus, lists};
 use crate::http::extract::Mine;
 use crate::http::pagination::{Cursor, keyset_page, limit, urgency_page};
+use crate::http::query::Query;
 use crate::http::reply::{Reply, ok};
 use crate::http::views::game::game_view;
 use crate::http::views::lists::{LobbyPage, MyGamesPage, my_game};
@@ -65,7 +66,7 @@ pub struct MyGamesQuery {
     params(LobbyQuery),
     responses((status = 200, description = "A page of waiting games", body = LobbyPage)))]
 #[get("/games")]
-pub async fn lobby(me: Mine<(), web::Query<LobbyQuery>>) -> Reply {
+pub async fn lobby(me: Mine<(), Query<LobbyQuery>>) -> Reply {
     let query = &me.input;
     if let Some(status) = query.status.as_deref()
         && status != "waiting"
@@ -103,7 +104,7 @@ pub async fn lobby(me: Mine<(), web::Query<LobbyQuery>>) -> Reply {
     params(MyGamesQuery),
     responses((status = 200, description = "A page of the caller's games", body = MyGamesPage)))]
 #[get("/me/games")]
-pub async fn my_games(me: Mine<(), web::Query<MyGamesQuery>>) -> Reply {
+pub async fn my_games(me: Mine<(), Query<MyGamesQuery>>) -> Reply {
     let query = &me.input;
     if query.friends.is_some() {
         return Err(Error::validation("friends filters the lobby only").into());

@@ -30,6 +30,7 @@ use crate::http::extract::{AuthUser, Caller};
 use crate::http::games::viewer_of;
 use crate::http::long_poll;
 use crate::http::problem::ApiError;
+use crate::http::query::Query;
 use crate::http::reply::{Reply, State, no_content};
 
 use sse::{AccountWatch, EventStream, Source, Subscription};
@@ -225,7 +226,7 @@ pub async fn game_stream(
     state: State,
     req: HttpRequest,
     path: web::Path<uuid::Uuid>,
-    query: web::Query<StreamQuery>,
+    query: Query<StreamQuery>,
 ) -> Reply {
     let id = path.into_inner().to_string();
     let (after, credential) = query.into_inner().start(&req).await?;
@@ -266,7 +267,7 @@ pub async fn game_stream(
          example = json!({"id": "3", "event": "your_turn", "data": "{\"seq\":3,\"type\":\"your_turn\",\"game_id\":\"7d753fd3-6341-4081-ba57-dd371cf06ad2\",\"data\":{\"seat\":0},\"created_at\":\"2026-12-01T11:43:03.034437Z\"}"})),
         TooManyStreams, crate::http::long_poll::TooManyOfMine))]
 #[get("/me/notifications/stream")]
-pub async fn feed_stream(state: State, req: HttpRequest, query: web::Query<StreamQuery>) -> Reply {
+pub async fn feed_stream(state: State, req: HttpRequest, query: Query<StreamQuery>) -> Reply {
     let (after, credential) = query.into_inner().start(&req).await?;
     let caller = state
         .db
