@@ -3571,6 +3571,8 @@ export interface operations {
             /** @description Missing, invalid or expired access token (`missing_token`, `invalid_token`) */
             401: {
                 headers: {
+                    /** @description The challenge: `Bearer realm="leekha"`, with `error="invalid_token"` when a token was sent and refused */
+                    "WWW-Authenticate": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3654,6 +3656,8 @@ export interface operations {
             /** @description Missing, invalid or expired access token (`missing_token`, `invalid_token`) */
             401: {
                 headers: {
+                    /** @description The challenge: `Bearer realm="leekha"`, with `error="invalid_token"` when a token was sent and refused */
+                    "WWW-Authenticate": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3778,6 +3782,8 @@ export interface operations {
             /** @description Missing, invalid or expired access token (`missing_token`, `invalid_token`) */
             401: {
                 headers: {
+                    /** @description The challenge: `Bearer realm="leekha"`, with `error="invalid_token"` when a token was sent and refused */
+                    "WWW-Authenticate": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3857,6 +3863,8 @@ export interface operations {
             /** @description Missing, invalid or expired access token (`missing_token`, `invalid_token`) */
             401: {
                 headers: {
+                    /** @description The challenge: `Bearer realm="leekha"`, with `error="invalid_token"` when a token was sent and refused */
+                    "WWW-Authenticate": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3951,6 +3959,8 @@ export interface operations {
             /** @description Missing, invalid or expired access token (`missing_token`, `invalid_token`) */
             401: {
                 headers: {
+                    /** @description The challenge: `Bearer realm="leekha"`, with `error="invalid_token"` when a token was sent and refused */
+                    "WWW-Authenticate": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4075,6 +4085,8 @@ export interface operations {
             /** @description Missing, invalid or expired access token (`missing_token`, `invalid_token`) */
             401: {
                 headers: {
+                    /** @description The challenge: `Bearer realm="leekha"`, with `error="invalid_token"` when a token was sent and refused */
+                    "WWW-Authenticate": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4192,6 +4204,8 @@ export interface operations {
             /** @description Missing, invalid or expired access token (`missing_token`, `invalid_token`) */
             401: {
                 headers: {
+                    /** @description The challenge: `Bearer realm="leekha"`, with `error="invalid_token"` when a token was sent and refused */
+                    "WWW-Authenticate": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4259,6 +4273,8 @@ export interface operations {
             /** @description Missing, invalid or expired access token (`missing_token`, `invalid_token`) */
             401: {
                 headers: {
+                    /** @description The challenge: `Bearer realm="leekha"`, with `error="invalid_token"` when a token was sent and refused */
+                    "WWW-Authenticate": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4342,6 +4358,8 @@ export interface operations {
             /** @description Missing, invalid or expired access token (`missing_token`, `invalid_token`) */
             401: {
                 headers: {
+                    /** @description The challenge: `Bearer realm="leekha"`, with `error="invalid_token"` when a token was sent and refused */
+                    "WWW-Authenticate": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4425,6 +4443,8 @@ export interface operations {
             /** @description Missing, invalid or expired access token (`missing_token`, `invalid_token`) */
             401: {
                 headers: {
+                    /** @description The challenge: `Bearer realm="leekha"`, with `error="invalid_token"` when a token was sent and refused */
+                    "WWW-Authenticate": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4544,6 +4564,8 @@ export interface operations {
             /** @description Missing, invalid or expired access token (`missing_token`, `invalid_token`) */
             401: {
                 headers: {
+                    /** @description The challenge: `Bearer realm="leekha"`, with `error="invalid_token"` when a token was sent and refused */
+                    "WWW-Authenticate": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4655,6 +4677,8 @@ export interface operations {
             /** @description Missing, invalid or expired access token (`missing_token`, `invalid_token`) */
             401: {
                 headers: {
+                    /** @description The challenge: `Bearer realm="leekha"`, with `error="invalid_token"` when a token was sent and refused */
+                    "WWW-Authenticate": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4765,6 +4789,8 @@ export interface operations {
             /** @description Missing, invalid or expired access token (`missing_token`, `invalid_token`) */
             401: {
                 headers: {
+                    /** @description The challenge: `Bearer realm="leekha"`, with `error="invalid_token"` when a token was sent and refused */
+                    "WWW-Authenticate": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4885,6 +4911,8 @@ export interface operations {
             /** @description Missing, invalid or expired access token (`missing_token`, `invalid_token`) */
             401: {
                 headers: {
+                    /** @description The challenge: `Bearer realm="leekha"`, with `error="invalid_token"` when a token was sent and refused */
+                    "WWW-Authenticate": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5111,6 +5139,8 @@ export interface operations {
                     "RateLimit-Remaining"?: number;
                     /** @description Seconds until the window allows the next attempt in full */
                     "RateLimit-Reset"?: number;
+                    /** @description The challenge: `Bearer realm="leekha"`, with `error="invalid_token"` when a token was sent and refused */
+                    "WWW-Authenticate": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5346,6 +5376,8 @@ export interface operations {
                     "RateLimit-Remaining"?: number;
                     /** @description Seconds until the window allows the next attempt in full */
                     "RateLimit-Reset"?: number;
+                    /** @description The challenge: `Bearer realm="leekha"`, with `error="invalid_token"` when a token was sent and refused */
+                    "WWW-Authenticate": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5616,6 +5648,8 @@ export interface operations {
             /** @description No valid token, or its session has ended (`invalid_token`) */
             401: {
                 headers: {
+                    /** @description The challenge: `Bearer realm="leekha"`, with `error="invalid_token"` when a token was sent and refused */
+                    "WWW-Authenticate": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5758,6 +5792,8 @@ export interface operations {
             /** @description Missing, invalid or expired access token (`missing_token`, `invalid_token`) */
             401: {
                 headers: {
+                    /** @description The challenge: `Bearer realm="leekha"`, with `error="invalid_token"` when a token was sent and refused */
+                    "WWW-Authenticate": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5843,6 +5879,8 @@ export interface operations {
             /** @description Missing, invalid or expired access token (`missing_token`, `invalid_token`) */
             401: {
                 headers: {
+                    /** @description The challenge: `Bearer realm="leekha"`, with `error="invalid_token"` when a token was sent and refused */
+                    "WWW-Authenticate": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5963,6 +6001,8 @@ export interface operations {
             /** @description Missing, invalid or expired access token (`missing_token`, `invalid_token`) */
             401: {
                 headers: {
+                    /** @description The challenge: `Bearer realm="leekha"`, with `error="invalid_token"` when a token was sent and refused */
+                    "WWW-Authenticate": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6064,6 +6104,8 @@ export interface operations {
             /** @description Missing, invalid or expired access token (`missing_token`, `invalid_token`) */
             401: {
                 headers: {
+                    /** @description The challenge: `Bearer realm="leekha"`, with `error="invalid_token"` when a token was sent and refused */
+                    "WWW-Authenticate": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6197,6 +6239,8 @@ export interface operations {
             /** @description Missing, invalid or expired access token (`missing_token`, `invalid_token`) */
             401: {
                 headers: {
+                    /** @description The challenge: `Bearer realm="leekha"`, with `error="invalid_token"` when a token was sent and refused */
+                    "WWW-Authenticate": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6309,6 +6353,8 @@ export interface operations {
                     "RateLimit-Remaining"?: number;
                     /** @description Seconds until the window allows the next attempt in full */
                     "RateLimit-Reset"?: number;
+                    /** @description The challenge: `Bearer realm="leekha"`, with `error="invalid_token"` when a token was sent and refused */
+                    "WWW-Authenticate": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6483,6 +6529,8 @@ export interface operations {
             /** @description Missing, invalid or expired access token (`missing_token`, `invalid_token`) */
             401: {
                 headers: {
+                    /** @description The challenge: `Bearer realm="leekha"`, with `error="invalid_token"` when a token was sent and refused */
+                    "WWW-Authenticate": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6596,6 +6644,8 @@ export interface operations {
             /** @description Missing, invalid or expired access token (`missing_token`, `invalid_token`) */
             401: {
                 headers: {
+                    /** @description The challenge: `Bearer realm="leekha"`, with `error="invalid_token"` when a token was sent and refused */
+                    "WWW-Authenticate": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6735,6 +6785,8 @@ export interface operations {
             /** @description Missing, invalid or expired access token (`missing_token`, `invalid_token`) */
             401: {
                 headers: {
+                    /** @description The challenge: `Bearer realm="leekha"`, with `error="invalid_token"` when a token was sent and refused */
+                    "WWW-Authenticate": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6834,6 +6886,8 @@ export interface operations {
             /** @description Missing, invalid or expired access token (`missing_token`, `invalid_token`) */
             401: {
                 headers: {
+                    /** @description The challenge: `Bearer realm="leekha"`, with `error="invalid_token"` when a token was sent and refused */
+                    "WWW-Authenticate": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6938,6 +6992,8 @@ export interface operations {
             /** @description Missing, invalid or expired access token (`missing_token`, `invalid_token`) */
             401: {
                 headers: {
+                    /** @description The challenge: `Bearer realm="leekha"`, with `error="invalid_token"` when a token was sent and refused */
+                    "WWW-Authenticate": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7055,6 +7111,8 @@ export interface operations {
             /** @description Missing, invalid or expired access token (`missing_token`, `invalid_token`) */
             401: {
                 headers: {
+                    /** @description The challenge: `Bearer realm="leekha"`, with `error="invalid_token"` when a token was sent and refused */
+                    "WWW-Authenticate": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7154,6 +7212,8 @@ export interface operations {
             /** @description Missing, invalid or expired access token (`missing_token`, `invalid_token`) */
             401: {
                 headers: {
+                    /** @description The challenge: `Bearer realm="leekha"`, with `error="invalid_token"` when a token was sent and refused */
+                    "WWW-Authenticate": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7266,6 +7326,8 @@ export interface operations {
             /** @description Missing, invalid or expired access token (`missing_token`, `invalid_token`) */
             401: {
                 headers: {
+                    /** @description The challenge: `Bearer realm="leekha"`, with `error="invalid_token"` when a token was sent and refused */
+                    "WWW-Authenticate": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7363,6 +7425,8 @@ export interface operations {
             /** @description Missing, invalid or expired access token (`missing_token`, `invalid_token`) */
             401: {
                 headers: {
+                    /** @description The challenge: `Bearer realm="leekha"`, with `error="invalid_token"` when a token was sent and refused */
+                    "WWW-Authenticate": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7462,6 +7526,8 @@ export interface operations {
             /** @description Missing, invalid or expired access token (`missing_token`, `invalid_token`) */
             401: {
                 headers: {
+                    /** @description The challenge: `Bearer realm="leekha"`, with `error="invalid_token"` when a token was sent and refused */
+                    "WWW-Authenticate": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7566,6 +7632,8 @@ export interface operations {
             /** @description Missing, invalid or expired access token (`missing_token`, `invalid_token`) */
             401: {
                 headers: {
+                    /** @description The challenge: `Bearer realm="leekha"`, with `error="invalid_token"` when a token was sent and refused */
+                    "WWW-Authenticate": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7642,6 +7710,8 @@ export interface operations {
             /** @description Missing, invalid or expired token */
             401: {
                 headers: {
+                    /** @description The challenge: `Bearer realm="leekha"`, with `error="invalid_token"` when a token was sent and refused */
+                    "WWW-Authenticate": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7707,6 +7777,8 @@ export interface operations {
             /** @description Missing or invalid token */
             401: {
                 headers: {
+                    /** @description The challenge: `Bearer realm="leekha"`, with `error="invalid_token"` when a token was sent and refused */
+                    "WWW-Authenticate": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7805,6 +7877,8 @@ export interface operations {
                     "RateLimit-Remaining"?: number;
                     /** @description Seconds until the window allows the next attempt in full */
                     "RateLimit-Reset"?: number;
+                    /** @description The challenge: `Bearer realm="leekha"`, with `error="invalid_token"` when a token was sent and refused */
+                    "WWW-Authenticate": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7959,6 +8033,8 @@ export interface operations {
             /** @description Missing, invalid or expired access token (`missing_token`, `invalid_token`) */
             401: {
                 headers: {
+                    /** @description The challenge: `Bearer realm="leekha"`, with `error="invalid_token"` when a token was sent and refused */
+                    "WWW-Authenticate": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8042,6 +8118,8 @@ export interface operations {
             /** @description Missing, invalid or expired access token (`missing_token`, `invalid_token`) */
             401: {
                 headers: {
+                    /** @description The challenge: `Bearer realm="leekha"`, with `error="invalid_token"` when a token was sent and refused */
+                    "WWW-Authenticate": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8109,6 +8187,8 @@ export interface operations {
             /** @description Missing, invalid or expired access token (`missing_token`, `invalid_token`) */
             401: {
                 headers: {
+                    /** @description The challenge: `Bearer realm="leekha"`, with `error="invalid_token"` when a token was sent and refused */
+                    "WWW-Authenticate": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8199,6 +8279,8 @@ export interface operations {
             /** @description Missing, invalid or expired access token (`missing_token`, `invalid_token`) */
             401: {
                 headers: {
+                    /** @description The challenge: `Bearer realm="leekha"`, with `error="invalid_token"` when a token was sent and refused */
+                    "WWW-Authenticate": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8294,6 +8376,8 @@ export interface operations {
             /** @description Missing, invalid or expired access token (`missing_token`, `invalid_token`) */
             401: {
                 headers: {
+                    /** @description The challenge: `Bearer realm="leekha"`, with `error="invalid_token"` when a token was sent and refused */
+                    "WWW-Authenticate": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8370,6 +8454,8 @@ export interface operations {
             /** @description Missing, invalid or expired access token (`missing_token`, `invalid_token`) */
             401: {
                 headers: {
+                    /** @description The challenge: `Bearer realm="leekha"`, with `error="invalid_token"` when a token was sent and refused */
+                    "WWW-Authenticate": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8461,6 +8547,8 @@ export interface operations {
             /** @description Missing, invalid or expired access token (`missing_token`, `invalid_token`) */
             401: {
                 headers: {
+                    /** @description The challenge: `Bearer realm="leekha"`, with `error="invalid_token"` when a token was sent and refused */
+                    "WWW-Authenticate": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8567,6 +8655,8 @@ export interface operations {
             /** @description Missing, invalid or expired access token (`missing_token`, `invalid_token`) */
             401: {
                 headers: {
+                    /** @description The challenge: `Bearer realm="leekha"`, with `error="invalid_token"` when a token was sent and refused */
+                    "WWW-Authenticate": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8653,6 +8743,8 @@ export interface operations {
             /** @description Missing, invalid or expired access token (`missing_token`, `invalid_token`) */
             401: {
                 headers: {
+                    /** @description The challenge: `Bearer realm="leekha"`, with `error="invalid_token"` when a token was sent and refused */
+                    "WWW-Authenticate": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8729,6 +8821,8 @@ export interface operations {
             /** @description Missing, invalid or expired access token (`missing_token`, `invalid_token`) */
             401: {
                 headers: {
+                    /** @description The challenge: `Bearer realm="leekha"`, with `error="invalid_token"` when a token was sent and refused */
+                    "WWW-Authenticate": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8819,6 +8913,8 @@ export interface operations {
             /** @description Missing, invalid or expired access token (`missing_token`, `invalid_token`) */
             401: {
                 headers: {
+                    /** @description The challenge: `Bearer realm="leekha"`, with `error="invalid_token"` when a token was sent and refused */
+                    "WWW-Authenticate": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8914,6 +9010,8 @@ export interface operations {
             /** @description Missing, invalid or expired access token (`missing_token`, `invalid_token`) */
             401: {
                 headers: {
+                    /** @description The challenge: `Bearer realm="leekha"`, with `error="invalid_token"` when a token was sent and refused */
+                    "WWW-Authenticate": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9009,6 +9107,8 @@ export interface operations {
             /** @description Missing, invalid or expired access token (`missing_token`, `invalid_token`) */
             401: {
                 headers: {
+                    /** @description The challenge: `Bearer realm="leekha"`, with `error="invalid_token"` when a token was sent and refused */
+                    "WWW-Authenticate": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9076,6 +9176,8 @@ export interface operations {
             /** @description Missing, invalid or expired access token (`missing_token`, `invalid_token`) */
             401: {
                 headers: {
+                    /** @description The challenge: `Bearer realm="leekha"`, with `error="invalid_token"` when a token was sent and refused */
+                    "WWW-Authenticate": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9156,6 +9258,8 @@ export interface operations {
             /** @description Missing, invalid or expired access token (`missing_token`, `invalid_token`) */
             401: {
                 headers: {
+                    /** @description The challenge: `Bearer realm="leekha"`, with `error="invalid_token"` when a token was sent and refused */
+                    "WWW-Authenticate": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9257,6 +9361,8 @@ export interface operations {
             /** @description Missing, invalid or expired access token (`missing_token`, `invalid_token`) */
             401: {
                 headers: {
+                    /** @description The challenge: `Bearer realm="leekha"`, with `error="invalid_token"` when a token was sent and refused */
+                    "WWW-Authenticate": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9375,6 +9481,8 @@ export interface operations {
             /** @description Missing, invalid or expired access token (`missing_token`, `invalid_token`) */
             401: {
                 headers: {
+                    /** @description The challenge: `Bearer realm="leekha"`, with `error="invalid_token"` when a token was sent and refused */
+                    "WWW-Authenticate": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9469,6 +9577,8 @@ export interface operations {
             /** @description Missing, invalid or expired access token (`missing_token`, `invalid_token`) */
             401: {
                 headers: {
+                    /** @description The challenge: `Bearer realm="leekha"`, with `error="invalid_token"` when a token was sent and refused */
+                    "WWW-Authenticate": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9536,6 +9646,8 @@ export interface operations {
             /** @description Missing, invalid or expired access token (`missing_token`, `invalid_token`) */
             401: {
                 headers: {
+                    /** @description The challenge: `Bearer realm="leekha"`, with `error="invalid_token"` when a token was sent and refused */
+                    "WWW-Authenticate": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9616,6 +9728,8 @@ export interface operations {
             /** @description Missing, invalid or expired access token (`missing_token`, `invalid_token`) */
             401: {
                 headers: {
+                    /** @description The challenge: `Bearer realm="leekha"`, with `error="invalid_token"` when a token was sent and refused */
+                    "WWW-Authenticate": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9699,6 +9813,8 @@ export interface operations {
             /** @description Missing, invalid or expired access token (`missing_token`, `invalid_token`) */
             401: {
                 headers: {
+                    /** @description The challenge: `Bearer realm="leekha"`, with `error="invalid_token"` when a token was sent and refused */
+                    "WWW-Authenticate": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9836,6 +9952,8 @@ export interface operations {
             /** @description Missing, invalid or expired access token (`missing_token`, `invalid_token`) */
             401: {
                 headers: {
+                    /** @description The challenge: `Bearer realm="leekha"`, with `error="invalid_token"` when a token was sent and refused */
+                    "WWW-Authenticate": string;
                     [name: string]: unknown;
                 };
                 content: {

@@ -24,7 +24,7 @@ const ALLOWED_HEADERS: [&str; 6] = [
 ];
 
 /// The response headers a page may read beyond the CORS-safelisted ones.
-const EXPOSED_HEADERS: [&str; 9] = [
+const EXPOSED_HEADERS: [&str; 10] = [
     "etag",
     "location",
     "retry-after",
@@ -34,6 +34,7 @@ const EXPOSED_HEADERS: [&str; 9] = [
     "ratelimit-remaining",
     "ratelimit-reset",
     "x-request-id",
+    "www-authenticate",
 ];
 
 /// How long a browser may reuse a preflight's answer, in seconds (browsers cap it lower).

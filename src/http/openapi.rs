@@ -387,6 +387,16 @@ fn response_headers(path: &str, op: &mut Map<String, Value>) {
                 )
             });
         }
+        if status == "401" {
+            headers.entry("WWW-Authenticate").or_insert_with(|| {
+                header(
+                    "The challenge: `Bearer realm=\"leekha\"`, with `error=\"invalid_token\"` when a \
+                     token was sent and refused",
+                    json!({"type": "string", "example": "Bearer realm=\"leekha\", error=\"invalid_token\""}),
+                    true,
+                )
+            });
+        }
         if status == "429" || status == "503" {
             headers.entry("Retry-After").or_insert_with(|| {
                 header(

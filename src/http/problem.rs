@@ -212,6 +212,12 @@ impl ResponseError for ApiError {
         {
             builder.insert_header((header::ALLOW, value));
         }
+        if self.status == StatusCode::UNAUTHORIZED {
+            builder.insert_header((
+                header::WWW_AUTHENTICATE,
+                www_authenticate(self.error.code()),
+            ));
+        }
         let body = serde_json::to_vec(&self.problem()).unwrap_or_default();
         let mut res = builder.body(body);
         if let Some(limit) = self.error.rate_limit() {
@@ -221,10 +227,36 @@ impl ResponseError for ApiError {
     }
 }
 
+/// The challenge of a 401 (RFC 9110 §11.6.1, RFC 6750 §3): the API takes Bearer tokens; a
+/// token that was sent and refused says so (`error="invalid_token"`), a missing one does
+/// not, and a wrong password at login names only the scheme.
+fn www_authenticate(code: &str) -> HeaderValue {
+    HeaderValue::from_static(match code {
+        "invalid_token" => r#"Bearer realm="leekha", error="invalid_token""#,
+        _ => r#"Bearer realm="leekha""#,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use actix_web::body::MessageBody;
+
+    #[test]
+    fn a_401_carries_its_bearer_challenge() {
+        let res = ApiError::from(Error::unauthorized("invalid_token", "expired")).error_response();
+        assert_eq!(
+            res.headers().get(header::WWW_AUTHENTICATE).unwrap(),
+            r#"Bearer realm="leekha", error="invalid_token""#
+        );
+        let res = ApiError::from(Error::unauthorized("missing_token", "none")).error_response();
+        assert_eq!(
+            res.headers().get(header::WWW_AUTHENTICATE).unwrap(),
+            r#"Bearer realm="leekha""#
+        );
+        let res = ApiError::from(Error::not_found("no")).error_response();
+        assert!(res.headers().get(header::WWW_AUTHENTICATE).is_none());
+    }
 
     #[test]
     fn a_500_hides_its_cause_from_the_client() {

@@ -628,6 +628,7 @@ async fn an_allowed_origin_reads_answers_and_their_headers() {
         "ratelimit-remaining",
         "ratelimit-reset",
         "x-request-id",
+        "www-authenticate",
     ] {
         assert!(
             exposed.contains(&header.to_owned()),
@@ -644,6 +645,10 @@ async fn an_allowed_origin_reads_answers_and_their_headers() {
     )
     .await;
     unauthorized.assert_problem(401, "missing_token");
+    assert_eq!(
+        unauthorized.header("www-authenticate"),
+        Some(r#"Bearer realm="leekha""#)
+    );
     assert_eq!(
         unauthorized.header("access-control-allow-origin"),
         Some("http://localhost:3000")
