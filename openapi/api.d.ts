@@ -10130,7 +10130,7 @@ export interface operations {
             header?: never;
             path: {
                 /** @description A problem code, e.g. `not_your_turn` */
-                code: string;
+                code: components["schemas"]["ProblemCode"];
             };
             cookie?: never;
         };

@@ -48,7 +48,7 @@ const CACHE_CONTROL: &str = "public, max-age=86400";
 /// Every problem body's `type` is `/problems/{code}`: this page says what the code means,
 /// which status carries it and what a client should do. HTML for people, JSON for programs.
 #[utoipa::path(operation_id = "get_problem", tag = "operations", security(()),
-    params(("code" = String, Path, description = "A problem code, e.g. `not_your_turn`")),
+    params(("code" = problem_catalog::CodeSchema, Path, description = "A problem code, e.g. `not_your_turn`")),
     responses(
         (status = 200, description = "The code explained; JSON when `Accept` prefers it to HTML",
          content(
