@@ -1000,7 +1000,7 @@ async fn the_lobby_lists_public_waiting_games_by_pages_and_never_private_ones() 
     let db = TestDb::migrated();
     let app = common::app(db.state()).await;
     let host = register(&app, "host_1").await;
-    let guest = register(&app, "guest_1").await;
+    let guest = register(&app, "visitor_1").await;
     for _ in 0..3 {
         assert_eq!(
             send(
@@ -1017,7 +1017,7 @@ async fn the_lobby_lists_public_waiting_games_by_pages_and_never_private_ones() 
         bearer(
             post_json(
                 "/api/v1/games",
-                json!({"visibility": "private", "seats": [{"kind": "me"}, {"kind": "invite", "username": "GUEST_1"}, {"kind": "bot", "level": "random"}, {"kind": "open"}]}),
+                json!({"visibility": "private", "seats": [{"kind": "me"}, {"kind": "invite", "username": "VISITOR_1"}, {"kind": "bot", "level": "random"}, {"kind": "open"}]}),
             ),
             &host.access,
         ),
