@@ -466,7 +466,8 @@ export interface paths {
         /**
          * The lobby: public games with open seats.
          * @description Oldest first, so that the tables waiting longest fill first. Paginated with `limit` and
-         *     `cursor`; the caller's own waiting games are listed too. `friends=true` keeps the games
+         *     `cursor`; the caller's own waiting games are listed too, and none where someone who
+         *     blocks the caller sits (the join would refuse them). `friends=true` keeps the games
          *     where a friend of the caller sits.
          */
         get: operations["list_lobby"];

@@ -1123,21 +1123,33 @@ pub fn event_count(conn: &mut AnyConnection, id: &str) -> QueryResult<Option<i64
         .optional()
 }
 
-/// Public waiting games with open seats, oldest first, after the keyset cursor; with
-/// `friends_of`, only those where a friend of that user sits.
+/// Public waiting games with open seats that `caller` may join (no one seated blocks them),
+/// oldest first, after the keyset cursor; `friends_only`: those where a friend of the
+/// caller sits.
 pub fn lobby(
     conn: &mut AnyConnection,
+    caller: &str,
     after: Option<Keyset>,
-    friends_of: Option<&str>,
+    friends_only: bool,
     limit: i64,
 ) -> QueryResult<Vec<Found>> {
+    use super::schema::blocks;
     use super::schema::friend_requests as requests;
+    // A table where someone who blocks the caller sits would only refuse them.
+    let blockers = blocks::table
+        .filter(blocks::blocked_id.eq(caller.to_owned()))
+        .select(blocks::user_id.nullable());
+    let barred = game_seats::table
+        .filter(game_seats::user_id.eq_any(blockers))
+        .select(game_seats::game_id);
     let mut query = games::table
         .filter(games::status.eq(GameStatus::Waiting))
         .filter(games::visibility.eq(Visibility::Public))
         .filter(games::open_seats.gt(0))
+        .filter(diesel::dsl::not(games::id.eq_any(barred)))
         .into_boxed();
-    if let Some(me) = friends_of {
+    if friends_only {
+        let me = caller;
         // Friends: each has asked the other.
         let asked = requests::table
             .filter(requests::user_id.eq(me.to_owned()))

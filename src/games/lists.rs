@@ -9,18 +9,20 @@ use crate::rules::Seat;
 
 use super::{GameStatus, Table};
 
-/// Public games waiting for players, oldest first, after the keyset `after`; with
-/// `friends_of`, only those where a friend of that user sits.
+/// Public games waiting for players that `caller` may join (none where someone who blocks
+/// them sits), oldest first, after the keyset `after`; `friends_only`: those where a friend
+/// of the caller sits.
 ///
 /// # Errors
 /// Database errors.
 pub fn lobby(
     conn: &mut AnyConnection,
+    caller: &str,
     after: Option<(NaiveDateTime, String)>,
-    friends_of: Option<&str>,
+    friends_only: bool,
     limit: i64,
 ) -> Result<Vec<Table>, Error> {
-    Ok(store::lobby(conn, after, friends_of, limit)?
+    Ok(store::lobby(conn, caller, after, friends_only, limit)?
         .into_iter()
         .map(Table::from_found)
         .collect())

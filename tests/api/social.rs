@@ -129,6 +129,19 @@ async fn a_blocked_user_cannot_join_invite_or_befriend_the_blocker() {
     .await;
     assert_eq!(game.status, 201, "{}", game.text);
     let id = game.json["id"].as_str().unwrap().to_owned();
+    // The lobby does not offer the blocked user a table that would refuse them.
+    let listed = |lobby: &Value| -> Vec<String> {
+        lobby["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|g| g["id"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    let bobs = get(&app, "/api/v1/games", &bob.access).await;
+    assert!(!listed(&bobs.json).contains(&id), "{}", bobs.text);
+    let cats = get(&app, "/api/v1/games", &cat.access).await;
+    assert!(listed(&cats.json).contains(&id), "{}", cats.text);
     post(
         &app,
         &format!("/api/v1/games/{id}/join"),

@@ -60,7 +60,8 @@ pub struct MyGamesQuery {
 /// The lobby: public games with open seats.
 ///
 /// Oldest first, so that the tables waiting longest fill first. Paginated with `limit` and
-/// `cursor`; the caller's own waiting games are listed too. `friends=true` keeps the games
+/// `cursor`; the caller's own waiting games are listed too, and none where someone who
+/// blocks the caller sits (the join would refuse them). `friends=true` keeps the games
 /// where a friend of the caller sits.
 #[utoipa::path(operation_id = "list_lobby", tag = "games", security(("bearer" = [])),
     params(LobbyQuery),
@@ -75,14 +76,12 @@ pub async fn lobby(me: Mine<(), Query<LobbyQuery>>) -> Reply {
     }
     let limit = limit(query.limit, 50, 200)?;
     let after = Cursor::keyset(query.cursor.as_deref())?;
-    let friends_of = query
-        .friends
-        .unwrap_or(false)
-        .then(|| me.user.id().to_owned());
+    let friends_only = query.friends.unwrap_or(false);
+    let caller = me.user.id().to_owned();
     let tables = me
         .state
         .db
-        .run(move |conn| lists::lobby(conn, after, friends_of.as_deref(), limit + 1))
+        .run(move |conn| lists::lobby(conn, &caller, after, friends_only, limit + 1))
         .await?;
     let (tables, next_cursor) = keyset_page(tables, limit, |t| (t.row.created_at, &t.row.id));
     let items = tables
