@@ -6063,7 +6063,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Expected version, the ETag of a view as sent, e.g. "12" (or use expected_version; a weak tag never matches: 400); `*` asks for no version */
+                /** @description Expected version, the ETag of a view, e.g. "12" (or use expected_version); `*` asks for no version */
                 "If-Match"?: string;
                 /** @description A retry with the same key returns the first response, a refusal (409, 422) included, and changes nothing (kept 48 h); 1–255 visible ASCII characters */
                 "Idempotency-Key"?: string;

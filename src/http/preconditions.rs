@@ -28,15 +28,7 @@ pub fn if_match(req: &HttpRequest) -> Result<Option<i64>, Error> {
     if raw == "*" {
         return Ok(None);
     }
-    if raw.starts_with("W/") {
-        // If-Match compares strongly (RFC 9110 §13.1.1): a weak tag never matches. Saying
-        // so beats a 409 that would blame the game for the client's tag.
-        return Err(Error::bad_request(
-            "If-Match takes the view's ETag as sent, e.g. \"12\": a weak tag (W/\"12\") never \
-             matches",
-        ));
-    }
-    let raw = raw.trim_matches('"');
+    let raw = raw.strip_prefix("W/").unwrap_or(raw).trim_matches('"');
     raw.parse()
         .map(Some)
         .map_err(|_| Error::bad_request("If-Match must be a game version, e.g. \"12\""))
@@ -83,9 +75,10 @@ mod tests {
     #[test]
     fn if_match_names_one_version_or_any() {
         assert_eq!(asked("\"12\"").unwrap(), Some(12));
+        assert_eq!(asked("W/\"12\"").unwrap(), Some(12));
         assert_eq!(asked("12").unwrap(), Some(12));
         assert_eq!(asked("*").unwrap(), None);
-        for bad in ["\"12\", \"13\"", "abc", "", "W/\"12\""] {
+        for bad in ["\"12\", \"13\"", "abc", ""] {
             assert!(asked(bad).is_err(), "{bad}");
         }
         let none = actix_web::test::TestRequest::default().to_http_request();

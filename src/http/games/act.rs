@@ -153,7 +153,7 @@ impl ActionRequest {
 #[utoipa::path(operation_id = "submit_action", tag = "games", security(("bearer" = [])),
     params(
         ("id" = uuid::Uuid, Path, description = "Game id"),
-        ("If-Match" = Option<String>, Header, description = "Expected version, the ETag of a view as sent, e.g. \"12\" (or use expected_version; a weak tag never matches: 400); `*` asks for no version"),
+        ("If-Match" = Option<String>, Header, description = "Expected version, the ETag of a view, e.g. \"12\" (or use expected_version); `*` asks for no version"),
         ("Idempotency-Key" = Option<String>, Header, description = "A retry with the same key returns the first response, a refusal (409, 422) included, and changes nothing (kept 48 h); 1–255 visible ASCII characters")),
     request_body = ActionRequest,
     responses(
