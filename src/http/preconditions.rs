@@ -28,6 +28,10 @@ pub fn if_match(req: &HttpRequest) -> Result<Option<i64>, Error> {
     if raw == "*" {
         return Ok(None);
     }
+    // A weak tag counts as the strong one, against RFC 9110's strong comparison on purpose:
+    // the tag is the game's version, the same whatever the encoding, and a proxy that
+    // compresses (nginx's gzip) weakens the tags it passes on, so a client behind one could
+    // otherwise never send an action with a precondition.
     let raw = raw.strip_prefix("W/").unwrap_or(raw).trim_matches('"');
     raw.parse()
         .map(Some)
