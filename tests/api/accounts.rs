@@ -420,15 +420,9 @@ async fn refresh_rotates_and_a_reused_token_revokes_its_family() {
     assert_eq!(first.status, 200, "{}", first.text);
     let second_refresh = first.json["refresh_token"].as_str().unwrap().to_owned();
     assert_ne!(second_refresh, s.refresh);
-    let me = send(
-        &app,
-        bearer(
-            TestRequest::get().uri("/api/v1/me"),
-            first.json["access_token"].as_str().unwrap(),
-        ),
-    )
-    .await;
-    assert_eq!(me.status, 200);
+    let access = first.json["access_token"].as_str().unwrap();
+    let me = || send(&app, bearer(TestRequest::get().uri("/api/v1/me"), access));
+    assert_eq!(me().await.status, 200);
 
     // The spent token comes back: the whole family is revoked, the newest token included.
     send(
@@ -448,15 +442,7 @@ async fn refresh_rotates_and_a_reused_token_revokes_its_family() {
     .assert_problem(401, "invalid_token");
     // The family's access tokens no longer reach the account either: a thief's copy of one
     // cannot rename or delete it.
-    let me = send(
-        &app,
-        bearer(
-            TestRequest::get().uri("/api/v1/me"),
-            first.json["access_token"].as_str().unwrap(),
-        ),
-    )
-    .await;
-    me.assert_problem(401, "invalid_token");
+    me().await.assert_problem(401, "invalid_token");
 
     // Another login is another family and is unaffected.
     let other = send(
