@@ -107,7 +107,7 @@ fn check_can_sit_with(
 /// # Errors
 /// 409 `too_many_games`, `too_many_active_games`; 400 for an unknown or doubly invited username or a self-invitation;
 /// 403 `blocked` when a block stands between two of the humans the table is planned for
-/// (see [`check_can_sit_with`]).
+/// (the check is `check_can_sit_with`).
 pub fn create(conn: &mut AnyConnection, creator: &str, new: NewGame) -> Result<Committed, Error> {
     let rules_text = serde_json::to_string(&new.rules)?;
     db::write_transaction(conn, |conn| {

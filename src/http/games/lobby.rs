@@ -17,7 +17,7 @@ use crate::http::views::lists::{LobbyPage, MyGamesPage, my_game};
 #[derive(Debug, Deserialize, IntoParams)]
 #[into_params(parameter_in = Query)]
 pub struct LobbyQuery {
-    /// Only `waiting` (described in [`waiting_only`], as utoipa keeps no doc comment here).
+    /// Only `waiting` (described in `waiting_only`, as utoipa keeps no doc comment here).
     #[param(schema_with = waiting_only)]
     pub status: Option<String>,
     /// 1..=200, default 50.
