@@ -355,10 +355,10 @@ export interface paths {
         /**
          * Log out a session.
          * @description Ends the session of this refresh token (its whole family) and its open event streams.
-         *     Answers 204 whether or not the token was known, so it can be retried safely. Access tokens
-         *     already issued to the session are not checked against it on every request: they keep
-         *     working until they expire (`expires_in`, 15 min by default), except to open a stream, so a
-         *     client discards its access token when it logs out.
+         *     Answers 204 whether or not the token was known, so it can be retried safely. The
+         *     session's access tokens are refused from the next request by every endpoint that reads
+         *     the account; the game view and actions take them until they expire (`expires_in`, 15 min
+         *     by default), so a client discards its access token when it logs out.
          */
         post: operations["logout"];
         delete?: never;
@@ -3402,7 +3402,8 @@ export interface components {
              * Format: password
              * @description The caller's current refresh token: a password change ends every other session of
              *     the account and keeps this one. Without it, the change ends every session, the
-             *     caller's too (its access token works until it expires).
+             *     caller's too: its access token is refused from the next request (401
+             *     `invalid_token`), and the caller logs in again.
              */
             refresh_token?: string | null;
             /**
@@ -3414,8 +3415,9 @@ export interface components {
         /** @description The caller's profile after a change, and what became of its sessions. */
         UpdatedMe: components["schemas"]["UserView"] & {
             /**
-             * @description Whether the caller's refresh token still works: `false` after a password change
-             *     whose request had no live `refresh_token` of the caller, which ends every session.
+             * @description Whether the caller's session goes on: `false` after a password change whose request
+             *     had no live `refresh_token` of the caller's own session (none, or another session's),
+             *     which ends the caller's session.
              * @example true
              */
             session_kept: boolean;

@@ -106,6 +106,7 @@ pub struct ProfileChange {
     password: Option<Password>,
     current_password: Option<Secret>,
     refresh_token: Option<Secret>,
+    session: Option<String>,
 }
 
 impl ProfileChange {
@@ -131,7 +132,17 @@ impl ProfileChange {
             password,
             current_password: current_password.map(Secret::new),
             refresh_token: refresh_token.map(Secret::new),
+            session: None,
         })
+    }
+
+    /// The session the caller's access token names: a password change kept by a
+    /// `refresh_token` of another session reports `session_kept: false`, as the caller's own
+    /// session then ends.
+    #[must_use]
+    pub fn in_session(mut self, session: Option<String>) -> Self {
+        self.session = session;
+        self
     }
 
     /// Whether the change needs `current_password` checked: a new password for an account
@@ -152,6 +163,8 @@ pub struct ProfileUpdate {
     /// live refresh token of the caller to tell its session from the others, so it ended
     /// them all.
     pub session_kept: bool,
+    /// The sessions (refresh-token families) the change ended, whose open streams end.
+    pub ended_sessions: Vec<String>,
 }
 
 /// A taken username (ignoring case) is the unique key refusing the row.
@@ -302,6 +315,8 @@ fn rotate(
         // A spent token presented again means it leaked or was replayed: end the whole
         // session, the copy in the thief's hands included.
         users::revoke(conn, Tokens::Family(&token.family_id), now)?;
+        // Its streams end with it, the thief's included.
+        db::wake::notify(conn, &[db::wake::session_topic(&token.family_id)])?;
         tracing::warn!(family = %token.family_id, user = %token.user_id, "refresh token reuse; family revoked");
         return Ok(invalid(
             "this refresh token was already used; the session is revoked, log in again",
@@ -328,6 +343,22 @@ pub fn logout(conn: &mut AnyConnection, refresh_token: &str) -> Result<Option<St
     // Ends the session's open streams on every instance.
     db::wake::notify(conn, &[db::wake::session_topic(&token.family_id)])?;
     Ok(Some(token.family_id))
+}
+
+/// The session (refresh-token family) of `refresh_token` when it has ended: after a refusal
+/// of a refresh, the caller ends that session's streams on this instance (a replayed token
+/// revoked its family in the refusal's transaction).
+///
+/// # Errors
+/// Database errors.
+pub fn ended_session_of(
+    conn: &mut AnyConnection,
+    refresh_token: &str,
+) -> Result<Option<String>, Error> {
+    let Some(token) = users::refresh_by_hash(conn, &hash_refresh_token(refresh_token))? else {
+        return Ok(None);
+    };
+    Ok((!users::family_open(conn, &token.family_id)?).then_some(token.family_id))
 }
 
 /// Whether the session (refresh-token family) `sid` is still open: not logged out, not
@@ -387,6 +418,7 @@ pub fn update_me(
         }
         let mut sessions_revoked = 0;
         let mut session_kept = true;
+        let mut ended_sessions = Vec::new();
         if let Some(hash) = &new_hash {
             users::set_password(conn, &user.id, hash, now)?;
             if replaces_password {
@@ -401,13 +433,29 @@ pub fn update_me(
                 }
                 .map(|t| t.family_id);
                 let live = users::live_families(conn, &user.id, now)?;
+                let open = users::open_families(conn, &user.id)?;
                 let others = Tokens::User {
                     user_id: &user.id,
                     except: keep.as_deref(),
                 };
                 users::revoke(conn, others, now)?;
+                // The ended sessions' streams end too: on the other instances by this
+                // wake-up, on this one by the caller's after the commit.
+                ended_sessions = open
+                    .into_iter()
+                    .filter(|f| Some(f) != keep.as_ref())
+                    .collect();
+                let topics: Vec<String> = ended_sessions
+                    .iter()
+                    .map(|f| db::wake::session_topic(f))
+                    .collect();
+                db::wake::notify(conn, &topics)?;
                 sessions_revoked = live.iter().filter(|f| Some(*f) != keep.as_ref()).count();
-                session_kept = keep.is_some();
+                session_kept = match (&keep, &change.session) {
+                    (Some(kept), Some(mine)) => kept == mine,
+                    (kept, None) => kept.is_some(),
+                    (None, Some(_)) => false,
+                };
                 tracing::info!(user = %user.id, sessions_revoked, session_kept, "password changed; other sessions revoked");
             }
         }
@@ -416,6 +464,7 @@ pub fn update_me(
             user,
             sessions_revoked,
             session_kept,
+            ended_sessions,
         })
     })
 }

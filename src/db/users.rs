@@ -204,6 +204,17 @@ pub fn family_open(conn: &mut AnyConnection, family_id: &str) -> QueryResult<boo
     .get_result(conn)
 }
 
+/// The families of `user_id` with a token not revoked: the sessions whose access tokens
+/// and streams are still good.
+pub fn open_families(conn: &mut AnyConnection, user_id: &str) -> QueryResult<Vec<String>> {
+    refresh_tokens::table
+        .filter(refresh_tokens::user_id.eq(user_id))
+        .filter(refresh_tokens::revoked_at.is_null())
+        .select(refresh_tokens::family_id)
+        .distinct()
+        .load(conn)
+}
+
 /// The families of `user_id` that can still refresh (a token neither spent, revoked nor
 /// expired): the user's live sessions.
 pub fn live_families(

@@ -24,6 +24,8 @@ pub struct AuthUser {
     pub user: UserRow,
     /// The role as stored now.
     pub role: Role,
+    /// The session (refresh-token family) the access token belongs to, when it names one.
+    pub session: Option<String>,
 }
 
 impl AuthUser {
@@ -93,7 +95,11 @@ impl Caller {
                  replayed refresh token); log in again",
             ));
         }
-        Ok(AuthUser { user, role })
+        Ok(AuthUser {
+            user,
+            role,
+            session: self.session.clone(),
+        })
     }
 }
 

@@ -651,6 +651,94 @@ async fn logout_ban_and_shutdown_end_open_streams() {
 }
 
 #[actix_web::test]
+async fn a_password_change_and_a_replayed_refresh_token_end_the_streams_of_the_sessions_they_end() {
+    let db = TestDb::migrated();
+    let app = common::app(db.state()).await;
+    let me = register(&app, "sse_changer").await;
+    let feed = "/api/v1/me/notifications/stream";
+    let login = || {
+        send(
+            &app,
+            post_json(
+                "/api/v1/auth/login",
+                json!({"username": "sse_changer", "password": common::PASSWORD}),
+            ),
+        )
+    };
+    // A second session (a stolen one, say) follows the feed; the owner changes the password.
+    let other = login().await;
+    let other_access = other.json["access_token"].as_str().unwrap().to_owned();
+    let mut theirs = open_ok(&app, stream_req(feed, &other_access)).await;
+    let mut mine = open_ok(&app, stream_req(feed, &me.access)).await;
+    let patch = TestRequest::patch().uri("/api/v1/me").set_json(json!({
+        "password": "another password",
+        "current_password": common::PASSWORD,
+        "refresh_token": me.refresh,
+    }));
+    let changed = send(&app, bearer(patch, &me.access)).await;
+    assert_eq!(changed.status, 200, "{}", changed.text);
+    assert_eq!(changed.json["session_kept"], true);
+    assert!(
+        theirs.ends_within(Duration::from_secs(5)).await.is_ok(),
+        "the ended session's stream ends"
+    );
+    assert!(
+        matches!(
+            mine.next_within(Duration::from_millis(300)).await,
+            Next::Quiet
+        ),
+        "the caller's stays open"
+    );
+
+    // A replayed refresh token ends its session's streams too.
+    let refreshed = send(
+        &app,
+        post_json("/api/v1/auth/refresh", json!({"refresh_token": me.refresh})),
+    )
+    .await;
+    assert_eq!(refreshed.status, 200, "{}", refreshed.text);
+    let replayed = send(
+        &app,
+        post_json("/api/v1/auth/refresh", json!({"refresh_token": me.refresh})),
+    )
+    .await;
+    replayed.assert_problem(401, "invalid_token");
+    assert!(
+        mine.ends_within(Duration::from_secs(5)).await.is_ok(),
+        "a replay ends the session's stream"
+    );
+}
+
+#[actix_web::test]
+async fn a_password_change_kept_by_another_sessions_token_does_not_say_the_callers_was_kept() {
+    let db = TestDb::migrated();
+    let app = common::app(db.state()).await;
+    let me = register(&app, "sse_mixed").await;
+    let other = send(
+        &app,
+        post_json(
+            "/api/v1/auth/login",
+            json!({"username": "sse_mixed", "password": common::PASSWORD}),
+        ),
+    )
+    .await;
+    let patch = TestRequest::patch().uri("/api/v1/me").set_json(json!({
+        "password": "another password",
+        "current_password": common::PASSWORD,
+        "refresh_token": other.json["refresh_token"],
+    }));
+    let changed = send(&app, bearer(patch, &me.access)).await;
+    assert_eq!(changed.status, 200, "{}", changed.text);
+    assert_eq!(changed.json["session_kept"], false, "{}", changed.text);
+    send(
+        &app,
+        bearer(TestRequest::get().uri("/api/v1/me"), &me.access),
+    )
+    .await
+    .assert_problem(401, "invalid_token");
+}
+
+#[actix_web::test]
 async fn an_idle_stream_gets_heartbeats_and_the_ceiling_answers_503() {
     let db = TestDb::migrated();
     let mut config = db.config();

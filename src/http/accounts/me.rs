@@ -27,7 +27,8 @@ pub struct UpdateMe {
     pub current_password: Option<String>,
     /// The caller's current refresh token: a password change ends every other session of
     /// the account and keeps this one. Without it, the change ends every session, the
-    /// caller's too (its access token works until it expires).
+    /// caller's too: its access token is refused from the next request (401
+    /// `invalid_token`), and the caller logs in again.
     #[schema(format = Password)]
     pub refresh_token: Option<String>,
 }
@@ -42,8 +43,9 @@ pub struct UpdatedMe {
     /// ended; 0 when the password did not change or the account had none before.
     #[schema(example = 1)]
     pub sessions_revoked: u32,
-    /// Whether the caller's refresh token still works: `false` after a password change
-    /// whose request had no live `refresh_token` of the caller, which ends every session.
+    /// Whether the caller's session goes on: `false` after a password change whose request
+    /// had no live `refresh_token` of the caller's own session (none, or another session's),
+    /// which ends the caller's session.
     #[schema(example = true)]
     pub session_kept: bool,
 }
@@ -102,7 +104,8 @@ pub async fn update_me(req: HttpRequest, call: Mine<(), Json<UpdateMe>>) -> Repl
         password.as_deref().map(Password::parse).transpose()?,
         current_password,
         refresh_token,
-    )?;
+    )?
+    .in_session(user.session.clone());
     if change.checks_password(&user.user) {
         // A stolen access token must not become an oracle for the password: guesses count
         // like logins, against the account and the address.
@@ -112,6 +115,9 @@ pub async fn update_me(req: HttpRequest, call: Mine<(), Json<UpdateMe>>) -> Repl
         .db
         .run(move |conn| accounts::update_me(conn, &user.user, change))
         .await?;
+    for session in &updated.ended_sessions {
+        state.end_streams_of_session(session);
+    }
     ok(UpdatedMe {
         user: UserView::from(&updated.user),
         sessions_revoked: u32::try_from(updated.sessions_revoked).unwrap_or(u32::MAX),

@@ -201,19 +201,32 @@ pub async fn guest(state: State, req: HttpRequest) -> Reply {
 #[post("/auth/refresh")]
 pub async fn refresh(state: State, req: HttpRequest, body: Json<RefreshRequest>) -> Reply {
     let RefreshRequest { refresh_token } = body.into_inner();
+    let token = refresh_token.clone();
     let answer = open_session(&state, false, move |conn, issuer| {
         accounts::refresh(conn, issuer, &refresh_token)
     });
-    rate_limited(&state, &req, "refresh", None, answer).await
+    let reply = rate_limited(&state, &req, "refresh", None, answer).await;
+    if reply.is_err() {
+        // A replayed token ended its session: its streams on this instance end now (the
+        // others heard the refusal's wake-up).
+        let ended = state
+            .db
+            .run(move |conn| accounts::ended_session_of(conn, &token))
+            .await;
+        if let Ok(Some(session)) = ended {
+            state.end_streams_of_session(&session);
+        }
+    }
+    reply
 }
 
 /// Log out a session.
 ///
 /// Ends the session of this refresh token (its whole family) and its open event streams.
-/// Answers 204 whether or not the token was known, so it can be retried safely. Access tokens
-/// already issued to the session are not checked against it on every request: they keep
-/// working until they expire (`expires_in`, 15 min by default), except to open a stream, so a
-/// client discards its access token when it logs out.
+/// Answers 204 whether or not the token was known, so it can be retried safely. The
+/// session's access tokens are refused from the next request by every endpoint that reads
+/// the account; the game view and actions take them until they expire (`expires_in`, 15 min
+/// by default), so a client discards its access token when it logs out.
 #[utoipa::path(operation_id = "logout", tag = "accounts",
     request_body = RefreshRequest,
     responses(
