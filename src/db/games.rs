@@ -1135,10 +1135,14 @@ pub fn lobby(
 ) -> QueryResult<Vec<Found>> {
     use super::schema::blocks;
     use super::schema::friend_requests as requests;
-    // A table where someone who blocks the caller sits would only refuse them.
+    // A table where someone who blocks the caller sits would only refuse them; one the
+    // caller sits at already is theirs, whoever joined it since.
     let blockers = blocks::table
         .filter(blocks::blocked_id.eq(caller.to_owned()))
         .select(blocks::user_id.nullable());
+    let mine = game_seats::table
+        .filter(game_seats::user_id.eq(caller.to_owned()))
+        .select(game_seats::game_id);
     let barred = game_seats::table
         .filter(game_seats::user_id.eq_any(blockers))
         .select(game_seats::game_id);
@@ -1146,7 +1150,7 @@ pub fn lobby(
         .filter(games::status.eq(GameStatus::Waiting))
         .filter(games::visibility.eq(Visibility::Public))
         .filter(games::open_seats.gt(0))
-        .filter(diesel::dsl::not(games::id.eq_any(barred)))
+        .filter(diesel::dsl::not(games::id.eq_any(barred)).or(games::id.eq_any(mine)))
         .into_boxed();
     if friends_only {
         let me = caller;

@@ -142,6 +142,19 @@ async fn a_blocked_user_cannot_join_invite_or_befriend_the_blocker() {
     assert!(!listed(&bobs.json).contains(&id), "{}", bobs.text);
     let cats = get(&app, "/api/v1/games", &cat.access).await;
     assert!(listed(&cats.json).contains(&id), "{}", cats.text);
+    // Bob's own table stays in his lobby when the one who blocks him sits down at it.
+    let bobs_table = post(&app, "/api/v1/games", json!({}), &bob.access).await;
+    let bobs_id = bobs_table.json["id"].as_str().unwrap().to_owned();
+    let joined = post(
+        &app,
+        &format!("/api/v1/games/{bobs_id}/join"),
+        json!({}),
+        &ann.access,
+    )
+    .await;
+    assert_eq!(joined.status, 200, "{}", joined.text);
+    let bobs = get(&app, "/api/v1/games", &bob.access).await;
+    assert!(listed(&bobs.json).contains(&bobs_id), "{}", bobs.text);
     post(
         &app,
         &format!("/api/v1/games/{id}/join"),
