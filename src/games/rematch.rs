@@ -22,14 +22,16 @@ pub struct Rematch {
 /// other (live, unbanned) human invited to their old seat and notified, unless a block stands
 /// between them and the caller or an earlier invitee (their seat is then open); the finished game
 /// then points at it (`rematch_id`). Every later request gets that game, and seats its
-/// caller if it still waits for players.
+/// caller if it still waits for players; once that game is aborted, the next request makes
+/// a new rematch.
 ///
 /// Race-safe: the whole use case runs under the finished game's lock, so of simultaneous
 /// requests one creates and the others wait and then join.
 ///
 /// # Errors
 /// 404 for a hidden game; 403 `not_seated`; 409 `game_not_finished`, and
-/// `rematch_unavailable` when the rematch started without the caller; those of [`create::create`] and [`super::join`].
+/// `rematch_unavailable` when the rematch started without the caller or has no seat left
+/// for them; those of [`create::create`] and [`super::join`].
 pub fn rematch(
     conn: &mut AnyConnection,
     game_id: &str,
@@ -42,7 +44,12 @@ pub fn rematch(
             "only a finished game can be played again",
         )?;
         if let Some(existing) = table.row.rematch_id.clone() {
-            return join_rematch(conn, &existing, user_id, my_seat, max_active_games);
+            let current = Table::load(conn, &existing)?;
+            // An aborted rematch (an administrator's doing, or every human left it) leaves
+            // the way open for another.
+            if current.status() != GameStatus::Aborted {
+                return join_rematch(conn, current, user_id, my_seat, max_active_games);
+            }
         }
         let mut seats = Vec::with_capacity(4);
         // The humans the new table is planned for: an invitation that a block would refuse
@@ -99,25 +106,31 @@ fn blocked_from(conn: &mut AnyConnection, user: &str, humans: &[String]) -> Resu
     Ok(false)
 }
 
-/// The existing rematch for a later request: the caller's seat in it, taken now if it is
-/// still reserved for them, or if it waits with a seat open (the caller declined at first,
-/// or was left out by a block, which the join then judges): their old seat when it is
-/// open.
+/// The existing rematch (not aborted) for a later request: the caller's seat in it, taken
+/// now if it is still reserved for them, or if it waits with a seat open (the caller
+/// declined at first, or was left out by a block, which the join then judges): their old
+/// seat when it is open.
 fn join_rematch(
     conn: &mut AnyConnection,
-    id: &str,
+    table: Table,
     user_id: &str,
     old_seat: Seat,
     max_active_games: i64,
 ) -> Result<Rematch, Error> {
-    let table = Table::load(conn, id)?;
+    let id = table.row.id.clone();
+    let waiting = table.status() == GameStatus::Waiting;
     let committed = if let Some(seat) = table.seat_of(user_id) {
         Committed::new(table, Some(seat), i64::MAX)
-    } else if table.status() == GameStatus::Waiting && table.invitation_of(user_id).is_some() {
-        super::join(conn, id, user_id, None, max_active_games)?
-    } else if table.status() == GameStatus::Waiting && Seat::ALL.iter().any(|s| table.is_open(*s)) {
+    } else if waiting && table.invitation_of(user_id).is_some() {
+        super::join(conn, &id, user_id, None, max_active_games)?
+    } else if waiting && Seat::ALL.iter().any(|s| table.is_open(*s)) {
         let wanted = table.is_open(old_seat).then_some(old_seat.index() as u8);
-        super::join(conn, id, user_id, wanted, max_active_games)?
+        super::join(conn, &id, user_id, wanted, max_active_games)?
+    } else if waiting {
+        return Err(Error::conflict(
+            "rematch_unavailable",
+            "the rematch has no seat left for you: each is taken or kept for an invited player",
+        ));
     } else {
         return Err(Error::conflict(
             "rematch_unavailable",

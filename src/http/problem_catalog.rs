@@ -329,8 +329,10 @@ pub static PROBLEM_CODES: &[ProblemCode] = &[
         "rematch_unavailable",
         409,
         "Rematch unavailable",
-        "The rematch of this game started without the caller (while it waited for players, \
-         a request would have seated them, also after declining its invitation).",
+        "The rematch of this game has no seat for the caller: it started without them, or \
+         while it waits every seat is taken or kept for an invited player. (While a seat is \
+         open, a request seats them, also after declining its invitation; once the rematch is \
+         aborted, a request makes a new one.)",
         "Look for another game, or create one.",
     ),
     entry(

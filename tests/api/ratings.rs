@@ -760,6 +760,66 @@ async fn a_rematch_leaves_a_blocked_players_seat_open_and_seats_who_declined_at_
     rematch(2).await.assert_problem(409, "rematch_unavailable");
 }
 
+#[actix_web::test]
+async fn a_rematch_with_no_seat_left_says_so_and_an_aborted_one_makes_way_for_another() {
+    let db = TestDb::migrated();
+    let state = db.state();
+    let app = common::app(state.clone()).await;
+    let players = four(&app, "again_again").await;
+    let id = game_of(&app, &players, one_round("solo")).await;
+    play_to_end(&app, &id, &players).await;
+    let uri = format!("/api/v1/games/{id}/rematch");
+    let first = post(&app, &uri, json!({}), &players[0].access).await;
+    assert_eq!(first.status, 201, "{}", first.text);
+    let first_id = first.json["id"].as_str().unwrap().to_owned();
+    // Player 1 declines, and a stranger takes the seat while 2 and 3 keep theirs reserved.
+    let declined = post(
+        &app,
+        &format!("/api/v1/games/{first_id}/leave"),
+        json!({}),
+        &players[1].access,
+    )
+    .await;
+    assert_eq!(declined.status, 200, "{}", declined.text);
+    let stranger = common::register(&app, "again_stranger").await;
+    let joined = post(
+        &app,
+        &format!("/api/v1/games/{first_id}/join"),
+        json!({}),
+        &stranger.access,
+    )
+    .await;
+    assert_eq!(joined.json["status"], "waiting", "{}", joined.text);
+    let refused = post(&app, &uri, json!({}), &players[1].access).await;
+    refused.assert_problem(409, "rematch_unavailable");
+    assert!(
+        refused.json["detail"]
+            .as_str()
+            .unwrap()
+            .contains("no seat left"),
+        "{}",
+        refused.text
+    );
+
+    // Aborted, the rematch leaves the way open for a new one.
+    let boss = crate::admin::admin(&app, &state, "again_boss").await;
+    let aborted = post(
+        &app,
+        &format!("/api/v1/admin/games/{first_id}/abort"),
+        json!({"reason": "stuck"}),
+        &boss.access,
+    )
+    .await;
+    assert_eq!(aborted.status, 200, "{}", aborted.text);
+    let second = post(&app, &uri, json!({}), &players[1].access).await;
+    assert_eq!(second.status, 201, "{}", second.text);
+    let second_id = second.json["id"].as_str().unwrap();
+    assert_ne!(second_id, first_id);
+    assert_eq!(second.json["my_seat"], 1);
+    let old = get(&app, &format!("/api/v1/games/{id}"), &players[0].access).await;
+    assert_eq!(old.json["rematch_id"], second_id);
+}
+
 /// Plays a one-round game up to its last card; returns who plays it and the action.
 async fn play_to_last_card<S, B>(app: &S, game: &str, players: &[Session]) -> (usize, Value)
 where
