@@ -485,7 +485,8 @@ pub struct Config {
     pub push_skip_watching: bool,
     /// `LEEKHA_TRUST_PROXY=1`: the peer is a proxy that appends the client to
     /// `X-Forwarded-For`/`Forwarded` (only behind such a proxy); the client is the right-most
-    /// hop no trusted proxy added (of each header: a request counts for both clients).
+    /// hop no trusted proxy added (of `X-Forwarded-For` when there is one, else of
+    /// `Forwarded`).
     #[arg(long, env = "LEEKHA_TRUST_PROXY", default_value = "0")]
     #[arg(action = ArgAction::Set, value_parser = switch)]
     pub trust_proxy: bool,

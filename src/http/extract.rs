@@ -152,48 +152,41 @@ fn bearer(req: &HttpRequest) -> Result<String, Error> {
     Ok(token.trim().to_owned())
 }
 
-/// The client's addresses for rate limiting, as keys: each address as text, except that an
+/// The client's address for rate limiting, as a key: the address as text, except that an
 /// IPv6 address stands for its /64 (one subscriber's usual allocation, so a client cannot
 /// take a fresh key per address) and an IPv4-mapped one for its IPv4 address.
 ///
 /// Without a trusted proxy in front, the peer. Behind one (`LEEKHA_TRUST_PROXY`, or the
 /// peer in `LEEKHA_TRUSTED_PROXIES`), the right-most forwarded hop that no trusted proxy
 /// added: every proxy appends the address it saw, so the entries left of that hop are
-/// whatever the client chose to send, and cannot be believed. `Forwarded` and
-/// `X-Forwarded-For` are read apart, and each yields its client: a proxy appends to one of
-/// them and passes the other on as the client wrote it, and which one is not known here,
-/// so a request counts against both (a client that writes the other header only adds a key
-/// that limits it too).
-pub fn client_keys(req: &HttpRequest, config: &crate::config::Config) -> Vec<String> {
+/// whatever the client chose to send, and cannot be believed. Of the two headers,
+/// `X-Forwarded-For` when there is one, else `Forwarded`: the proxies in use (nginx,
+/// HAProxy, the cloud load balancers) append to `X-Forwarded-For` and pass a `Forwarded`
+/// on as the client wrote it, so reading that one would let a client choose its key, or
+/// name someone else's and spend their quota. (Behind a proxy that writes only `Forwarded`,
+/// have it drop a client's `X-Forwarded-For`.)
+pub fn client_key(req: &HttpRequest, config: &crate::config::Config) -> String {
     let Some(peer) = req.peer_addr().map(|a| a.ip()) else {
-        return vec!["unknown".to_owned()];
+        return "unknown".to_owned();
     };
-    let mut keys = Vec::with_capacity(2);
-    if config.trust_proxy || config.trusted_proxies.contains(peer) {
-        for hops in [
-            forwarded_hops(req.headers()),
-            x_forwarded_hops(req.headers()),
-        ] {
-            let client = hops
-                .iter()
-                .rev()
-                .find(|hop| !config.trusted_proxies.contains(**hop))
-                .or(hops.first());
-            if let Some(client) = client {
-                let key = rate_key(*client);
-                if !keys.contains(&key) {
-                    keys.push(key);
-                }
-            }
-        }
+    if !(config.trust_proxy || config.trusted_proxies.contains(peer)) {
+        return rate_key(peer);
     }
-    if keys.is_empty() {
-        keys.push(rate_key(peer));
+    let mut hops = x_forwarded_hops(req.headers());
+    if hops.is_empty() {
+        hops = forwarded_hops(req.headers());
     }
-    keys
+    let client = hops
+        .iter()
+        .rev()
+        .find(|hop| !config.trusted_proxies.contains(**hop))
+        .or(hops.first())
+        .copied()
+        .unwrap_or(peer);
+    rate_key(client)
 }
 
-/// The rate-limit key of one address (see [`client_keys`]).
+/// The rate-limit key of one address (see [`client_key`]).
 fn rate_key(ip: std::net::IpAddr) -> String {
     match ip {
         std::net::IpAddr::V4(v4) => v4.to_string(),
@@ -543,18 +536,12 @@ mod tests {
         .unwrap()
     }
 
-    fn keys_of(config: &Config, peer: &str, headers: &[(&str, &str)]) -> Vec<String> {
+    fn ip_of(config: &Config, peer: &str, headers: &[(&str, &str)]) -> String {
         let mut req = TestRequest::default().peer_addr(peer.parse().unwrap());
         for (name, value) in headers {
             req = req.insert_header((*name, *value));
         }
-        client_keys(&req.to_http_request(), config)
-    }
-
-    fn ip_of(config: &Config, peer: &str, headers: &[(&str, &str)]) -> String {
-        let keys = keys_of(config, peer, headers);
-        assert_eq!(keys.len(), 1, "{keys:?}");
-        keys[0].clone()
+        client_key(&req.to_http_request(), config)
     }
 
     #[test]
@@ -591,16 +578,13 @@ mod tests {
             "for=1.2.3.4, for=\"[2001:db8::7]:4711\";proto=https",
         )];
         assert_eq!(ip_of(&behind, "10.0.0.1:80", &forwarded), "2001:db8::/64");
-        // Both headers: a request counts for the client of each, so the one the client
-        // wrote cannot take the place of the one the proxy appended to.
+        // Both headers: X-Forwarded-For, which the proxy appended to; the Forwarded the
+        // client wrote neither chooses its key nor names someone else's.
         let both = [
             ("forwarded", "for=1.1.12.7"),
             ("x-forwarded-for", "9.9.9.12"),
         ];
-        assert_eq!(
-            keys_of(&one_hop, "10.0.0.1:80", &both),
-            ["1.1.12.7", "9.9.9.12"]
-        );
+        assert_eq!(ip_of(&one_hop, "10.0.0.1:80", &both), "9.9.9.12");
         // Every hop trusted: the first one.
         let inner = [("x-forwarded-for", "10.9.9.9, 10.0.0.2")];
         assert_eq!(ip_of(&behind, "10.0.0.1:80", &inner), "10.9.9.9");

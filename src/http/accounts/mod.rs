@@ -12,7 +12,7 @@ use crate::app::AppState;
 use crate::auth::Role;
 use crate::db::users::UserRow;
 use crate::error::{Error, RateLimit};
-use crate::http::extract::client_keys;
+use crate::http::extract::client_key;
 
 pub use me::{UpdateMe, UpdatedMe};
 pub use session::{Credentials, RefreshRequest, TokenResponse};
@@ -31,10 +31,8 @@ fn check_rate(
     action: &str,
     account: Option<&str>,
 ) -> Result<RateLimit, Error> {
-    let mut keys: Vec<String> = client_keys(req, &state.config)
-        .into_iter()
-        .map(|ip| format!("{action}:ip:{ip}"))
-        .collect();
+    let ip = client_key(req, &state.config);
+    let mut keys = vec![format!("{action}:ip:{ip}")];
     if let Some(name) = account {
         keys.push(format!("{action}:user:{}", name.to_ascii_lowercase()));
     }
