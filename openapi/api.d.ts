@@ -292,7 +292,8 @@ export interface paths {
         /**
          * Lift a ban.
          * @description Lifts a ban: the account can log in again. The sessions the ban ended stay ended (their
-         *     refresh and access tokens are refused), so each logs in anew.
+         *     refresh tokens are refused, and so are their access tokens by every endpoint but the game
+         *     view and actions until they expire), so each logs in anew.
          */
         post: operations["admin_unban_user"];
         delete?: never;
@@ -6673,7 +6674,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The caller already holds 16 open streams and long-polls on this instance (`rate_limited`): close one */
+            /** @description The caller already holds 32 open streams and long-polls on this instance (`rate_limited`): close one */
             429: {
                 headers: {
                     /** @description Seconds to wait before trying again */
@@ -6814,7 +6815,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The caller already holds 16 open streams and long-polls on this instance (`rate_limited`): close one */
+            /** @description The caller already holds 32 open streams and long-polls on this instance (`rate_limited`): close one */
             429: {
                 headers: {
                     /** @description Seconds to wait before trying again */
@@ -9381,7 +9382,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The caller already holds 16 open streams and long-polls on this instance (`rate_limited`): close one */
+            /** @description The caller already holds 32 open streams and long-polls on this instance (`rate_limited`): close one */
             429: {
                 headers: {
                     /** @description Seconds to wait before trying again */
@@ -9501,7 +9502,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The caller already holds 16 open streams and long-polls on this instance (`rate_limited`): close one */
+            /** @description The caller already holds 32 open streams and long-polls on this instance (`rate_limited`): close one */
             429: {
                 headers: {
                     /** @description Seconds to wait before trying again */

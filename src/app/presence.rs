@@ -17,9 +17,11 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 /// How many streams and long-polls one user may hold open at once on one instance: a
-/// phone, a tablet and a few browser tabs each following a game and the feed fit, and one
-/// account (a guest is one request away) cannot take the instance's whole ceiling.
-pub const MAX_PER_USER: u32 = 16;
+/// phone, a tablet and a few browser tabs each following a game and the feed fit, with room
+/// for the streams of reloaded tabs, whose end the server sees only at a heartbeat (up to
+/// 30 s later); and one account (a guest is one request away) cannot take the instance's
+/// whole ceiling.
+pub const MAX_PER_USER: u32 = 32;
 
 /// Open streams and long-polls of this instance, by user and topic.
 #[derive(Debug)]

@@ -71,7 +71,7 @@ impl Username {
         Ok(Self(raw.to_owned()))
     }
 
-    /// A name a user chooses (at registration, in a rename, for an administrator): as
+    /// A name a user chooses (at registration, in a rename): as
     /// [`Username::parse`], but a name starting `guest_` (in any case) stays the guests':
     /// no one may pass for a guest, nor take a name the guest generator may hand out.
     /// `current` is the caller's present name, which they may keep.

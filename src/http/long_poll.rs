@@ -54,11 +54,11 @@ impl Query {
 }
 
 /// A stream or long-poll refused because its caller holds the per-user ceiling
-/// ([`MAX_PER_USER`], 16), as each such operation documents it.
+/// ([`MAX_PER_USER`], 32), as each such operation documents it.
 #[derive(utoipa::IntoResponses)]
 #[response(
     status = 429,
-    description = "The caller already holds 16 open streams and long-polls on this instance (`rate_limited`): close one"
+    description = "The caller already holds 32 open streams and long-polls on this instance (`rate_limited`): close one"
 )]
 pub struct TooManyOfMine;
 

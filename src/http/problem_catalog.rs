@@ -519,7 +519,7 @@ pub static PROBLEM_CODES: &[ProblemCode] = &[
         "Too many requests",
         "Too many attempts from this address or for this username on register, login, guest or \
          refresh; too many chat messages; or, for one user, too many open event streams and \
-         long-polls on one instance (16).",
+         long-polls on one instance (32).",
         "Wait the seconds that `Retry-After` gives; `RateLimit-Remaining` and `RateLimit-Reset` \
          tell how many attempts are left and when the quota is whole again.",
     ),

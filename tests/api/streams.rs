@@ -773,7 +773,7 @@ async fn an_idle_stream_gets_heartbeats_and_the_ceiling_answers_503() {
 }
 
 #[actix_web::test]
-async fn one_user_holds_at_most_16_streams_and_long_polls_and_others_are_unaffected() {
+async fn one_user_holds_at_most_32_streams_and_long_polls_and_others_are_unaffected() {
     let db = TestDb::migrated();
     let app = common::app(db.state()).await;
     let me = register(&app, "sse_hoarder").await;

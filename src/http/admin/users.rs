@@ -82,7 +82,8 @@ pub async fn ban_user(admin: Change<BanRequest>) -> Reply {
 /// Lift a ban.
 ///
 /// Lifts a ban: the account can log in again. The sessions the ban ended stay ended (their
-/// refresh and access tokens are refused), so each logs in anew.
+/// refresh tokens are refused, and so are their access tokens by every endpoint but the game
+/// view and actions until they expire), so each logs in anew.
 #[utoipa::path(operation_id = "admin_unban_user", tag = "admin", security(("bearer" = [])),
     params(("id" = uuid::Uuid, Path, description = "User id")),
     request_body(content = Option<OptionalReason>, description = "Optional"),
