@@ -14,6 +14,7 @@ use utoipa::IntoParams;
 use crate::app::AppState;
 use crate::app::presence::{Follower, MAX_PER_USER, Refused, Watch};
 use crate::error::{Error, Kind};
+use crate::http::extract::{AuthUser, Caller};
 use crate::http::pagination;
 
 /// The longest wait a client may ask for, in seconds.
@@ -98,15 +99,16 @@ pub fn admit(state: &AppState, user_id: &str, topic: &str, by: Follower) -> Resu
 
 /// Runs `read(generation)` until it returns something non-empty (as `is_empty` judges) or
 /// `wait` seconds pass, waking when `topic` is woken. `generation` is the topic's wake-up
-/// count taken before the read (for the shared event cache). `user_id` waits on `topic`:
+/// count taken before the read (for the shared event cache). `user` waits on `topic`:
 /// the wait counts against the ceiling and as presence.
 ///
 /// # Errors
 /// `read`'s errors; 503 `too_many_streams` when the ceiling is reached; 401 or 403
-/// `banned` when the account was deleted or banned while the call waited.
+/// `banned` when the account was deleted or banned, or its session ended, while the call
+/// waited.
 pub async fn poll<T, F, Fut>(
     state: &AppState,
-    user_id: &str,
+    user: &AuthUser,
     topic: &str,
     wait: u64,
     is_empty: impl Fn(&T) -> bool,
@@ -119,7 +121,7 @@ where
     let deadline = tokio::time::Instant::now() + Duration::from_secs(wait);
     let handle = state.notifier.subscribe(topic);
     let _watch = if wait > 0 {
-        Some(admit(state, user_id, topic, Follower::LongPoll)?)
+        Some(admit(state, user.id(), topic, Follower::LongPoll)?)
     } else {
         None
     };
@@ -148,12 +150,15 @@ where
         }
     };
     if waited {
-        // The account was judged when the call came; a ban or a deletion during the wait
-        // must not let its answer through.
-        let user_id = user_id.to_owned();
+        // The account and the session were judged when the call came; a ban, a deletion or
+        // the session's end during the wait must not let its answer through.
+        let caller = Caller {
+            user_id: user.id().to_owned(),
+            session: user.session.clone(),
+        };
         state
             .db
-            .run(move |conn| crate::auth::check_account(conn, &user_id).map(drop))
+            .run(move |conn| caller.check(conn).map(drop))
             .await?;
     }
     Ok(found)

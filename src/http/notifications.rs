@@ -102,7 +102,7 @@ pub async fn feed(me: Mine<(), crate::http::query::Query<long_poll::Query>>) -> 
     let (after, wait, limit) = query.checked()?;
     let (rows, last_seq) = long_poll::poll(
         &me.state,
-        me.user.id(),
+        &me.user,
         &crate::db::wake::feed_topic(me.user.id()),
         wait,
         |(rows, _): &(Vec<_>, i64)| rows.is_empty(),

@@ -147,6 +147,43 @@ async fn every_admin_route_answers_403_to_a_player_and_401_without_a_token() {
     assert_eq!(me.json["role"], "player");
 }
 
+/// A feed long-poll of `user`'s, during which `end` runs and then a friend request wakes
+/// it: its answer, and whether it came before the wait ran out.
+async fn poll_across<S, B>(
+    app: &S,
+    user: &Session,
+    end: impl std::future::Future<Output = ()>,
+) -> common::Reply
+where
+    S: Service<actix_http::Request, Response = ServiceResponse<B>, Error = actix_web::Error>,
+    B: actix_web::body::MessageBody,
+{
+    let friend = register(app, &format!("{}_friend", user.username)).await;
+    let poll = get(
+        app,
+        "/api/v1/me/notifications?after=0&wait=10",
+        &user.access,
+    );
+    let meanwhile = async {
+        tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+        end.await;
+        let asked = crate::common::play::put(
+            app,
+            &format!("/api/v1/me/friends/{}", user.username),
+            &friend.access,
+        )
+        .await;
+        assert!(asked.status.is_success(), "{}", asked.text);
+    };
+    let started = std::time::Instant::now();
+    let (answer, ()) = tokio::join!(poll, meanwhile);
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(9),
+        "woken by the notification, not by the end of the wait"
+    );
+    answer
+}
+
 #[actix_web::test]
 async fn a_long_poll_waiting_when_its_user_is_banned_answers_403_not_what_woke_it() {
     let db = TestDb::migrated();
@@ -154,14 +191,7 @@ async fn a_long_poll_waiting_when_its_user_is_banned_answers_403_not_what_woke_i
     let app = common::app(state.clone()).await;
     let boss = admin(&app, &state, "pollboss").await;
     let user = register(&app, "poller").await;
-    let friend = register(&app, "pollfriend").await;
-    let poll = get(
-        &app,
-        "/api/v1/me/notifications?after=0&wait=10",
-        &user.access,
-    );
-    let meanwhile = async {
-        tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    let ban = async {
         let banned = post(
             &app,
             &format!("/api/v1/admin/users/{}/ban", user.id),
@@ -170,18 +200,31 @@ async fn a_long_poll_waiting_when_its_user_is_banned_answers_403_not_what_woke_i
         )
         .await;
         assert_eq!(banned.status, 200, "{}", banned.text);
-        // A notification for the banned user wakes the waiting call.
-        let asked =
-            crate::common::play::put(&app, "/api/v1/me/friends/poller", &friend.access).await;
-        assert!(asked.status.is_success(), "{}", asked.text);
     };
-    let started = std::time::Instant::now();
-    let (answer, ()) = tokio::join!(poll, meanwhile);
-    answer.assert_problem(403, "banned");
-    assert!(
-        started.elapsed() < std::time::Duration::from_secs(9),
-        "woken by the notification, not by the end of the wait"
-    );
+    poll_across(&app, &user, ban)
+        .await
+        .assert_problem(403, "banned");
+}
+
+#[actix_web::test]
+async fn a_long_poll_waiting_when_its_session_logs_out_answers_401() {
+    let db = TestDb::migrated();
+    let app = common::app(db.state()).await;
+    let user = register(&app, "poll_leaver").await;
+    let logout = async {
+        let out = send(
+            &app,
+            post_json(
+                "/api/v1/auth/logout",
+                json!({"refresh_token": user.refresh}),
+            ),
+        )
+        .await;
+        assert_eq!(out.status, 204);
+    };
+    poll_across(&app, &user, logout)
+        .await
+        .assert_problem(401, "invalid_token");
 }
 
 #[actix_web::test]

@@ -37,7 +37,7 @@ pub async fn events(on: OnGame<crate::http::query::Query<long_poll::Query>>) -> 
     spectate(&state, &id, viewer, user.id()).await;
     let (rows, known_last) = long_poll::poll(
         &state,
-        user.id(),
+        &user,
         &id,
         wait,
         |(rows, _): &(Vec<_>, _)| rows.is_empty(),
