@@ -172,10 +172,13 @@ pub fn client_key(req: &HttpRequest, config: &crate::config::Config) -> String {
     if !(config.trust_proxy || config.trusted_proxies.contains(peer)) {
         return rate_key(peer);
     }
-    let mut hops = x_forwarded_hops(req.headers());
-    if hops.is_empty() {
-        hops = forwarded_hops(req.headers());
-    }
+    // The header's presence decides, not whether it holds an address: a proxy that writes
+    // `X-Forwarded-For: unknown` must not hand the choice to the client's `Forwarded`.
+    let hops = if req.headers().contains_key("x-forwarded-for") {
+        x_forwarded_hops(req.headers())
+    } else {
+        forwarded_hops(req.headers())
+    };
     let client = hops
         .iter()
         .rev()
@@ -585,6 +588,12 @@ mod tests {
             ("x-forwarded-for", "9.9.9.12"),
         ];
         assert_eq!(ip_of(&one_hop, "10.0.0.1:80", &both), "9.9.9.12");
+        // An X-Forwarded-For without an address leaves the peer, not the client's Forwarded.
+        let unknown = [
+            ("forwarded", "for=1.1.12.7"),
+            ("x-forwarded-for", "unknown"),
+        ];
+        assert_eq!(ip_of(&one_hop, "10.0.0.1:80", &unknown), "10.0.0.1");
         // Every hop trusted: the first one.
         let inner = [("x-forwarded-for", "10.9.9.9, 10.0.0.2")];
         assert_eq!(ip_of(&behind, "10.0.0.1:80", &inner), "10.9.9.9");
