@@ -120,6 +120,21 @@ where
 {
     let deadline = tokio::time::Instant::now() + Duration::from_secs(wait);
     let handle = state.notifier.subscribe(topic);
+    // A ban or a deletion wakes the account's topic, a logout (or a password change, a
+    // replayed refresh token) the session's: the wait then ends at once, and the check
+    // below refuses the answer.
+    let account = state
+        .notifier
+        .subscribe(&crate::db::wake::account_topic(user.id()));
+    // A token without a session (from before 1.1) waits on the account's topic twice.
+    let session = user.session.as_deref().map_or_else(
+        || account.clone(),
+        |sid| {
+            state
+                .notifier
+                .subscribe(&crate::db::wake::session_topic(sid))
+        },
+    );
     let _watch = if wait > 0 {
         Some(admit(state, user.id(), topic, Follower::LongPoll)?)
     } else {
@@ -131,6 +146,12 @@ where
         let notified = handle.notified();
         tokio::pin!(notified);
         notified.as_mut().enable();
+        let ended = account.notified();
+        tokio::pin!(ended);
+        ended.as_mut().enable();
+        let session_ended = session.notified();
+        tokio::pin!(session_ended);
+        session_ended.as_mut().enable();
         let found = read(handle.generation()).await?;
         // A shutdown leaves long-polls to run their course (at most 30 s, within the
         // drain): only streams, which never end on their own, are cut short.
@@ -142,11 +163,14 @@ where
             break found;
         }
         waited = true;
-        if tokio::time::timeout(deadline - now, notified)
-            .await
-            .is_err()
-        {
-            break found;
+        tokio::select! {
+            woken = tokio::time::timeout(deadline - now, notified) => {
+                if woken.is_err() {
+                    break found;
+                }
+            }
+            () = &mut ended => break found,
+            () = &mut session_ended => break found,
         }
     };
     if waited {

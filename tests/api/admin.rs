@@ -147,12 +147,13 @@ async fn every_admin_route_answers_403_to_a_player_and_401_without_a_token() {
     assert_eq!(me.json["role"], "player");
 }
 
-/// A feed long-poll of `user`'s, during which `end` runs and then a friend request wakes
-/// it: its answer, and whether it came before the wait ran out.
+/// A feed long-poll of `user`'s, during which `end` runs and then, if `wake`, a friend
+/// request wakes it: its answer, which must come before the wait runs out.
 async fn poll_across<S, B>(
     app: &S,
     user: &Session,
     end: impl std::future::Future<Output = ()>,
+    wake: bool,
 ) -> common::Reply
 where
     S: Service<actix_http::Request, Response = ServiceResponse<B>, Error = actix_web::Error>,
@@ -167,6 +168,9 @@ where
     let meanwhile = async {
         tokio::time::sleep(std::time::Duration::from_millis(300)).await;
         end.await;
+        if !wake {
+            return;
+        }
         let asked = crate::common::play::put(
             app,
             &format!("/api/v1/me/friends/{}", user.username),
@@ -179,7 +183,7 @@ where
     let (answer, ()) = tokio::join!(poll, meanwhile);
     assert!(
         started.elapsed() < std::time::Duration::from_secs(9),
-        "woken by the notification, not by the end of the wait"
+        "woken by the notification or the ending, not by the end of the wait"
     );
     answer
 }
@@ -201,7 +205,7 @@ async fn a_long_poll_waiting_when_its_user_is_banned_answers_403_not_what_woke_i
         .await;
         assert_eq!(banned.status, 200, "{}", banned.text);
     };
-    poll_across(&app, &user, ban)
+    poll_across(&app, &user, ban, true)
         .await
         .assert_problem(403, "banned");
 }
@@ -210,21 +214,24 @@ async fn a_long_poll_waiting_when_its_user_is_banned_answers_403_not_what_woke_i
 async fn a_long_poll_waiting_when_its_session_logs_out_answers_401() {
     let db = TestDb::migrated();
     let app = common::app(db.state()).await;
-    let user = register(&app, "poll_leaver").await;
-    let logout = async {
-        let out = send(
-            &app,
-            post_json(
-                "/api/v1/auth/logout",
-                json!({"refresh_token": user.refresh}),
-            ),
-        )
-        .await;
-        assert_eq!(out.status, 204);
-    };
-    poll_across(&app, &user, logout)
-        .await
-        .assert_problem(401, "invalid_token");
+    for (name, wake) in [("poll_leaver", true), ("poll_quiet", false)] {
+        let user = register(&app, name).await;
+        let logout = async {
+            let out = send(
+                &app,
+                post_json(
+                    "/api/v1/auth/logout",
+                    json!({"refresh_token": user.refresh}),
+                ),
+            )
+            .await;
+            assert_eq!(out.status, 204);
+        };
+        // Woken by a notification, or by the logout itself when nothing else happens.
+        poll_across(&app, &user, logout, wake)
+            .await
+            .assert_problem(401, "invalid_token");
+    }
 }
 
 #[actix_web::test]
