@@ -135,6 +135,9 @@ where
                 .subscribe(&crate::db::wake::session_topic(sid))
         },
     );
+    // Only a wake-up that names them ends the wait; one that wakes every topic (a shutdown,
+    // a listener's catch-up) leaves it to run its course.
+    let targeted = (account.targeted(), session.targeted());
     let _watch = if wait > 0 {
         Some(admit(state, user.id(), topic, Follower::LongPoll)?)
     } else {
@@ -163,14 +166,21 @@ where
             break found;
         }
         waited = true;
+        let ended_now = || (account.targeted(), session.targeted()) != targeted;
+        if ended_now() {
+            break found;
+        }
         tokio::select! {
             woken = tokio::time::timeout(deadline - now, notified) => {
                 if woken.is_err() {
                     break found;
                 }
             }
-            () = &mut ended => break found,
-            () = &mut session_ended => break found,
+            () = &mut ended => {}
+            () = &mut session_ended => {}
+        }
+        if ended_now() {
+            break found;
         }
     };
     if waited {
