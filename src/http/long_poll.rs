@@ -120,6 +120,10 @@ where
 {
     let deadline = tokio::time::Instant::now() + Duration::from_secs(wait);
     let handle = state.notifier.subscribe(topic);
+    if wait == 0 {
+        // A plain read: nothing to wait on, nothing to watch.
+        return read(handle.generation()).await;
+    }
     // A ban or a deletion wakes the account's topic, a logout (or a password change, a
     // replayed refresh token) the session's: the wait then ends at once, and the check
     // below refuses the answer.
@@ -138,11 +142,7 @@ where
     // Only a wake-up that names them ends the wait; one that wakes every topic (a shutdown,
     // a listener's catch-up) leaves it to run its course.
     let targeted = (account.targeted(), session.targeted());
-    let _watch = if wait > 0 {
-        Some(admit(state, user.id(), topic, Follower::LongPoll)?)
-    } else {
-        None
-    };
+    let _watch = admit(state, user.id(), topic, Follower::LongPoll)?;
     let mut waited = false;
     let found = loop {
         // Armed before the read: a change in between still wakes this waiter.
