@@ -114,7 +114,9 @@ fn locked_pair(
 }
 
 /// `me` asks `username` to be friends; when they had asked `me`, the two are friends now.
-/// A new request notifies the other user (`friend_request`).
+/// A new request notifies the other user (`friend_request`), unless `me`'s request
+/// notified them within [`REQUEST_QUIET`] (withdrawn or declined since): asking, withdrawing
+/// and asking again must not become a way to flood someone's feed and phone.
 ///
 /// # Errors
 /// 404 for an unknown user; 400 for the caller's own name; 403 `blocked` when either blocks
@@ -152,7 +154,8 @@ pub fn request_friend(
             None => (Relation::Requested, mine),
         };
         let mut notified = Vec::new();
-        if created {
+        let friends = value == Relation::Friends;
+        if created && (friends || !asked_lately(conn, me, &other.id, now)?) {
             let my_name = db::users::by_id(conn, me)?
                 .map(|u| u.username)
                 .ok_or_else(|| Error::internal("the caller's account is gone"))?;
@@ -165,7 +168,7 @@ pub fn request_friend(
                     data: json!({
                         "user_id": me,
                         "username": my_name,
-                        "friends": value == Relation::Friends,
+                        "friends": friends,
                     }),
                 }],
                 now,
@@ -182,6 +185,35 @@ pub fn request_friend(
             notified,
         })
     })
+}
+
+/// How long after a `friend_request` notification another request from the same user to
+/// the same user stays silent (it is still recorded, and still makes friends).
+pub const REQUEST_QUIET: chrono::TimeDelta = chrono::TimeDelta::hours(24);
+
+/// Whether `me` asked `other` (a notification saying so, not an answer that made friends)
+/// within [`REQUEST_QUIET`] before `now`.
+fn asked_lately(
+    conn: &mut AnyConnection,
+    me: &str,
+    other: &str,
+    now: NaiveDateTime,
+) -> Result<bool, Error> {
+    // One user can notify another at most once a day this way, and `other` has at most
+    // MAX_FRIEND_REQUESTS pending incoming requests, so the recent ones are few.
+    let recent = db::outbox::recent_data(
+        conn,
+        other,
+        NotificationKind::FriendRequest.as_str(),
+        now - REQUEST_QUIET,
+        2 * MAX_FRIEND_REQUESTS,
+    )?;
+    Ok(recent.iter().any(|data| {
+        serde_json::from_str::<serde_json::Value>(data).is_ok_and(|v| {
+            v.get("user_id").and_then(|u| u.as_str()) == Some(me)
+                && v.get("friends").and_then(|f| f.as_bool()) == Some(false)
+        })
+    }))
 }
 
 /// Ends a friendship, withdraws the caller's request or declines theirs: whatever holds

@@ -103,6 +103,25 @@ pub fn insert(conn: &mut AnyConnection, row: &NotificationRow) -> QueryResult<()
         .map(drop)
 }
 
+/// The data of the user's notifications of `kind` written at or after `since`, newest
+/// first, at most `limit` of them.
+pub fn recent_data(
+    conn: &mut AnyConnection,
+    user_id: &str,
+    kind: &str,
+    since: NaiveDateTime,
+    limit: i64,
+) -> QueryResult<Vec<String>> {
+    notifications::table
+        .filter(notifications::user_id.eq(user_id))
+        .filter(notifications::kind.eq(kind))
+        .filter(notifications::created_at.ge(since))
+        .order(notifications::seq.desc())
+        .limit(limit)
+        .select(notifications::data)
+        .load(conn)
+}
+
 /// The user's webhook URL, if set.
 pub fn webhook_url(conn: &mut AnyConnection, user_id: &str) -> QueryResult<Option<String>> {
     users::table

@@ -98,8 +98,10 @@ pub async fn list_friends(me: Mine) -> Reply {
 /// Two requests make friends: when `username` has asked the caller already, they are
 /// friends now (`state: friends`); otherwise the request waits for theirs
 /// (`state: requested`). A new request notifies the other user (`friend_request`, with
-/// `friends` in its data). Asking again changes nothing (200). Refused when either user
-/// blocks the other.
+/// `friends` in its data), except a request that follows, within 24 hours, one of the
+/// caller's that notified them (withdrawn or declined since): that one is recorded without
+/// a notification. Asking again changes nothing (200). Refused when either user blocks the
+/// other.
 #[utoipa::path(operation_id = "put_friend", tag = "social", security(("bearer" = [])),
     params(("username" = String, Path, description = "The other user's username")),
     responses(

@@ -88,6 +88,101 @@ async fn two_requests_make_friends_and_either_can_end_it() {
 }
 
 #[actix_web::test]
+async fn asking_again_within_a_day_does_not_notify_again() {
+    let db = TestDb::migrated();
+    let state = db.state();
+    let app = crate::common::app(state.clone()).await;
+    let ann = register(&app, "ann_q").await;
+    let cid = register(&app, "cid_q").await;
+    let dan = register(&app, "dan_q").await;
+    let requests_to_cid = || async {
+        let feed = get(&app, "/api/v1/me/notifications", &cid.access).await;
+        feed_kinds(&feed.json)
+            .into_iter()
+            .filter(|(kind, _)| kind == "friend_request")
+            .map(|(_, data)| data)
+            .collect::<Vec<_>>()
+    };
+
+    // Ask, withdraw, ask: the second request is recorded but silent.
+    assert_eq!(
+        put(&app, "/api/v1/me/friends/cid_q", &ann.access)
+            .await
+            .status,
+        201
+    );
+    assert_eq!(
+        delete(&app, "/api/v1/me/friends/cid_q", &ann.access)
+            .await
+            .status,
+        204
+    );
+    let again = put(&app, "/api/v1/me/friends/cid_q", &ann.access).await;
+    assert_eq!(again.status, 201, "{}", again.text);
+    assert_eq!(again.json["state"], "requested");
+    // Declined, and asked again: still one notification.
+    assert_eq!(
+        delete(&app, "/api/v1/me/friends/ann_q", &cid.access)
+            .await
+            .status,
+        204
+    );
+    assert_eq!(
+        put(&app, "/api/v1/me/friends/cid_q", &ann.access)
+            .await
+            .status,
+        201
+    );
+    let cids = get(&app, "/api/v1/me/friends", &cid.access).await;
+    assert_eq!(names(&cids.json["incoming"]), ["ann_q"], "{}", cids.text);
+    assert_eq!(requests_to_cid().await.len(), 1);
+
+    // Another user's request still notifies, and accepting still tells the asker.
+    assert_eq!(
+        put(&app, "/api/v1/me/friends/cid_q", &dan.access)
+            .await
+            .status,
+        201
+    );
+    let to_cid = requests_to_cid().await;
+    assert_eq!(to_cid.len(), 2, "{to_cid:?}");
+    assert_eq!(to_cid[1]["username"], "dan_q");
+    let accepted = put(&app, "/api/v1/me/friends/ann_q", &cid.access).await;
+    assert_eq!(accepted.json["state"], "friends", "{}", accepted.text);
+    let feed = get(&app, "/api/v1/me/notifications", &ann.access).await;
+    let to_ann = feed_kinds(&feed.json);
+    assert_eq!(to_ann.len(), 1, "{to_ann:?}");
+    assert_eq!(to_ann[0].1["friends"], true);
+
+    // A day after the notification, a new request notifies again.
+    assert_eq!(
+        delete(&app, "/api/v1/me/friends/ann_q", &cid.access)
+            .await
+            .status,
+        204
+    );
+    {
+        use diesel::RunQueryDsl;
+        let mut conn = state.db.conn().unwrap();
+        diesel::sql_query(
+            "UPDATE notifications SET created_at = '2020-01-01 00:00:00' \
+             WHERE kind = 'friend_request'",
+        )
+        .execute(&mut conn)
+        .unwrap();
+    }
+    assert_eq!(
+        put(&app, "/api/v1/me/friends/cid_q", &ann.access)
+            .await
+            .status,
+        201
+    );
+    let to_cid = requests_to_cid().await;
+    assert_eq!(to_cid.len(), 3, "{to_cid:?}");
+    assert_eq!(to_cid[2]["username"], "ann_q");
+}
+
+#[actix_web::test]
 async fn a_blocked_user_cannot_join_invite_or_befriend_the_blocker() {
     let db = TestDb::migrated();
     let app = crate::common::app(db.state()).await;
