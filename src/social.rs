@@ -199,14 +199,14 @@ fn asked_lately(
     other: &str,
     now: NaiveDateTime,
 ) -> Result<bool, Error> {
-    // One user can notify another at most once a day this way, and `other` has at most
-    // MAX_FRIEND_REQUESTS pending incoming requests, so the recent ones are few.
+    // The latest thousand notifications: a feed busier than that in a day may let one
+    // request through again, which is all that is lost.
     let recent = db::outbox::recent_data(
         conn,
         other,
         NotificationKind::FriendRequest.as_str(),
         now - REQUEST_QUIET,
-        2 * MAX_FRIEND_REQUESTS,
+        1000,
     )?;
     Ok(recent.iter().any(|data| {
         serde_json::from_str::<serde_json::Value>(data).is_ok_and(|v| {

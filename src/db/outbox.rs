@@ -104,22 +104,31 @@ pub fn insert(conn: &mut AnyConnection, row: &NotificationRow) -> QueryResult<()
 }
 
 /// The data of the user's notifications of `kind` written at or after `since`, newest
-/// first, at most `limit` of them.
+/// first, among the user's latest `window` notifications. The window keeps the read to a
+/// walk of the feed's primary key however long the feed is (its times grow with its seq).
 pub fn recent_data(
     conn: &mut AnyConnection,
     user_id: &str,
     kind: &str,
     since: NaiveDateTime,
-    limit: i64,
+    window: i64,
 ) -> QueryResult<Vec<String>> {
-    notifications::table
+    let latest: Vec<(String, NaiveDateTime, String)> = notifications::table
         .filter(notifications::user_id.eq(user_id))
-        .filter(notifications::kind.eq(kind))
-        .filter(notifications::created_at.ge(since))
         .order(notifications::seq.desc())
-        .limit(limit)
-        .select(notifications::data)
-        .load(conn)
+        .limit(window)
+        .select((
+            notifications::kind,
+            notifications::created_at,
+            notifications::data,
+        ))
+        .load(conn)?;
+    Ok(latest
+        .into_iter()
+        .take_while(|(_, at, _)| *at >= since)
+        .filter(|(k, _, _)| k == kind)
+        .map(|(_, _, data)| data)
+        .collect())
 }
 
 /// The user's webhook URL, if set.
