@@ -4,6 +4,10 @@
 //! is a private game), and another parser in front of the server (a gateway, a WAF) may keep
 //! the first: the two would judge different requests. RFC 8259 leaves duplicate names to
 //! the reader, so every body is refused with a duplicate anywhere in it.
+//!
+//! Nor may a string hold a NUL character (`\u0000`): no field of the API means one,
+//! PostgreSQL cannot store one in text (its query fails), and SQLite and C libraries end the
+//! string there. Refusing it here answers one way on both databases, for every field.
 
 use std::fmt;
 
@@ -45,11 +49,13 @@ impl<'de> Visitor<'de> for ValueVisitor {
         Ok(Number::from_f64(v).map_or(Value::Null, Value::Number))
     }
 
-    fn visit_str<E>(self, v: &str) -> Result<Value, E> {
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<Value, E> {
+        no_nul(v)?;
         Ok(Value::String(v.to_owned()))
     }
 
-    fn visit_string<E>(self, v: String) -> Result<Value, E> {
+    fn visit_string<E: de::Error>(self, v: String) -> Result<Value, E> {
+        no_nul(&v)?;
         Ok(Value::String(v))
     }
 
@@ -68,6 +74,7 @@ impl<'de> Visitor<'de> for ValueVisitor {
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
         let mut object = Map::new();
         while let Some(key) = map.next_key::<String>()? {
+            no_nul(&key)?;
             if object.contains_key(&key) {
                 return Err(de::Error::custom(format_args!(
                     "the key {key:?} appears twice in one object"
@@ -78,6 +85,16 @@ impl<'de> Visitor<'de> for ValueVisitor {
         }
         Ok(Value::Object(object))
     }
+}
+
+/// Refuses a string with a NUL character (see the module's doc).
+fn no_nul<E: de::Error>(text: &str) -> Result<(), E> {
+    if text.contains('\0') {
+        return Err(E::custom(
+            "a string holds a NUL character (\\u0000), which no field accepts",
+        ));
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -105,6 +122,12 @@ mod tests {
             let e = read(text).unwrap_err();
             assert!(e.is_data() && e.to_string().contains("twice"), "{e}");
         }
+        for text in [r#"{"a":"x\u0000y"}"#, r#"{"a\u0000":1}"#, r#"["\u0000"]"#] {
+            let e = read(text).unwrap_err();
+            assert!(e.is_data() && e.to_string().contains("NUL"), "{e}");
+        }
+        // An escaped backslash before "u0000" is text, not a NUL.
+        assert_eq!(read(r#"{"a":"\\u0000"}"#).unwrap()["a"], "\\u0000");
         // The nesting limit of serde_json holds as for its own values.
         assert!(read(&"[".repeat(10_000)).is_err());
     }

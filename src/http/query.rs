@@ -1,7 +1,9 @@
 //! Query strings: actix's `web::Query` with one convention on top. A parameter given with
 //! no value (`?status=`, or a bare `?status`) is a parameter not given, on every operation
 //! alike: forms and URL templates send such empties (`?after=&limit=`), and a filter left
-//! blank means no filter, not a malformed one.
+//! blank means no filter, not a malformed one. A parameter holding a NUL character (`%00`)
+//! is refused, as in a JSON body (see `json_body`): no parameter means one, and PostgreSQL
+//! cannot compare text with it.
 
 use std::ops::Deref;
 
@@ -43,6 +45,12 @@ impl<T: DeserializeOwned> FromRequest for Query<T> {
     type Future = std::future::Ready<Result<Self, actix_web::Error>>;
 
     fn from_request(req: &HttpRequest, _: &mut Payload) -> Self::Future {
+        if req.query_string().contains("%00") {
+            return std::future::ready(Err(super::ApiError::from(
+                crate::error::Error::validation("a query parameter holds a NUL character (%00)"),
+            )
+            .into()));
+        }
         let query = without_empties(req.query_string());
         std::future::ready(match web::Query::<T>::from_query(&query) {
             Ok(parsed) => Ok(Query(parsed.into_inner())),

@@ -107,7 +107,7 @@ pub async fn list_friends(me: Mine) -> Reply {
     responses(
         (status = 201, description = "Asked, or friends now; `Location` is the caller's list of friends", body = FriendView),
         (status = 200, description = "Already asked, or friends already", body = FriendView),
-        (status = 400, description = "The caller's own name"),
+        (status = 400, description = "The caller's own name, or a name no account can have"),
         (status = 403, description = "One of the two blocks the other (`blocked`)"),
         (status = 404, description = "No such user"),
         (status = 409, description = "At most 500 friends and requests (`too_many_friends`)")))]
@@ -133,7 +133,7 @@ pub async fn put_friend(on: About) -> Reply {
     params(("username" = String, Path, description = "The other user's username")),
     responses(
         (status = 204, description = "Nothing holds between the two any more"),
-        (status = 400, description = "The caller's own name"),
+        (status = 400, description = "The caller's own name, or a name no account can have"),
         (status = 404, description = "No such user")))]
 #[delete("/me/friends/{username}")]
 pub async fn delete_friend(on: About) -> Reply {
@@ -164,7 +164,7 @@ pub async fn list_blocks(me: Mine) -> Reply {
     responses(
         (status = 201, description = "Blocked; `Location` is the caller's list of blocks", body = RelatedUser),
         (status = 200, description = "Blocked already", body = RelatedUser),
-        (status = 400, description = "The caller's own name"),
+        (status = 400, description = "The caller's own name, or a name no account can have"),
         (status = 404, description = "No such user"),
         (status = 409, description = "At most 1,000 blocked users (`too_many_blocks`)")))]
 #[put("/me/blocks/{username}")]
@@ -181,7 +181,7 @@ pub async fn put_block(on: About) -> Reply {
     params(("username" = String, Path, description = "The user to unblock")),
     responses(
         (status = 204, description = "Not blocked (any more)"),
-        (status = 400, description = "The caller's own name"),
+        (status = 400, description = "The caller's own name, or a name no account can have"),
         (status = 404, description = "No such user")))]
 #[delete("/me/blocks/{username}")]
 pub async fn delete_block(on: About) -> Reply {
@@ -194,11 +194,13 @@ type About = Mine<web::Path<String>>;
 
 impl About {
     /// Runs `change(conn, caller_id, username)`: the one database round of every change of
-    /// a relation.
+    /// a relation. A name no account can have is refused first (400), as the public
+    /// profile does.
     async fn about<T: Send + 'static>(
         &self,
         change: fn(&mut AnyConnection, &str, &str) -> Result<T, Error>,
     ) -> Result<T, Error> {
+        crate::auth::Username::parse(&self.path)?;
         let other = self.path.clone();
         self.mine(move |conn, me| change(conn, me, &other)).await
     }

@@ -1073,3 +1073,55 @@ async fn a_query_parameter_given_empty_is_a_parameter_not_given() {
     .await;
     bad.assert_problem(400, "validation_failed");
 }
+
+#[actix_web::test]
+async fn a_nul_character_anywhere_in_the_input_is_refused_with_400_on_both_databases() {
+    // PostgreSQL cannot hold a NUL in text: each of these once answered 500 there.
+    let db = TestDb::migrated();
+    let state = db.state();
+    let app = common::app(state.clone()).await;
+    let boss = crate::admin::admin(&app, &state, "nul_boss").await;
+    let me = register(&app, "nul_me").await;
+    let bodies = [
+        (
+            "/api/v1/auth/login",
+            json!({"username": "a\u{0}b", "password": "x"}),
+        ),
+        (
+            "/api/v1/games",
+            json!({"seats": [{"kind": "me"}, {"kind": "invite", "username": "nul\u{0}x"},
+                             {"kind": "open"}, {"kind": "open"}]}),
+        ),
+        ("/api/v1/auth/refresh", json!({"refresh_token": "\u{0}"})),
+    ];
+    for (uri, body) in bodies {
+        let reply = send(&app, bearer(post_json(uri, body), &me.access)).await;
+        reply.assert_problem(400, "validation_failed");
+        assert!(reply.text.contains("NUL"), "{uri}: {}", reply.text);
+    }
+    for uri in [
+        "/api/v1/admin/users?query=a%00b",
+        "/api/v1/admin/games?player=%00",
+        "/api/v1/admin/audit?target_id=x%00",
+    ] {
+        let reply = send(&app, bearer(TestRequest::get().uri(uri), &boss.access)).await;
+        reply.assert_problem(400, "validation_failed");
+    }
+    for method in [Method::PUT, Method::DELETE] {
+        for uri in ["/api/v1/me/friends/nul%00x", "/api/v1/me/blocks/nul%00x"] {
+            let req = TestRequest::default().method(method.clone()).uri(uri);
+            let reply = send(&app, bearer(req, &me.access)).await;
+            reply.assert_problem(400, "validation_failed");
+        }
+    }
+    // "%2500" is the text "%00", not a NUL: searched for, and found in no name.
+    let text = send(
+        &app,
+        bearer(
+            TestRequest::get().uri("/api/v1/admin/users?query=%2500"),
+            &boss.access,
+        ),
+    )
+    .await;
+    assert_eq!(text.status, 200, "{}", text.text);
+}
