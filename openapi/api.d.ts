@@ -55,7 +55,8 @@ export interface paths {
         };
         /**
          * Search games.
-         * @description Searches games by status and player, newest first, private ones included.
+         * @description Searches games by status and player (by username or account id), newest first, private
+         *     ones included.
          */
         get: operations["admin_list_games"];
         put?: never;
@@ -1560,7 +1561,7 @@ export interface components {
         AuditEntryView: {
             /**
              * @description `ban_user`, `unban_user`, `change_role`, `reset_rating`, `read_game`, `abort_game`,
-             *     `seat_to_bot`.
+             *     `seat_to_bot`, `hide_message` or `mute_user`.
              */
             action: components["schemas"]["AuditAction"];
             /** @description The administrator. */
@@ -1579,9 +1580,9 @@ export interface components {
             id: string;
             /** @description Why, as the administrator gave it. */
             reason: string | null;
-            /** @description The user or game id. */
+            /** @description The id of the account, game or chat message (as `target_type` says). */
             target_id: string;
-            /** @description `user` or `game`. */
+            /** @description `user`, `game` or `chat_message`. */
             target_type: components["schemas"]["AuditTarget"];
         };
         /** @description A page of the audit log. */
@@ -3543,7 +3544,7 @@ export interface operations {
                  *     `abort_game`, `seat_to_bot`, `hide_message`, `mute_user`.
                  */
                 action?: components["schemas"]["AuditAction"];
-                /** @description Only entries about this user or game id. */
+                /** @description Only entries about this account, game or chat message id (in any case). */
                 target_id?: string;
                 /** @description 1..=200, default 50. */
                 limit?: number;
@@ -3754,8 +3755,14 @@ export interface operations {
                  *     all).
                  */
                 status?: components["schemas"]["GameStatus"][];
-                /** @description Only games in which the user with this username holds or held a seat. */
+                /** @description Only games in which the live account with this username holds or held a seat. */
                 player?: string;
+                /**
+                 * @description Only games in which the account with this id holds or held a seat, deleted accounts
+                 *     included (a deleted account's username is free for others; `GET /admin/users` lists
+                 *     deleted accounts with their ids). With `player` too: only if both name one account.
+                 */
+                player_id?: string;
                 /** @description 1..=200, default 50. */
                 limit?: number;
                 /** @description `next_cursor` of the previous page. */
@@ -8273,7 +8280,7 @@ export interface operations {
                     "application/json": components["schemas"]["RelatedUser"];
                 };
             };
-            /** @description The caller's own name */
+            /** @description The caller's own name, or a name no account can have */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -8370,7 +8377,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The caller's own name */
+            /** @description The caller's own name, or a name no account can have */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -8907,7 +8914,7 @@ export interface operations {
                     "application/json": components["schemas"]["FriendView"];
                 };
             };
-            /** @description The caller's own name */
+            /** @description The caller's own name, or a name no account can have */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -9004,7 +9011,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The caller's own name */
+            /** @description The caller's own name, or a name no account can have */
             400: {
                 headers: {
                     [name: string]: unknown;

@@ -49,7 +49,9 @@ pub fn of_user(
         .collect()
 }
 
-/// Every game for administrators, newest first, by status and by a player's username.
+/// Every game for administrators, newest first, by status and by a player: the live
+/// account with the username `player`, the account with the id `player_id` (deleted
+/// accounts included), or both (then only the games of the one account both name).
 ///
 /// # Errors
 /// Database errors.
@@ -57,10 +59,11 @@ pub fn search(
     conn: &mut AnyConnection,
     statuses: &[GameStatus],
     player: Option<&str>,
+    player_id: Option<&str>,
     before: Option<(NaiveDateTime, String)>,
     limit: i64,
 ) -> Result<Vec<Table>, Error> {
-    let player_id = match player {
+    let by_name = match player {
         None => None,
         Some(name) => match db::users::by_username(conn, name)? {
             Some(user) => Some(user.id),
@@ -68,8 +71,13 @@ pub fn search(
             None => return Ok(Vec::new()),
         },
     };
+    let seated = match (by_name, player_id) {
+        (Some(a), Some(b)) if a != b => return Ok(Vec::new()),
+        (Some(id), _) => Some(id),
+        (None, id) => id.map(str::to_owned),
+    };
     Ok(
-        db::admin::search_games(conn, statuses, player_id.as_deref(), before, limit)?
+        db::admin::search_games(conn, statuses, seated.as_deref(), before, limit)?
             .into_iter()
             .map(Table::from_found)
             .collect(),

@@ -8,7 +8,7 @@ use leekha::app::AppState;
 use leekha::rules::{Card, CardSet};
 use serde_json::{Value, json};
 
-use crate::common::play::{four, game_of, get, legal_action, post};
+use crate::common::play::{delete, four, game_of, get, legal_action, post};
 use crate::common::{self, PASSWORD, Session, TestDb, bearer, post_json, register, send};
 
 /// Makes a registered user an administrator, as `leekha admin create` would.
@@ -1007,6 +1007,9 @@ async fn every_admin_action_leaves_an_audit_entry_newest_first() {
     for (_, body, action, target) in &steps {
         let e = entries.iter().find(|e| e["action"] == *action).unwrap();
         assert_eq!(e["target_id"], *target);
+        // The filter reads the id in either case.
+        let upper = audit_entries(&app, &boss, Some(&target.to_uppercase())).await;
+        assert!(upper.iter().any(|u| u["id"] == e["id"]), "{upper:?}");
         assert_eq!(e["reason"], body["reason"]);
         assert_eq!(e["admin"]["id"], boss.id.as_str());
         assert!(e["created_at"].is_string() && e["id"].is_string());
@@ -1111,8 +1114,35 @@ async fn admins_search_games_by_status_and_player() {
         &boss.access,
     )
     .await;
-    assert_eq!(next.item_ids(), [active]);
+    assert_eq!(next.item_ids(), std::slice::from_ref(&active));
     get(&app, "/api/v1/admin/games?status=lost", &boss.access)
+        .await
+        .assert_problem(400, "validation_failed");
+
+    // A deleted account's games are found by its id, also once its name is taken again;
+    // the name alone means the live account.
+    let gone = register(&app, "Leaver").await;
+    let bots =
+        json!({"seats": [{"kind": "me"}, {"kind": "bot"}, {"kind": "bot"}, {"kind": "bot"}]});
+    let played = game_of(&app, std::slice::from_ref(&gone), bots).await;
+    assert_eq!(delete(&app, "/api/v1/me", &gone.access).await.status, 204);
+    let by_name = get(&app, "/api/v1/admin/games?player=leaver", &boss.access).await;
+    assert!(by_name.item_ids().is_empty(), "{}", by_name.text);
+    let by_id = format!("/api/v1/admin/games?player_id={}", gone.id.to_uppercase());
+    assert_eq!(get(&app, &by_id, &boss.access).await.item_ids(), [played]);
+    let again = register(&app, "leaver").await;
+    let by_name = get(&app, "/api/v1/admin/games?player=leaver", &boss.access).await;
+    assert!(by_name.item_ids().is_empty(), "{}", by_name.text);
+    let both = format!("/api/v1/admin/games?player=leaver&player_id={}", gone.id);
+    assert!(get(&app, &both, &boss.access).await.item_ids().is_empty());
+    let both = format!("/api/v1/admin/games?player=leaver&player_id={}", again.id);
+    assert!(get(&app, &both, &boss.access).await.item_ids().is_empty());
+    let both = format!("/api/v1/admin/games?player=pl0&player_id={}", players[0].id);
+    assert_eq!(
+        get(&app, &both, &boss.access).await.item_ids(),
+        [waiting, active]
+    );
+    get(&app, "/api/v1/admin/games?player_id=leaver", &boss.access)
         .await
         .assert_problem(400, "validation_failed");
 }

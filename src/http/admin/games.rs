@@ -16,7 +16,8 @@ use super::{AbortRequest, Admin, Change, GamesQuery, OptionalReason, optional_re
 
 /// Search games.
 ///
-/// Searches games by status and player, newest first, private ones included.
+/// Searches games by status and player (by username or account id), newest first, private
+/// ones included.
 #[utoipa::path(operation_id = "admin_list_games", tag = "admin", security(("bearer" = [])),
     params(GamesQuery, PageQuery),
     responses((status = 200, description = "A page of games", body = AdminGamesPage)))]
@@ -30,11 +31,15 @@ pub async fn list_games(admin: Admin<(), Paged<GamesQuery>>) -> Reply {
         .map(str::trim)
         .filter(|p| !p.is_empty())
         .map(str::to_ascii_lowercase);
+    let player_id = query.player_id.map(|id| id.to_string());
     let (limit, before) = page.keyset()?;
     let tables = admin
         .state
         .db
-        .run(move |conn| lists::search(conn, &statuses, player.as_deref(), before, limit + 1))
+        .run(move |conn| {
+            let (name, id) = (player.as_deref(), player_id.as_deref());
+            lists::search(conn, &statuses, name, id, before, limit + 1)
+        })
         .await?;
     let (tables, next_cursor) = keyset_page(tables, limit, |t| (t.row.created_at, &t.row.id));
     ok(AdminGamesPage {

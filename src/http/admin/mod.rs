@@ -65,8 +65,12 @@ pub struct GamesQuery {
     /// all).
     #[param(value_type = Option<Vec<crate::games::GameStatus>>, style = Form, explode = false)]
     pub status: Option<String>,
-    /// Only games in which the user with this username holds or held a seat.
+    /// Only games in which the live account with this username holds or held a seat.
     pub player: Option<String>,
+    /// Only games in which the account with this id holds or held a seat, deleted accounts
+    /// included (a deleted account's username is free for others; `GET /admin/users` lists
+    /// deleted accounts with their ids). With `player` too: only if both name one account.
+    pub player_id: Option<uuid::Uuid>,
 }
 
 /// Audit entries to list (a page of them: [`crate::http::pagination::PageQuery`]).
@@ -76,8 +80,8 @@ pub struct AuditQuery {
     /// Only this action: `ban_user`, `unban_user`, `change_role`, `reset_rating`, `read_game`,
     /// `abort_game`, `seat_to_bot`, `hide_message`, `mute_user`.
     pub action: Option<crate::http::views::schema::AuditAction>,
-    /// Only entries about this user or game id.
-    pub target_id: Option<String>,
+    /// Only entries about this account, game or chat message id (in any case).
+    pub target_id: Option<uuid::Uuid>,
 }
 
 /// Why an account is banned.

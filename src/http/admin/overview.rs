@@ -72,7 +72,7 @@ pub async fn audit_log(admin: Admin<(), Paged<AuditQuery>>) -> Reply {
         .action
         .and_then(|a| serde_json::to_value(a).ok())
         .and_then(|v| v.as_str().map(str::to_owned));
-    let target = query.target_id.clone();
+    let target = query.target_id.map(|id| id.to_string());
     let audit = admin
         .state
         .db

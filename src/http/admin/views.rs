@@ -242,13 +242,13 @@ pub struct AuditEntryView {
     /// The administrator.
     pub admin: PlayerRef,
     /// `ban_user`, `unban_user`, `change_role`, `reset_rating`, `read_game`, `abort_game`,
-    /// `seat_to_bot`.
+    /// `seat_to_bot`, `hide_message` or `mute_user`.
     #[schema(value_type = crate::http::views::schema::AuditAction)]
     pub action: String,
-    /// `user` or `game`.
+    /// `user`, `game` or `chat_message`.
     #[schema(value_type = crate::http::views::schema::AuditTarget)]
     pub target_type: String,
-    /// The user or game id.
+    /// The id of the account, game or chat message (as `target_type` says).
     pub target_id: String,
     /// Why, as the administrator gave it.
     #[schema(required = true)]
