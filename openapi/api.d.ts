@@ -207,7 +207,9 @@ export interface paths {
         /**
          * Ban an account.
          * @description Bans an account: its access tokens stop working on the next request, its refresh tokens
-         *     are revoked, and it cannot log in until unbanned.
+         *     are revoked, and it cannot log in until unbanned. It leaves its waiting games (declining
+         *     its invitations; a game left without humans is aborted); its running games go on, its
+         *     turns timing out to the bots.
          */
         post: operations["admin_ban_user"];
         delete?: never;

@@ -49,7 +49,9 @@ fn user_entry<'a>(
 }
 
 /// Bans an account: its access tokens stop working on the next request, its refresh tokens
-/// are revoked, and it cannot log in until unbanned.
+/// are revoked, and it cannot log in until unbanned. It leaves its waiting games (declining
+/// its invitations), which would otherwise start with a seat nobody can play; its running
+/// games go on, its turns timing out to the bots. Returns the account and the games left.
 ///
 /// # Errors
 /// 404 for no live account; 409 `already_banned`.
@@ -58,8 +60,8 @@ pub fn ban(
     admin_id: &str,
     target: &str,
     reason: &str,
-) -> Result<UserRow, Error> {
-    user_locked(conn, target, |conn| {
+) -> Result<(UserRow, Vec<crate::games::Committed>), Error> {
+    let banned = user_locked(conn, target, |conn| {
         live_user(conn, target)?;
         let now = db::now();
         if !db::admin::ban(conn, target, reason, now)? {
@@ -78,7 +80,10 @@ pub fn ban(
             user_entry("ban_user", target, Some(reason), details),
         )?;
         live_user(conn, target)
-    })
+    })?;
+    // After the account's commit: a game's lock is never taken while holding the user's.
+    let left = crate::games::leave_waiting(conn, target)?;
+    Ok((banned, left))
 }
 
 /// Lifts a ban; the revoked refresh tokens stay revoked.

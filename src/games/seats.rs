@@ -142,6 +142,26 @@ pub fn leave(conn: &mut AnyConnection, game_id: &str, user_id: &str) -> Result<C
     })
 }
 
+/// The user leaves every waiting game they sit or are invited in (declining the
+/// invitations; a game left without humans is aborted), each in a transaction of its own:
+/// for a deleted or banned account, whose seat nobody would ever play.
+///
+/// # Errors
+/// Database errors.
+pub fn leave_waiting(conn: &mut AnyConnection, user_id: &str) -> Result<Vec<Committed>, Error> {
+    let mut done = Vec::new();
+    for id in store::waiting_game_ids_of(conn, user_id)? {
+        match leave(conn, &id, user_id) {
+            Ok(left) => done.push(left),
+            // It started (or the seat went) since the list was read: nothing is left to do
+            // here (a running game's seat is the caller's business).
+            Err(e) if matches!(e.kind(), Kind::Conflict | Kind::Forbidden) => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(done)
+}
+
 /// A deleted account gives up its place in every game not over yet: it leaves the waiting
 /// ones (declining their invitations; a game left without humans is aborted), and a bot plays
 /// out its seats in the running ones (`seat_changed`, reason `resigned`), the result staying
@@ -151,16 +171,7 @@ pub fn leave(conn: &mut AnyConnection, game_id: &str, user_id: &str) -> Result<C
 /// # Errors
 /// Database errors.
 pub fn withdraw(conn: &mut AnyConnection, user_id: &str) -> Result<Vec<Committed>, Error> {
-    let mut done = Vec::new();
-    for id in store::waiting_game_ids_of(conn, user_id)? {
-        match leave(conn, &id, user_id) {
-            Ok(left) => done.push(left),
-            // It started (or the seat went) since the list was read: the loop below or
-            // nothing is left to do.
-            Err(e) if matches!(e.kind(), Kind::Conflict | Kind::Forbidden) => {}
-            Err(e) => return Err(e),
-        }
-    }
+    let mut done = leave_waiting(conn, user_id)?;
     for id in store::active_game_ids_of(conn, user_id)? {
         let resigned = locked(conn, &id, |conn, table| {
             let Some(seat) = table.seat_of(user_id) else {

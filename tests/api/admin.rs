@@ -439,6 +439,59 @@ async fn a_ban_cuts_a_logged_in_user_off_on_the_next_request_and_unban_restores_
 }
 
 #[actix_web::test]
+async fn a_banned_user_leaves_their_waiting_games_and_declines_their_invitations() {
+    let db = TestDb::migrated();
+    let state = db.state();
+    let app = common::app(state.clone()).await;
+    let boss = admin(&app, &state, "boss_w").await;
+    let troll = register(&app, "troll_w").await;
+    let host = register(&app, "host_w").await;
+    let alone = game_of(&app, std::slice::from_ref(&troll), json!({})).await;
+    let shared = game_of(&app, &[troll.clone(), host.clone()], json!({})).await;
+    let invited = game_of(
+        &app,
+        std::slice::from_ref(&host),
+        json!({"seats": [{"kind": "me"}, {"kind": "invite", "username": "troll_w"},
+                         {"kind": "open"}, {"kind": "open"}]}),
+    )
+    .await;
+
+    let banned = post(
+        &app,
+        &format!("/api/v1/admin/users/{}/ban", troll.id),
+        json!({"reason": "spam"}),
+        &boss.access,
+    )
+    .await;
+    assert_eq!(banned.status, 200, "{}", banned.text);
+
+    let view = |id: String| {
+        let app = &app;
+        let token = boss.access.clone();
+        async move {
+            get(app, &format!("/api/v1/admin/games/{id}"), &token)
+                .await
+                .json
+        }
+    };
+    assert_eq!(view(alone).await["status"], "aborted");
+    let shared = view(shared).await;
+    assert_eq!(shared["status"], "waiting");
+    let seated: Vec<&Value> = shared["seats"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|s| !s["player"].is_null())
+        .collect();
+    assert_eq!(seated.len(), 1, "{shared}");
+    assert_eq!(seated[0]["player"]["username"], "host_w");
+    // The seat reserved for the banned user is open to anyone again.
+    let invited = view(invited).await;
+    assert_eq!(invited["status"], "waiting");
+    assert_eq!(invited["seats"][1]["open"], true, "{invited}");
+}
+
+#[actix_web::test]
 async fn a_role_change_takes_effect_on_the_next_request() {
     let db = TestDb::migrated();
     let state = db.state();

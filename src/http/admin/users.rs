@@ -54,7 +54,9 @@ pub async fn list_users(admin: Admin<(), Paged<UsersQuery>>) -> Reply {
 /// Ban an account.
 ///
 /// Bans an account: its access tokens stop working on the next request, its refresh tokens
-/// are revoked, and it cannot log in until unbanned.
+/// are revoked, and it cannot log in until unbanned. It leaves its waiting games (declining
+/// its invitations; a game left without humans is aborted); its running games go on, its
+/// turns timing out to the bots.
 #[utoipa::path(operation_id = "admin_ban_user", tag = "admin", security(("bearer" = [])),
     params(("id" = uuid::Uuid, Path, description = "User id")),
     request_body = BanRequest,
@@ -67,16 +69,16 @@ pub async fn list_users(admin: Admin<(), Paged<UsersQuery>>) -> Reply {
 pub async fn ban_user(admin: Change<BanRequest>) -> Reply {
     let why = reason(&admin.input.0.reason)?;
     let target = admin.path.to_string();
-    let state = admin.state.clone();
-    let answer = admin
-        .change_user(Some("ban"), move |conn, admin_id, target| {
-            crate::admin::ban(conn, admin_id, target, &why)
-        })
-        .await;
-    if answer.is_ok() {
-        state.end_streams_of(&target);
+    not_yourself(&admin.user, &target, "ban")?;
+    let banned = target.clone();
+    let (user, left) = admin
+        .run(move |conn, admin_id| crate::admin::ban(conn, admin_id, &banned, &why))
+        .await?;
+    admin.state.end_streams_of(&target);
+    for done in &left {
+        admin.state.published(done);
     }
-    answer
+    ok(AdminUserView::from(&user))
 }
 
 /// Lift a ban.
