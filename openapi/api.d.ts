@@ -25,6 +25,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/admin/chat/{message_id}/dismiss": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Dismiss the reports of a chat message.
+         * @description Takes the message's open reports out of the moderators' queue and leaves the message as
+         *     it is: for a report that asks nothing of a moderator (a harmless message, a game long
+         *     over). Reports filed later queue again. Audited (`dismiss_reports`).
+         */
+        post: operations["admin_dismiss_reports"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/admin/chat/{message_id}/hide": {
         parameters: {
             query?: never;
@@ -1558,12 +1580,12 @@ export interface components {
          * @description What an audit entry records.
          * @enum {string}
          */
-        AuditAction: "ban_user" | "unban_user" | "change_role" | "reset_rating" | "read_game" | "abort_game" | "seat_to_bot" | "hide_message" | "mute_user";
+        AuditAction: "ban_user" | "unban_user" | "change_role" | "reset_rating" | "read_game" | "abort_game" | "seat_to_bot" | "hide_message" | "dismiss_reports" | "mute_user";
         /** @description One audit entry. */
         AuditEntryView: {
             /**
              * @description `ban_user`, `unban_user`, `change_role`, `reset_rating`, `read_game`, `abort_game`,
-             *     `seat_to_bot`, `hide_message` or `mute_user`.
+             *     `seat_to_bot`, `hide_message`, `dismiss_reports` or `mute_user`.
              */
             action: components["schemas"]["AuditAction"];
             /** @description The administrator. */
@@ -1855,6 +1877,19 @@ export interface components {
          * @enum {string}
          */
         Direction: "right" | "left";
+        /** @description The reports a dismissal took out of the queue. */
+        DismissedReports: {
+            /**
+             * Format: int32
+             * @description How many open reports were dismissed (at least 1).
+             */
+            dismissed: number;
+            /**
+             * Format: uuid
+             * @description The message, left as it is.
+             */
+            message_id: string;
+        };
         /** @description A `card_played` event. */
         EventCardPlayed: {
             /**
@@ -2648,7 +2683,7 @@ export interface components {
          * @description A stable machine-readable problem code; `/problems/{code}` explains it.
          * @enum {string}
          */
-        ProblemCode: "bad_request" | "validation_failed" | "invalid_rules" | "invalid_card" | "webhook_url_not_allowed" | "push_endpoint_not_allowed" | "missing_token" | "invalid_token" | "invalid_credentials" | "forbidden" | "banned" | "muted" | "blocked" | "not_seated" | "not_found" | "not_rated" | "method_not_allowed" | "not_acceptable" | "request_timeout" | "conflict" | "version_conflict" | "username_taken" | "too_many_games" | "too_many_active_games" | "game_not_waiting" | "already_seated" | "seat_taken" | "game_full" | "game_not_active" | "already_resigned" | "nothing_to_reclaim" | "seat_controlled_by_bot" | "game_not_finished" | "rematch_unavailable" | "nothing_to_do" | "already_banned" | "not_banned" | "own_account" | "chat_closed" | "already_hidden" | "too_many_friends" | "too_many_blocks" | "payload_too_large" | "unsupported_media_type" | "push_platform_unavailable" | "game_over" | "wrong_phase" | "not_your_turn" | "card_not_in_hand" | "must_follow_suit" | "must_play_leekha" | "talbees" | "pass_restriction" | "wrong_card_count" | "duplicate_card" | "already_committed" | "idempotency_key_reused" | "rate_limited" | "headers_too_large" | "internal" | "database_unavailable" | "not_migrated" | "too_many_streams" | "unavailable";
+        ProblemCode: "bad_request" | "validation_failed" | "invalid_rules" | "invalid_card" | "webhook_url_not_allowed" | "push_endpoint_not_allowed" | "missing_token" | "invalid_token" | "invalid_credentials" | "forbidden" | "banned" | "muted" | "blocked" | "not_seated" | "not_found" | "not_rated" | "method_not_allowed" | "not_acceptable" | "request_timeout" | "conflict" | "version_conflict" | "username_taken" | "too_many_games" | "too_many_active_games" | "game_not_waiting" | "already_seated" | "seat_taken" | "game_full" | "game_not_active" | "already_resigned" | "nothing_to_reclaim" | "seat_controlled_by_bot" | "game_not_finished" | "rematch_unavailable" | "nothing_to_do" | "already_banned" | "not_banned" | "own_account" | "chat_closed" | "already_hidden" | "no_open_reports" | "too_many_friends" | "too_many_blocks" | "payload_too_large" | "unsupported_media_type" | "push_platform_unavailable" | "game_over" | "wrong_phase" | "not_your_turn" | "card_not_in_hand" | "must_follow_suit" | "must_play_leekha" | "talbees" | "pass_restriction" | "wrong_card_count" | "duplicate_card" | "already_committed" | "idempotency_key_reused" | "rate_limited" | "headers_too_large" | "internal" | "database_unavailable" | "not_migrated" | "too_many_streams" | "unavailable";
         /** @description A problem code explained: the JSON form of `/problems/{code}`. */
         ProblemCodeView: {
             /** @description What the client should do. */
@@ -3543,7 +3578,7 @@ export interface operations {
             query?: {
                 /**
                  * @description Only this action: `ban_user`, `unban_user`, `change_role`, `reset_rating`, `read_game`,
-                 *     `abort_game`, `seat_to_bot`, `hide_message`, `mute_user`.
+                 *     `abort_game`, `seat_to_bot`, `hide_message`, `dismiss_reports`, `mute_user`.
                  */
                 action?: components["schemas"]["AuditAction"];
                 /** @description Only entries about this account, game or chat message id (in any case). */
@@ -3590,6 +3625,128 @@ export interface operations {
             };
             /** @description Not an administrator (`forbidden`), or banned (`banned`) */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An internal error; the details are in the server log (`internal`) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The database is unreachable (`database_unavailable`) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A refusal by the HTTP layer, before the operation runs: 406 (`not_acceptable`) when `Accept-Encoding` allows no encoding the server has, 408 (`request_timeout`) when the request's head or body comes too slowly, 431 (`headers_too_large`) for too many or too large headers */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    admin_dismiss_reports: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Message id */
+                message_id: string;
+            };
+            cookie?: never;
+        };
+        /** @description Optional */
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["OptionalReason"];
+            };
+        };
+        responses: {
+            /** @description Dismissed */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DismissedReports"];
+                };
+            };
+            /** @description Invalid reason */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid or expired access token (`missing_token`, `invalid_token`) */
+            401: {
+                headers: {
+                    /** @description The challenge: `Bearer realm="leekha"`, with `error="invalid_token"` when a token was sent and refused */
+                    "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not an administrator (`forbidden`), or banned (`banned`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such message */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No open report on the message (`no_open_reports`) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is larger than the limit (`payload_too_large`) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is not `application/json`, or its `Content-Encoding` is not one the server reads (`unsupported_media_type`) */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -9,7 +9,7 @@ use crate::error::Error;
 #[derive(Debug)]
 pub struct Entry<'a> {
     /// `ban_user`, `unban_user`, `change_role`, `reset_rating`, `read_game`, `abort_game`,
-    /// `seat_to_bot`, `hide_message`, `mute_user`.
+    /// `seat_to_bot`, `hide_message`, `dismiss_reports`, `mute_user`.
     pub action: &'a str,
     /// `user`, `game` or `chat_message`.
     pub target_type: &'a str,

@@ -397,10 +397,60 @@ pub fn hide(
                 target_type: "chat_message",
                 target_id: message_id,
                 reason: Some(reason),
-                details: json!({"game_id": message.game_id, "seq": message.seq, "user_id": message.user_id}),
+                // What was hidden stays readable to the administrators who review it.
+                details: json!({
+                    "game_id": message.game_id,
+                    "seq": message.seq,
+                    "user_id": message.user_id,
+                    "text": message.body,
+                    "phrase": message.phrase,
+                }),
             },
         )?;
         Ok(store::find(conn, message_id)?.unwrap_or(message))
+    })
+}
+
+/// Dismisses the open reports of a message that stays as it is (harmless, or in a game
+/// long over): they leave the moderators' queue. Audited (`dismiss_reports`). Returns how
+/// many were dismissed.
+///
+/// # Errors
+/// 404 for an unknown message; 409 `no_open_reports` when none is open.
+pub fn dismiss_reports(
+    conn: &mut AnyConnection,
+    admin_id: &str,
+    message_id: &str,
+    reason: Option<&str>,
+) -> Result<usize, Error> {
+    db::write_transaction(conn, |conn| {
+        let now = db::now();
+        let message =
+            store::find(conn, message_id)?.ok_or_else(|| Error::not_found("no such message"))?;
+        let dismissed = store::resolve_reports(conn, message_id, now)?;
+        if dismissed == 0 {
+            return Err(Error::conflict(
+                "no_open_reports",
+                "the message has no open report",
+            ));
+        }
+        audit::record(
+            conn,
+            admin_id,
+            Entry {
+                action: "dismiss_reports",
+                target_type: "chat_message",
+                target_id: message_id,
+                reason,
+                details: json!({
+                    "game_id": message.game_id,
+                    "seq": message.seq,
+                    "user_id": message.user_id,
+                    "reports": dismissed,
+                }),
+            },
+        )?;
+        Ok(dismissed)
     })
 }
 

@@ -378,6 +378,14 @@ pub static PROBLEM_CODES: &[ProblemCode] = &[
         "Nothing to do.",
     ),
     entry(
+        "no_open_reports",
+        409,
+        "No open reports",
+        "The chat message has no report waiting for a moderator: none was filed, or each was \
+         dealt with already (the message hidden, or its reports dismissed).",
+        "Nothing to do; `GET /api/v1/admin/reports` lists the open ones.",
+    ),
+    entry(
         "too_many_friends",
         409,
         "Too many friends",

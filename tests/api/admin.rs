@@ -100,6 +100,11 @@ async fn every_admin_route_answers_403_to_a_player_and_401_without_a_token() {
         ),
         (
             "POST",
+            format!("/api/v1/admin/chat/{}/dismiss", uuid::Uuid::new_v4()),
+            Some(json!({})),
+        ),
+        (
+            "POST",
             format!("/api/v1/admin/users/{uid}/mute"),
             Some(json!({"until": null, "reason": "insults"})),
         ),

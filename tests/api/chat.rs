@@ -390,6 +390,12 @@ async fn moderators_hide_messages_for_everyone_and_mute_users() {
         "{}",
         audit.text
     );
+    // The administrators can still read what was hidden, in the audit log.
+    assert_eq!(
+        audit.json["items"][0]["details"]["text"], "something rude",
+        "{}",
+        audit.text
+    );
 
     let until = (chrono::Utc::now() + chrono::Duration::hours(1)).to_rfc3339();
     let muted = post(
@@ -445,4 +451,84 @@ async fn moderators_hide_messages_for_everyone_and_mute_users() {
         .assert_problem(409, "chat_closed");
     let page = get(&app, &chat, &players[1].access).await;
     assert_eq!(texts(&page.json), ["sorry"]);
+}
+
+#[actix_web::test]
+async fn moderators_dismiss_reports_and_the_message_stays() {
+    let db = TestDb::migrated();
+    let state = db.state();
+    let app = crate::common::app(state.clone()).await;
+    let players = four(&app, "dis_").await;
+    let boss = admin(&app, &state, "dis_boss").await;
+    let id = game_of(&app, &players, json!({})).await;
+    let chat = format!("/api/v1/games/{id}/chat");
+    let said = post(
+        &app,
+        &chat,
+        json!({"text": "nice lead"}),
+        &players[0].access,
+    )
+    .await;
+    let message = said.json["id"].as_str().unwrap().to_owned();
+    let report = format!("{chat}/{message}/report");
+    for p in &players[1..3] {
+        let filed = post(&app, &report, json!({"reason": "spam?"}), &p.access).await;
+        assert_eq!(filed.status, 202, "{}", filed.text);
+    }
+    let dismiss = format!("/api/v1/admin/chat/{message}/dismiss");
+    post(&app, &dismiss, json!({}), &players[1].access)
+        .await
+        .assert_problem(403, "forbidden");
+
+    let dismissed = post(&app, &dismiss, json!({"reason": "harmless"}), &boss.access).await;
+    assert_eq!(dismissed.status, 200, "{}", dismissed.text);
+    assert_eq!(dismissed.json["dismissed"], 2);
+    assert_eq!(dismissed.json["message_id"], message.as_str());
+    let queue = get(&app, "/api/v1/admin/reports", &boss.access).await;
+    assert!(
+        queue.json["items"].as_array().unwrap().is_empty(),
+        "{}",
+        queue.text
+    );
+    // The message stays for everyone.
+    let page = get(&app, &chat, &players[2].access).await;
+    assert_eq!(texts(&page.json), ["nice lead"]);
+    post(&app, &dismiss, json!({}), &boss.access)
+        .await
+        .assert_problem(409, "no_open_reports");
+    let audit = get(
+        &app,
+        "/api/v1/admin/audit?action=dismiss_reports",
+        &boss.access,
+    )
+    .await;
+    let entries = audit.json["items"].as_array().unwrap();
+    assert_eq!(entries.len(), 1, "{}", audit.text);
+    assert_eq!(entries[0]["target_type"], "chat_message");
+    assert_eq!(entries[0]["target_id"], message.as_str());
+    assert_eq!(entries[0]["reason"], "harmless");
+    assert_eq!(entries[0]["details"]["reports"], 2);
+
+    // A later report queues again; an empty body dismisses it too.
+    let filed = post(
+        &app,
+        &report,
+        json!({"reason": "again"}),
+        &players[3].access,
+    )
+    .await;
+    assert_eq!(filed.status, 202, "{}", filed.text);
+    let queue = get(&app, "/api/v1/admin/reports", &boss.access).await;
+    assert_eq!(queue.json["items"].as_array().unwrap().len(), 1);
+    let req = crate::common::bearer(
+        actix_web::test::TestRequest::post().uri(&dismiss),
+        &boss.access,
+    );
+    let empty = crate::common::send(&app, req).await;
+    assert_eq!(empty.status, 200, "{}", empty.text);
+    assert_eq!(empty.json["dismissed"], 1);
+    let unknown = format!("/api/v1/admin/chat/{}/dismiss", uuid::Uuid::new_v4());
+    post(&app, &unknown, json!({}), &boss.access)
+        .await
+        .assert_problem(404, "not_found");
 }

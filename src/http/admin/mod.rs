@@ -21,7 +21,7 @@ routes! {
     users::{list_users, ban_user, unban_user, set_role, reset_rating},
     games::{list_games, get_game, abort_game, seat_to_bot},
     overview::{stats, audit_log},
-    moderation::{list_reports, hide_message, mute_user},
+    moderation::{list_reports, hide_message, dismiss_reports, mute_user},
 }
 
 /// An administrator's request as every handler of this module takes it: the state, the
@@ -78,7 +78,7 @@ pub struct GamesQuery {
 #[into_params(parameter_in = Query)]
 pub struct AuditQuery {
     /// Only this action: `ban_user`, `unban_user`, `change_role`, `reset_rating`, `read_game`,
-    /// `abort_game`, `seat_to_bot`, `hide_message`, `mute_user`.
+    /// `abort_game`, `seat_to_bot`, `hide_message`, `dismiss_reports`, `mute_user`.
     pub action: Option<crate::http::views::schema::AuditAction>,
     /// Only entries about this account, game or chat message id (in any case).
     pub target_id: Option<uuid::Uuid>,

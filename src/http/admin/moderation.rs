@@ -14,7 +14,7 @@ use crate::http::query::Query;
 use crate::http::reply::{Reply, ok};
 
 use super::views::AdminUserView;
-use super::{Admin, BanRequest, Change, reason};
+use super::{Admin, BanRequest, Change, OptionalReason, optional_reason, reason};
 
 /// A report waiting for a moderator.
 #[derive(Debug, Serialize, Deserialize, ToSchema)]
@@ -131,6 +131,42 @@ pub async fn hide_message(admin: Change<BanRequest>) -> Reply {
     ok(HiddenMessageView {
         hidden_at: row.hidden_at.unwrap_or(row.created_at).and_utc(),
         message: ChatMessageView::of(&row, &author),
+    })
+}
+
+/// The reports a dismissal took out of the queue.
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+pub struct DismissedReports {
+    /// The message, left as it is.
+    pub message_id: uuid::Uuid,
+    /// How many open reports were dismissed (at least 1).
+    pub dismissed: u32,
+}
+
+/// Dismiss the reports of a chat message.
+///
+/// Takes the message's open reports out of the moderators' queue and leaves the message as
+/// it is: for a report that asks nothing of a moderator (a harmless message, a game long
+/// over). Reports filed later queue again. Audited (`dismiss_reports`).
+#[utoipa::path(operation_id = "admin_dismiss_reports", tag = "admin", security(("bearer" = [])),
+    params(("message_id" = uuid::Uuid, Path, description = "Message id")),
+    request_body(content = Option<OptionalReason>, description = "Optional"),
+    responses(
+        (status = 200, description = "Dismissed", body = DismissedReports),
+        (status = 400, description = "Invalid reason"),
+        (status = 404, description = "No such message"),
+        (status = 409, description = "No open report on the message (`no_open_reports`)")))]
+#[post("/admin/chat/{message_id}/dismiss")]
+pub async fn dismiss_reports(admin: Change<OptionalReason>) -> Reply {
+    let why = optional_reason(admin.input.0.reason.as_deref())?;
+    let message_id = *admin.path;
+    let message = message_id.to_string();
+    let dismissed = admin
+        .run(move |conn, admin_id| chat::dismiss_reports(conn, admin_id, &message, why.as_deref()))
+        .await?;
+    ok(DismissedReports {
+        message_id,
+        dismissed: u32::try_from(dismissed).unwrap_or(u32::MAX),
     })
 }
 

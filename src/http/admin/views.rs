@@ -242,7 +242,7 @@ pub struct AuditEntryView {
     /// The administrator.
     pub admin: PlayerRef,
     /// `ban_user`, `unban_user`, `change_role`, `reset_rating`, `read_game`, `abort_game`,
-    /// `seat_to_bot`, `hide_message` or `mute_user`.
+    /// `seat_to_bot`, `hide_message`, `dismiss_reports` or `mute_user`.
     #[schema(value_type = crate::http::views::schema::AuditAction)]
     pub action: String,
     /// `user`, `game` or `chat_message`.

@@ -162,6 +162,8 @@ pub enum AuditAction {
     SeatToBot,
     /// A chat message was hidden.
     HideMessage,
+    /// The open reports of a chat message were dismissed, the message left as it is.
+    DismissReports,
     /// An account was muted, or its mute lifted.
     MuteUser,
 }
