@@ -29,7 +29,8 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
-use tokio_postgres::{AsyncMessage, NoTls};
+use tokio_postgres::AsyncMessage;
+use tokio_postgres_rustls::MakeRustlsConnect;
 
 use super::Notifier;
 use crate::db::wake::CHANNEL;
@@ -142,9 +143,7 @@ pub fn spawn(
     notifier: &Arc<Notifier>,
     status: Arc<ListenStatus>,
 ) -> std::io::Result<()> {
-    let mut config: tokio_postgres::Config = database_url
-        .parse()
-        .map_err(|e| std::io::Error::other(format!("the database URL: {e}")))?;
+    let (mut config, tls) = super::pg_tls::target(database_url).map_err(std::io::Error::other)?;
     config
         .application_name(APPLICATION_NAME)
         .connect_timeout(Duration::from_secs(5))
@@ -155,14 +154,19 @@ pub fn spawn(
     let notifier = Arc::downgrade(notifier);
     std::thread::Builder::new()
         .name("leekha-listen".into())
-        .spawn(move || runtime.block_on(run(config, notifier, status)))?;
+        .spawn(move || runtime.block_on(run(config, tls, notifier, status)))?;
     Ok(())
 }
 
-async fn run(config: tokio_postgres::Config, notifier: Weak<Notifier>, status: Arc<ListenStatus>) {
+async fn run(
+    config: tokio_postgres::Config,
+    tls: MakeRustlsConnect,
+    notifier: Weak<Notifier>,
+    status: Arc<ListenStatus>,
+) {
     let mut backoff = Duration::from_millis(100);
     loop {
-        match session(&config, &notifier, &status).await {
+        match session(&config, &tls, &notifier, &status).await {
             Ok(()) => return,
             Err(e) => {
                 tracing::warn!(error = %e, retry_ms = backoff.as_millis() as u64, "the listener lost its connection")
@@ -190,10 +194,14 @@ async fn recount_others(
 /// One connection's life: `Ok` when the notifier is gone, `Err` when the connection is lost.
 async fn session(
     config: &tokio_postgres::Config,
+    tls: &MakeRustlsConnect,
     notifier: &Weak<Notifier>,
     status: &ListenStatus,
 ) -> Result<(), String> {
-    let (client, mut connection) = config.connect(NoTls).await.map_err(|e| e.to_string())?;
+    let (client, mut connection) = config
+        .connect(tls.clone())
+        .await
+        .map_err(|e| e.to_string())?;
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<(i32, String)>();
     // The connection is driven by its own task: it carries the replies of `client` and
     // hands over notifications.

@@ -5,6 +5,7 @@
 pub mod listen;
 pub mod listen_tail;
 pub mod notifier;
+pub mod pg_tls;
 pub mod presence;
 
 use std::sync::Arc;

@@ -943,6 +943,81 @@ async fn an_instance_alone_sends_no_wake_ups_and_one_that_arrives_is_woken_at_on
     assert!(s1.listen.sent() > 0, "the first instance now announces");
 }
 
+/// An instance whose `DATABASE_URL` asks for TLS (`sslmode=require`, and `verify-ca` with the
+/// server's own certificate as the root) wakes and is woken like any other: its listener
+/// connects over TLS too. It once connected without TLS only, and never got through to a
+/// server that demands it.
+#[actix_web::test]
+async fn an_instance_on_a_tls_url_listens_over_tls_and_wakes_the_others() {
+    use diesel::{Connection, RunQueryDsl};
+    let Some(base) = common::pg_base_url() else {
+        eprintln!("skipped: needs LEEKHA_TEST_DATABASE_URL (PostgreSQL)");
+        return;
+    };
+    #[derive(diesel::QueryableByName)]
+    struct Setting {
+        #[diesel(sql_type = diesel::sql_types::Text)]
+        setting: String,
+    }
+    let mut admin = diesel::PgConnection::establish(&base).unwrap();
+    let mut setting = |name: &str| {
+        diesel::sql_query(format!(
+            "SELECT setting FROM pg_settings WHERE name = '{name}'"
+        ))
+        .get_result::<Setting>(&mut admin)
+        .unwrap()
+        .setting
+    };
+    if setting("ssl") != "on" {
+        eprintln!("skipped: the PostgreSQL server has ssl off");
+        return;
+    }
+    let cert = setting("ssl_cert_file");
+    let mut urls = vec!["sslmode=require".to_owned()];
+    // A self-signed server certificate (Debian's "snakeoil") is its own root.
+    if std::fs::read_to_string(&cert).is_ok_and(|pem| pem.contains("BEGIN CERTIFICATE")) {
+        urls.push(format!("sslmode=verify-ca&sslrootcert={cert}"));
+    }
+    for tls in urls {
+        let db = TestDb::migrated();
+        let plain = db.state();
+        let mut config = db.config();
+        let url = format!("{}?{tls}", config.database_url.expose());
+        config.database_url = leekha::config::DatabaseUrl::parse(&url).unwrap();
+        let secure = common::state_for(config);
+        listening(&plain).await;
+        listening(&secure).await;
+        #[derive(diesel::QueryableByName)]
+        struct Ssl {
+            #[diesel(sql_type = diesel::sql_types::Bool)]
+            ssl: bool,
+        }
+        let name = db.url.expose().rsplit('/').next().unwrap().to_owned();
+        let listeners: Vec<Ssl> = diesel::sql_query(format!(
+            "SELECT s.ssl FROM pg_stat_activity a JOIN pg_stat_ssl s USING (pid) \
+             WHERE a.application_name = 'leekha-listen' AND a.datname = '{name}'"
+        ))
+        .load(&mut admin)
+        .unwrap();
+        let mut flags: Vec<bool> = listeners.iter().map(|l| l.ssl).collect();
+        flags.sort();
+        assert!(
+            flags.contains(&true),
+            "{tls}: no listener over TLS: {flags:?}"
+        );
+
+        let app_plain = common::app(plain).await;
+        let app_secure = common::app(secure).await;
+        let players = four(&app_plain, "tls").await;
+        let id = game_of(&app_plain, &players, json!({})).await;
+        for (waiting, acting) in [(&app_secure, &app_plain), (&app_plain, &app_secure)] {
+            let seen = listed(waiting, &id, &players[0]).await.len() as i64;
+            let ms = woken_poll(waiting, acting, &id, &players, seen).await;
+            assert!(ms < 1000.0, "{tls}: the wake-up took {ms:.0} ms");
+        }
+    }
+}
+
 /// A read of the events that does not wait shows every action committed before it, though
 /// the wake-up that would refresh this instance's copy of the events is still on its way (an
 /// action through another instance: here, one committed without announcing it).
