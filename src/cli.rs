@@ -327,7 +327,9 @@ fn serve(config: Config, db: Db, started: Instant) -> Result<(), String> {
         let cores = std::thread::available_parallelism().map_or(2, std::num::NonZeroUsize::get);
         (cores / 2).max(1)
     });
-    let per_worker = config.max_connections.div_ceil(workers);
+    // Rounded down, so that the workers together never hold more than the limit (at least
+    // one each, though).
+    let per_worker = (config.max_connections / workers).max(1);
     let request_timeout = config.client_request_timeout;
     let keep_alive = if config.keep_alive.is_zero() {
         actix_web::http::KeepAlive::Disabled

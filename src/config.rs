@@ -370,7 +370,8 @@ pub struct Config {
     #[arg(value_parser = ranged::<u64>("seconds", 0..=3600).map(Duration::from_secs))]
     pub keep_alive: Duration,
     /// `LEEKHA_MAX_CONNECTIONS`: open connections accepted at once, shared evenly among the
-    /// workers; further clients wait in the listen backlog; default 4096.
+    /// workers (rounded down to a multiple of them, at least one each); further clients
+    /// wait in the listen backlog; default 4096.
     #[arg(long, env = "LEEKHA_MAX_CONNECTIONS", default_value = "4096")]
     #[arg(value_parser = ranged::<usize>("an integer", 1..=1_000_000))]
     pub max_connections: usize,
