@@ -221,6 +221,11 @@ impl Apns {
                     TOGETHER[missing],
                     TOGETHER.join(", ")
                 )),
+                // Roots for a sender that is not there: a forgotten half, too.
+                _ if config.apns_ca_file.is_some() => Err(format!(
+                    "LEEKHA_APNS_CA_FILE is set but APNs is not: it needs {} too",
+                    TOGETHER.join(", ")
+                )),
                 _ => Ok(None),
             };
         };
@@ -408,6 +413,30 @@ fn tls(extra: Vec<CertificateDer<'static>>) -> Result<rustls::ClientConfig, rust
 mod tests {
     use super::*;
     use crate::push::Alert;
+
+    #[test]
+    fn half_a_configuration_stops_the_server_naming_what_is_missing() {
+        let config = |vars: &[(&str, &str)]| {
+            Config::from_lookup(|k| {
+                vars.iter()
+                    .find(|(v, _)| *v == k)
+                    .map(|(_, x)| (*x).to_owned())
+            })
+            .unwrap()
+        };
+        assert!(Apns::from_config(&config(&[])).unwrap().is_none());
+        let e = Apns::from_config(&config(&[("LEEKHA_APNS_KEY_ID", "KEYID12345")]))
+            .err()
+            .unwrap();
+        assert!(e.starts_with("LEEKHA_APNS_KEY_FILE is not set"), "{e}");
+        let e = Apns::from_config(&config(&[("LEEKHA_APNS_CA_FILE", "/nonexistent.pem")]))
+            .err()
+            .unwrap();
+        assert!(
+            e.starts_with("LEEKHA_APNS_CA_FILE is set but APNs is not"),
+            "{e}"
+        );
+    }
 
     const KEY: &str = include_str!("../../tests/api/push/apns_test_key.p8");
     const PUBLIC: &str = include_str!("../../tests/api/push/apns_test_key.pub.pem");
