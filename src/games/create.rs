@@ -63,7 +63,10 @@ pub fn check_active_cap(conn: &mut AnyConnection, user_id: &str, max: i64) -> Re
     if active >= max {
         return Err(Error::conflict(
             "too_many_active_games",
-            format!("you already play in {active} running games; finish or resign some first"),
+            match active {
+                1 => "you already play in 1 running game; finish or resign it first".to_owned(),
+                n => format!("you already play in {n} running games; finish or resign some first"),
+            },
         ));
     }
     Ok(())
