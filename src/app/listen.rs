@@ -221,7 +221,7 @@ async fn session(
     });
     let result: Result<bool, tokio_postgres::Error> = async {
         // The wake-ups this connection sends need no durability of their own: a wake-up
-        // lost to a crash is a waiter that re-reads at its next timeout.
+        // lost to a crash is a waiter whose client finds the change at its next request.
         client
             .batch_execute(&format!("SET synchronous_commit = off; LISTEN {CHANNEL}"))
             .await?;
