@@ -1739,6 +1739,7 @@ export interface components {
              * Format: int64
              * @description The `seq` of the last message listed (or `after` when none): pass it as `after`
              *     next time.
+             * @example 1
              */
             last_seq: number;
         };
@@ -1881,7 +1882,7 @@ export interface components {
         DismissedReports: {
             /**
              * Format: int32
-             * @description How many open reports were dismissed (at least 1).
+             * @description How many open reports were dismissed.
              */
             dismissed: number;
             /**
@@ -2128,6 +2129,7 @@ export interface components {
              * Format: int64
              * @description Pass it as `after` next time. When the page is full (`limit` events), the `seq` of
              *     its last event, and more may follow; otherwise the last `seq` of the game so far.
+             * @example 1
              */
             last_seq: number;
         };
@@ -2137,6 +2139,7 @@ export interface components {
              * Format: int64
              * @description Pass it as `after` next time. When the page is full (`limit` notifications), the
              *     `seq` of its last one, and more may follow; otherwise the feed's last `seq`.
+             * @example 1
              */
             last_seq: number;
             /** @description In order. */

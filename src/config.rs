@@ -516,9 +516,10 @@ pub struct Config {
     #[arg(value_parser = ranged::<u64>("seconds", 1..=15).map(Duration::from_secs))]
     pub stream_heartbeat: Duration,
     /// `LEEKHA_STREAM_MAX_SECONDS`: the longest an event stream stays open; then it ends
-    /// and the client resumes with `Last-Event-ID` (a browser's `EventSource` reconnects by
-    /// itself), which spreads long-lived clients over the instances again. 0, the default,
-    /// keeps a stream open until its game ends, a logout, a ban or shutdown.
+    /// and the client resumes with `Last-Event-ID` (a browser on a single-use ticket asks
+    /// for a new one and reopens with `?after=`), which spreads long-lived clients over the
+    /// instances again. 0, the default, keeps a stream open until its game ends, a logout, a
+    /// ban or shutdown.
     #[arg(long, env = "LEEKHA_STREAM_MAX_SECONDS", default_value = "0")]
     #[arg(value_parser = ranged::<u64>("seconds", 0..=86_400).map(Duration::from_secs))]
     pub stream_max_age: Duration,

@@ -68,6 +68,7 @@ pub struct Pending {
 #[derive(Debug, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct NotificationView {
     /// Per-user sequence number, contiguous from 1.
+    #[schema(minimum = 1)]
     pub seq: i64,
     /// `your_turn`, `invited`, `game_started`, `game_finished`, `turn_reminder`,
     /// `seat_taken_by_bot`, `friend_request` or `chat_message`.

@@ -88,6 +88,7 @@ pub struct ChatMessageView {
     /// Message id.
     pub id: uuid::Uuid,
     /// The game event that carries it (`chat_message`).
+    #[schema(minimum = 1)]
     pub seq: i64,
     /// The author's seat.
     pub seat: u8,
@@ -134,6 +135,7 @@ pub struct ChatPage {
     pub items: Vec<ChatMessageView>,
     /// The `seq` of the last message listed (or `after` when none): pass it as `after`
     /// next time.
+    #[schema(minimum = 0, example = 1)]
     pub last_seq: i64,
 }
 

@@ -21,6 +21,7 @@ pub struct FeedPage {
     pub notifications: Vec<NotificationView>,
     /// Pass it as `after` next time. When the page is full (`limit` notifications), the
     /// `seq` of its last one, and more may follow; otherwise the feed's last `seq`.
+    #[schema(minimum = 0, example = 1)]
     pub last_seq: i64,
 }
 

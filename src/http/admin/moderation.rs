@@ -139,7 +139,8 @@ pub async fn hide_message(admin: Change<BanRequest>) -> Reply {
 pub struct DismissedReports {
     /// The message, left as it is.
     pub message_id: uuid::Uuid,
-    /// How many open reports were dismissed (at least 1).
+    /// How many open reports were dismissed.
+    #[schema(minimum = 1)]
     pub dismissed: u32,
 }
 

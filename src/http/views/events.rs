@@ -338,6 +338,7 @@ pub struct EventsPage {
     pub events: Vec<EventView>,
     /// Pass it as `after` next time. When the page is full (`limit` events), the `seq` of
     /// its last event, and more may follow; otherwise the last `seq` of the game so far.
+    #[schema(minimum = 0, example = 1)]
     pub last_seq: i64,
 }
 
