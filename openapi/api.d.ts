@@ -617,7 +617,8 @@ export interface paths {
          * The game's events after a sequence number.
          * @description The events after `after` that the caller may see. With `wait`, the call waits (up to 30
          *     s) until at least one exists; it also wakes for actions that arrive through other server
-         *     instances. `GET /games/{id}/events/stream` delivers the same events as a stream.
+         *     instances. On a finished or aborted game it answers at once: nothing follows.
+         *     `GET /games/{id}/events/stream` delivers the same events as a stream.
          */
         get: operations["list_events"];
         put?: never;

@@ -522,6 +522,22 @@ async fn a_finished_games_stream_ends_after_game_finished() {
     )
     .await;
     assert_eq!(by_header.status, 204, "{}", by_header.text);
+    // A long-poll after the end answers at once too, rather than waiting out its 30 s.
+    let started = Instant::now();
+    let polled = get(
+        &app,
+        &format!("/api/v1/games/{id}/events?after={}&wait=30", all.len()),
+        &me.access,
+    )
+    .await;
+    assert_eq!(polled.status, 200, "{}", polled.text);
+    assert!(polled.json["events"].as_array().unwrap().is_empty());
+    assert_eq!(polled.json["last_seq"], all.len());
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "the long-poll waited {:?}",
+        started.elapsed()
+    );
 }
 
 #[actix_web::test]

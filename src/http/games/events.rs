@@ -3,7 +3,7 @@
 use actix_web::get;
 
 use crate::db::games as store;
-use crate::games::Table;
+use crate::games::{GameStatus, Table};
 use crate::http::extract::Call;
 use crate::http::long_poll;
 use crate::http::reply::{Reply, ok};
@@ -16,7 +16,8 @@ use crate::error::Error;
 ///
 /// The events after `after` that the caller may see. With `wait`, the call waits (up to 30
 /// s) until at least one exists; it also wakes for actions that arrive through other server
-/// instances. `GET /games/{id}/events/stream` delivers the same events as a stream.
+/// instances. On a finished or aborted game it answers at once: nothing follows.
+/// `GET /games/{id}/events/stream` delivers the same events as a stream.
 #[utoipa::path(operation_id = "list_events", tag = "games", security(("bearer" = [])),
     params(("id" = uuid::Uuid, Path, description = "Game id"), long_poll::Query),
     responses((status = 200, description = "Events (possibly none when the wait ran out)", body = EventsPage),
@@ -35,6 +36,10 @@ pub async fn events(on: OnGame<crate::http::query::Query<long_poll::Query>>) -> 
     let table = state.db.run(move |conn| Table::load(conn, &gid)).await?;
     let mut viewer = viewer_of(&table, user.id())?;
     spectate(&state, &id, viewer, user.id()).await;
+    // An ended game has every event it will ever have: nothing is worth waiting for (its
+    // stream likewise answers 204 once the rest is sent).
+    let over = matches!(table.status(), GameStatus::Finished | GameStatus::Aborted);
+    let wait = if over { 0 } else { wait };
     let (rows, known_last) = long_poll::poll(
         &state,
         &user,
