@@ -522,6 +522,14 @@ async fn a_finished_games_stream_ends_after_game_finished() {
     )
     .await;
     assert_eq!(by_header.status, 204, "{}", by_header.text);
+    // An empty `Last-Event-ID` is no id: `after` decides.
+    let empty_header = send(
+        &app,
+        stream_req(&format!("{uri}?after={}", all.len()), &me.access)
+            .insert_header(("last-event-id", "")),
+    )
+    .await;
+    assert_eq!(empty_header.status, 204, "{}", empty_header.text);
     // A long-poll after the end answers at once too, rather than waiting out its 30 s.
     let started = Instant::now();
     let polled = get(

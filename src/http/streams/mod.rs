@@ -95,6 +95,9 @@ fn resume_point(req: &HttpRequest, after: Option<i64>) -> Result<i64, Error> {
     let header = req
         .headers()
         .get("last-event-id")
+        // Empty is no id, as for an empty query parameter (and the HTML standard never
+        // sends it empty).
+        .filter(|v| !v.as_bytes().trim_ascii().is_empty())
         .map(|v| {
             v.to_str()
                 .ok()
