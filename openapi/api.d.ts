@@ -4757,7 +4757,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No such account */
+            /** @description No such (live) account */
             404: {
                 headers: {
                     [name: string]: unknown;

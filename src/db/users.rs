@@ -384,5 +384,12 @@ pub fn set_muted(
         mute_reason: Some(reason),
         ..UserChange::at(now)
     };
-    update(conn, user_id, &change)
+    // A deleted account is no one to mute (0 rows: the caller's 404).
+    diesel::update(
+        users::table
+            .find(user_id)
+            .filter(users::deleted_at.is_null()),
+    )
+    .set(&change)
+    .execute(conn)
 }

@@ -589,6 +589,22 @@ async fn admins_cannot_ban_or_demote_themselves_and_unknown_users_are_404() {
     )
     .await
     .assert_problem(400, "bad_request");
+    // A deleted account is no one to act on, a mute included.
+    let gone = register(&app, "gone_soon").await;
+    assert_eq!(delete(&app, "/api/v1/me", &gone.access).await.status, 204);
+    for (action, body) in [
+        ("ban", json!({"reason": "late"})),
+        ("mute", json!({"until": null, "reason": "late"})),
+    ] {
+        post(
+            &app,
+            &format!("/api/v1/admin/users/{}/{action}", gone.id),
+            body,
+            &boss.access,
+        )
+        .await
+        .assert_problem(404, "not_found");
+    }
 }
 
 #[actix_web::test]

@@ -181,7 +181,7 @@ pub async fn dismiss_reports(admin: Change<OptionalReason>) -> Reply {
     responses(
         (status = 200, description = "The account with its mute", body = AdminUserView),
         (status = 400, description = "A time in the past or more than a year ahead, or an invalid reason"),
-        (status = 404, description = "No such account")))]
+        (status = 404, description = "No such (live) account")))]
 #[post("/admin/users/{id}/mute")]
 pub async fn mute_user(admin: Change<MuteRequest>) -> Reply {
     let MuteRequest { until, reason: raw } = &admin.input.0;
