@@ -1434,6 +1434,8 @@ export interface components {
              * @description Game id.
              */
             id: string;
+            /** @description Whether its result moves the players' ratings. */
+            rated: boolean;
             /** @description Who sits where. */
             seats: components["schemas"]["SeatBrief"][];
             /**

@@ -1165,6 +1165,7 @@ async fn admins_search_games_by_status_and_player() {
     );
     let first = &all.json["items"][2];
     assert_eq!(first["status"], "active");
+    assert_eq!(first["rated"], true);
     assert_eq!(first["seats"][3]["player"]["username"], "pl3");
 
     let w = get(&app, "/api/v1/admin/games?status=waiting", &boss.access).await;
@@ -1203,7 +1204,10 @@ async fn admins_search_games_by_status_and_player() {
     let by_name = get(&app, "/api/v1/admin/games?player=leaver", &boss.access).await;
     assert!(by_name.item_ids().is_empty(), "{}", by_name.text);
     let by_id = format!("/api/v1/admin/games?player_id={}", gone.id.to_uppercase());
-    assert_eq!(get(&app, &by_id, &boss.access).await.item_ids(), [played]);
+    let found = get(&app, &by_id, &boss.access).await;
+    assert_eq!(found.item_ids(), [played]);
+    // Bots at the table from the start: unrated.
+    assert_eq!(found.json["items"][0]["rated"], false);
     let again = register(&app, "leaver").await;
     let by_name = get(&app, "/api/v1/admin/games?player=leaver", &boss.access).await;
     assert!(by_name.item_ids().is_empty(), "{}", by_name.text);

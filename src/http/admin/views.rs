@@ -108,6 +108,8 @@ pub struct AdminGameSummary {
     pub seats: Vec<SeatBrief>,
     /// Actions applied so far.
     pub action_count: i64,
+    /// Whether its result moves the players' ratings.
+    pub rated: bool,
     /// Why it was aborted.
     #[schema(required = true)]
     pub abort_reason: Option<String>,
@@ -279,6 +281,7 @@ pub fn summary(table: &Table) -> AdminGameSummary {
         created_by: row.created_by.parse().unwrap_or_default(),
         seats: seat_briefs(table),
         action_count: row.action_count,
+        rated: row.rated,
         abort_reason: row.abort_reason.clone(),
         created_at: row.created_at.and_utc(),
         updated_at: row.updated_at.and_utc(),
