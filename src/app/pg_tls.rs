@@ -173,17 +173,22 @@ fn connector(tls: &Tls) -> Result<MakeRustlsConnect, String> {
     let builder = rustls::ClientConfig::builder_with_provider(provider.clone())
         .with_safe_default_protocol_versions()
         .map_err(|e| e.to_string())?;
+    let algorithms = provider.signature_verification_algorithms;
     let verifier: Arc<dyn ServerCertVerifier> = match (&tls.roots, tls.check) {
-        (_, Check::Nothing) | (None, _) => {
-            Arc::new(AnyCertificate(provider.signature_verification_algorithms))
-        }
+        (_, Check::Nothing) | (None, _) => Arc::new(Lenient {
+            chain: None,
+            algorithms,
+        }),
         (Some(roots), check) => {
             let store = Arc::new(root_store(roots)?);
             let webpki = WebPkiServerVerifier::builder_with_provider(store, provider)
                 .build()
                 .map_err(|e| format!("the roots of sslrootcert: {e}"))?;
             if check == Check::Chain {
-                Arc::new(AnyName(webpki))
+                Arc::new(Lenient {
+                    chain: Some(webpki),
+                    algorithms,
+                })
             } else {
                 webpki
             }
@@ -229,11 +234,18 @@ fn root_store(roots: &Roots) -> Result<RootCertStore, String> {
     }
 }
 
-/// libpq's `verify-ca`: the chain is checked, the name is not.
+/// The checks libpq makes that rustls's own verifier does not offer: none at all (`prefer`,
+/// `require` without roots: the connection is encrypted and whoever answers is believed),
+/// or the chain without the name (`verify-ca`). The handshake's signatures are checked
+/// against the certificate shown either way.
 #[derive(Debug)]
-struct AnyName(Arc<WebPkiServerVerifier>);
+struct Lenient {
+    /// The chain's judge (`verify-ca`), or none.
+    chain: Option<Arc<WebPkiServerVerifier>>,
+    algorithms: WebPkiSupportedAlgorithms,
+}
 
-impl ServerCertVerifier for AnyName {
+impl ServerCertVerifier for Lenient {
     fn verify_server_cert(
         &self,
         end_entity: &CertificateDer<'_>,
@@ -242,10 +254,10 @@ impl ServerCertVerifier for AnyName {
         ocsp_response: &[u8],
         now: UnixTime,
     ) -> Result<ServerCertVerified, rustls::Error> {
-        match self
-            .0
-            .verify_server_cert(end_entity, intermediates, server_name, ocsp_response, now)
-        {
+        let Some(chain) = &self.chain else {
+            return Ok(ServerCertVerified::assertion());
+        };
+        match chain.verify_server_cert(end_entity, intermediates, server_name, ocsp_response, now) {
             Err(rustls::Error::InvalidCertificate(
                 CertificateError::NotValidForName | CertificateError::NotValidForNameContext { .. },
             )) => Ok(ServerCertVerified::assertion()),
@@ -259,7 +271,7 @@ impl ServerCertVerifier for AnyName {
         cert: &CertificateDer<'_>,
         dss: &DigitallySignedStruct,
     ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        self.0.verify_tls12_signature(message, cert, dss)
+        rustls::crypto::verify_tls12_signature(message, cert, dss, &self.algorithms)
     }
 
     fn verify_tls13_signature(
@@ -268,52 +280,11 @@ impl ServerCertVerifier for AnyName {
         cert: &CertificateDer<'_>,
         dss: &DigitallySignedStruct,
     ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        self.0.verify_tls13_signature(message, cert, dss)
+        rustls::crypto::verify_tls13_signature(message, cert, dss, &self.algorithms)
     }
 
     fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
-        self.0.supported_verify_schemes()
-    }
-}
-
-/// libpq's `prefer` and `require` without roots: the connection is encrypted, and whoever
-/// answers is believed (the handshake's signatures are still checked against the
-/// certificate it shows).
-#[derive(Debug)]
-struct AnyCertificate(WebPkiSupportedAlgorithms);
-
-impl ServerCertVerifier for AnyCertificate {
-    fn verify_server_cert(
-        &self,
-        _: &CertificateDer<'_>,
-        _: &[CertificateDer<'_>],
-        _: &ServerName<'_>,
-        _: &[u8],
-        _: UnixTime,
-    ) -> Result<ServerCertVerified, rustls::Error> {
-        Ok(ServerCertVerified::assertion())
-    }
-
-    fn verify_tls12_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        rustls::crypto::verify_tls12_signature(message, cert, dss, &self.0)
-    }
-
-    fn verify_tls13_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        rustls::crypto::verify_tls13_signature(message, cert, dss, &self.0)
-    }
-
-    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
-        self.0.supported_schemes()
+        self.algorithms.supported_schemes()
     }
 }
 
