@@ -126,6 +126,22 @@ pub fn lock_user(conn: &mut AnyConnection, id: &str) -> QueryResult<bool> {
     Ok(n == 1)
 }
 
+/// Locks the row of a live, unbanned account until the end of the transaction; `false`
+/// (and no lock) when the account is banned, deleted or unknown. A ban takes the same lock,
+/// so a change made under it either commits before the ban (which then sees it) or sees
+/// the ban.
+pub fn lock_live_user(conn: &mut AnyConnection, id: &str) -> QueryResult<bool> {
+    let n = diesel::update(
+        users::table
+            .find(id)
+            .filter(users::banned_at.is_null())
+            .filter(users::deleted_at.is_null()),
+    )
+    .set(users::updated_at.eq(users::updated_at))
+    .execute(conn)?;
+    Ok(n == 1)
+}
+
 /// Bans a live account that is not banned yet; `false` when there is none such.
 pub fn ban(
     conn: &mut AnyConnection,

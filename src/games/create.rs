@@ -116,8 +116,12 @@ pub fn create(conn: &mut AnyConnection, creator: &str, new: NewGame) -> Result<C
     db::write_transaction(conn, |conn| {
         // The creator's row lock first: it serializes this user's creations, so the count
         // below stays true until the insert (and on SQLite it takes the write lock before
-        // any read).
-        db::admin::lock_user(conn, creator)?;
+        // any read). Taken only on a live, unbanned account: a ban committed since the
+        // request was let in refuses the game here, and one that comes later waits for this
+        // commit and then takes the creator out of it.
+        if !db::admin::lock_live_user(conn, creator)? {
+            return Err(crate::auth::banned());
+        }
         let waiting = store::waiting_created_by(conn, creator)?;
         if waiting >= MAX_WAITING_GAMES_PER_USER {
             return Err(Error::conflict(
@@ -147,7 +151,10 @@ pub fn create(conn: &mut AnyConnection, creator: &str, new: NewGame) -> Result<C
                     row.bot_reason = Some(BotReason::Seat);
                 }
                 SeatPlan::Invite(name) => {
+                    // A banned account could neither take nor decline the seat: it is no
+                    // one to invite, as its profile is no one to show.
                     let target = db::users::by_username(conn, &name.to_ascii_lowercase())?
+                        .filter(|u| u.banned_at.is_none())
                         .ok_or_else(|| {
                             Error::validation(format!("no user named {name:?} to invite"))
                         })?;

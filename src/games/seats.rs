@@ -41,8 +41,10 @@ pub fn join(
         }
         // The joiner's account lock (after the game's, the order every holder of both
         // keeps) serializes their joins into other games, so the count stays true until
-        // this seat is written.
-        db::admin::lock_user(conn, user_id)?;
+        // this seat is written. Taken only on a live, unbanned account, as for a creation.
+        if !db::admin::lock_live_user(conn, user_id)? {
+            return Err(crate::auth::banned());
+        }
         super::create::check_active_cap(conn, user_id, max_active_games)?;
         let seated: Vec<String> = table
             .seats

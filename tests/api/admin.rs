@@ -494,6 +494,45 @@ async fn a_banned_user_leaves_their_waiting_games_and_declines_their_invitations
     let invited = view(invited).await;
     assert_eq!(invited["status"], "waiting");
     assert_eq!(invited["seats"][1]["open"], true, "{invited}");
+
+    // Nor can a new game invite them: a banned account is no one to invite.
+    post(
+        &app,
+        "/api/v1/games",
+        json!({"seats": [{"kind": "me"}, {"kind": "invite", "username": "troll_w"},
+                         {"kind": "open"}, {"kind": "open"}]}),
+        &host.access,
+    )
+    .await
+    .assert_problem(400, "validation_failed");
+    // A request let in before the ban meets it inside its transaction: neither a creation
+    // nor a join seats the banned account (the service as the handler calls it).
+    let mut conn = state.db.conn().unwrap();
+    let open = game_of(&app, std::slice::from_ref(&host), json!({})).await;
+    let joined = leekha::games::join(&mut conn, &open, &troll.id, None, 10);
+    assert_eq!(
+        joined.err().map(|e| e.code().to_owned()).as_deref(),
+        Some("banned")
+    );
+    let plan = leekha::games::NewGame {
+        rules: leekha::rules::RuleOptions::default(),
+        seats: [
+            leekha::games::SeatPlan::Me,
+            leekha::games::SeatPlan::Open,
+            leekha::games::SeatPlan::Open,
+            leekha::games::SeatPlan::Open,
+        ],
+        public: true,
+        allow_spectators: true,
+        turn_timeout_seconds: 3600,
+        max_active_games: 10,
+        rated: true,
+    };
+    let created = leekha::games::create(&mut conn, &troll.id, plan);
+    assert_eq!(
+        created.err().map(|e| e.code().to_owned()).as_deref(),
+        Some("banned")
+    );
 }
 
 #[actix_web::test]
