@@ -201,7 +201,7 @@ async fn session(
     let (client, mut connection) = config
         .connect(tls.clone())
         .await
-        .map_err(|e| e.to_string())?;
+        .map_err(|e| with_causes(&e))?;
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<(i32, String)>();
     // The connection is driven by its own task: it carries the replies of `client` and
     // hands over notifications.
@@ -307,7 +307,20 @@ async fn session(
     let driven = driver.await;
     match (result, driven) {
         (Ok(true), _) => Ok(()),
-        (Err(e), _) | (Ok(false), Ok(Err(e))) => Err(e.to_string()),
+        (Err(e), _) | (Ok(false), Ok(Err(e))) => Err(with_causes(&e)),
         (Ok(false), _) => Err("the server closed the connection".to_owned()),
     }
+}
+
+/// An error and its causes, as one line: tokio-postgres says only "db error" of an error the
+/// server reported, and keeps the server's words in its source.
+fn with_causes(error: &dyn std::error::Error) -> String {
+    let mut line = error.to_string();
+    let mut cause = error.source();
+    while let Some(e) = cause {
+        line.push_str(": ");
+        line.push_str(&e.to_string());
+        cause = e.source();
+    }
+    line
 }

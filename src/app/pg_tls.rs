@@ -87,18 +87,26 @@ fn home() -> Option<PathBuf> {
 }
 
 /// Separates the TLS parameters from the rest of the URL, which tokio-postgres reads.
+///
+/// The URL is cut by hand rather than read by a URL parser and written again: libpq's URIs
+/// are not quite URLs (`host1:5432,host2:5432` is a list of hosts, and a `+` in a value is a
+/// plus, where a URL library writes a space as `+`), and what stays must reach
+/// tokio-postgres exactly as it was given.
 fn split(database_url: &str, home: Option<&Path>) -> Result<(String, Tls), String> {
-    let mut url = url::Url::parse(database_url)
-        .map_err(|e| format!("DATABASE_URL is not a URL the listener can read: {e}"))?;
-    let mut kept: Vec<(String, String)> = Vec::new();
+    let (base, query) = database_url.split_once('?').unwrap_or((database_url, ""));
+    let mut kept: Vec<&str> = Vec::new();
     let (mut mode, mut root, mut cert, mut key) = (None, None, None, None);
-    for (name, value) in url.query_pairs() {
-        let value = value.into_owned();
-        match name.as_ref() {
-            "sslmode" => mode = Some(value),
-            "sslrootcert" => root = Some(value),
-            "sslcert" => cert = Some(PathBuf::from(value)),
-            "sslkey" => key = Some(PathBuf::from(value)),
+    for part in query.split('&').filter(|p| !p.is_empty()) {
+        let (name, value) = part.split_once('=').unwrap_or((part, ""));
+        let decoded = percent_encoding::percent_decode_str(value)
+            .decode_utf8()
+            .map_err(|_| format!("DATABASE_URL: the value of {name} is not UTF-8"))?
+            .into_owned();
+        match name {
+            "sslmode" => mode = Some(decoded),
+            "sslrootcert" => root = Some(decoded),
+            "sslcert" => cert = Some(PathBuf::from(decoded)),
+            "sslkey" => key = Some(PathBuf::from(decoded)),
             "sslpassword" => {
                 return Err(
                     "DATABASE_URL: sslpassword (an encrypted client key) is not \
@@ -113,18 +121,28 @@ fn split(database_url: &str, home: Option<&Path>) -> Result<(String, Tls), Strin
                      wake-up listener"
                 ));
             }
+            "gssencmode" if decoded == "require" => {
+                return Err(
+                    "DATABASE_URL: gssencmode=require (GSSAPI encryption) is not \
+                     supported by the wake-up listener"
+                        .into(),
+                );
+            }
+            // Nothing to honour for rustls, or for a listener that speaks no GSSAPI.
             "sslcompression"
             | "sslsni"
             | "ssl_min_protocol_version"
-            | "ssl_max_protocol_version" => {}
-            _ => kept.push((name.into_owned(), value)),
+            | "ssl_max_protocol_version"
+            | "sslcertmode"
+            | "gssencmode" => {}
+            _ => kept.push(part),
         }
     }
-    if kept.is_empty() {
-        url.set_query(None);
+    let rest = if kept.is_empty() {
+        base.to_owned()
     } else {
-        url.query_pairs_mut().clear().extend_pairs(kept);
-    }
+        format!("{base}?{}", kept.join("&"))
+    };
     let (mode, check) = match mode.as_deref().unwrap_or("prefer") {
         "disable" => (SslMode::Disable, Check::Nothing),
         "allow" | "prefer" => (SslMode::Prefer, Check::Nothing),
@@ -154,6 +172,8 @@ fn split(database_url: &str, home: Option<&Path>) -> Result<(String, Tls), Strin
         )),
     };
     let client = match (cert, key) {
+        // libpq reads no certificate for a connection without TLS.
+        _ if mode == SslMode::Disable => None,
         (Some(cert), Some(key)) => Some((cert, key)),
         (None, None) => None,
         _ => return Err("DATABASE_URL: sslcert and sslkey go together".into()),
@@ -161,10 +181,14 @@ fn split(database_url: &str, home: Option<&Path>) -> Result<(String, Tls), Strin
     let tls = Tls {
         mode,
         check,
-        roots: if check == Check::Nothing { None } else { roots },
+        roots: if check == Check::Nothing || mode == SslMode::Disable {
+            None
+        } else {
+            roots
+        },
         client,
     };
-    Ok((url.into(), tls))
+    Ok((rest, tls))
 }
 
 /// The rustls connector that does what `tls` asks.
@@ -329,6 +353,25 @@ mod tests {
         assert_eq!(tls.client, Some(("/c.pem".into(), "/k.pem".into())));
         let (_, tls) = tls_of("postgres://db/l?sslmode=disable").unwrap();
         assert_eq!(tls.mode, SslMode::Disable);
+        let (_, tls) =
+            tls_of("postgres://db/l?sslmode=disable&sslcert=/no.pem&sslkey=/no.key").unwrap();
+        assert_eq!((tls.client, tls.roots), (None, None));
+
+        // What stays reaches tokio-postgres as it was written: an encoded space stays
+        // encoded (a URL library would write it as `+`), and a list of hosts with ports
+        // stays a list.
+        let (rest, _) =
+            tls_of("postgres://u@db/l?sslmode=require&options=-c%20statement_timeout%3D0").unwrap();
+        assert_eq!(rest, "postgres://u@db/l?options=-c%20statement_timeout%3D0");
+        let (rest, _) =
+            tls_of("postgres://u@h1:5432,h2:5433/l?gssencmode=disable&sslmode=prefer").unwrap();
+        assert_eq!(rest, "postgres://u@h1:5432,h2:5433/l");
+        let (config, _) = target(&format!("{rest}?options=-c%20statement_timeout%3D0")).unwrap();
+        assert_eq!(config.get_options(), Some("-c statement_timeout=0"));
+        assert_eq!(config.get_ports(), [5432, 5433]);
+        let (_, tls) =
+            tls_of("postgres://db/l?sslrootcert=%2Fetc%2Fca%20x.pem&sslmode=verify-ca").unwrap();
+        assert_eq!(tls.roots, Some(Roots::File("/etc/ca x.pem".into())));
     }
 
     #[test]
@@ -338,6 +381,7 @@ mod tests {
             "postgres://db/l?sslcrl=/crl.pem",
             "postgres://db/l?sslmode=verify",
             "postgres://db/l?sslcert=/c.pem",
+            "postgres://db/l?gssencmode=require",
         ] {
             let e = tls_of(url).unwrap_err();
             assert!(e.starts_with("DATABASE_URL"), "{url}: {e}");
