@@ -318,18 +318,8 @@ async fn stop_on_signal(
 
 fn serve(config: Config, db: Db, started: Instant) -> Result<(), String> {
     let bind = config.bind;
-    // Needed here to share the connection limit among the workers. Half the cores, not
-    // actix's one a core: a worker only speaks HTTP and hands the database work to the
-    // blocking threads, which need cores of their own (and so does PostgreSQL when it shares
-    // the machine). On two cores one worker spent a fifth less CPU per action than two, for
-    // more actions a second and a shorter tail (README, "Benchmarks").
-    let workers = config.workers.unwrap_or_else(|| {
-        let cores = std::thread::available_parallelism().map_or(2, std::num::NonZeroUsize::get);
-        (cores / 2).max(1)
-    });
-    // Rounded down, so that the workers together never hold more than the limit (at least
-    // one each, though).
-    let per_worker = (config.max_connections / workers).max(1);
+    let workers = config.http_workers();
+    let per_worker = config.connections_per_worker();
     let request_timeout = config.client_request_timeout;
     let keep_alive = if config.keep_alive.is_zero() {
         actix_web::http::KeepAlive::Disabled

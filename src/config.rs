@@ -613,18 +613,43 @@ impl Config {
         });
         // Every stream holds a connection: with no connection left over, a full house of
         // streams would leave actions and health checks waiting in the listen backlog.
-        if config.max_streams >= config.max_connections {
+        // The connections the workers accept together, which the rounding may leave below
+        // LEEKHA_MAX_CONNECTIONS.
+        let usable = config.connections_per_worker() * config.http_workers();
+        if config.max_streams >= usable {
             return Err(ConfigError::Invalid {
                 var: "LEEKHA_MAX_STREAMS".into(),
                 value: config.max_streams.to_string(),
                 expected: format!(
-                    "fewer than LEEKHA_MAX_CONNECTIONS ({}): each stream holds a connection, \
-                     and requests need some too",
+                    "fewer than the {usable} connections the {} workers accept \
+                     (LEEKHA_MAX_CONNECTIONS={} shared evenly): each stream holds a \
+                     connection, and requests need some too",
+                    config.http_workers(),
                     config.max_connections
                 ),
             });
         }
         Ok(config)
+    }
+
+    /// The HTTP worker threads: `LEEKHA_WORKERS`, or half the cores, at least one. Half, not
+    /// actix's one a core: a worker only speaks HTTP and hands the database work to the
+    /// blocking threads, which need cores of their own (and so does PostgreSQL when it
+    /// shares the machine). On two cores one worker spent a fifth less CPU per action than
+    /// two, for more actions a second and a shorter tail (README, "Benchmarks").
+    #[must_use]
+    pub fn http_workers(&self) -> usize {
+        self.workers.unwrap_or_else(|| {
+            let cores = std::thread::available_parallelism().map_or(2, std::num::NonZeroUsize::get);
+            (cores / 2).max(1)
+        })
+    }
+
+    /// The connections each worker accepts: `LEEKHA_MAX_CONNECTIONS` shared evenly, rounded
+    /// down so that together they never hold more (at least one each, though).
+    #[must_use]
+    pub fn connections_per_worker(&self) -> usize {
+        (self.max_connections / self.http_workers()).max(1)
     }
 
     /// A configuration for the given database with every other value at its default.
@@ -956,10 +981,27 @@ mod tests {
         // Streams hold connections: the defaults leave some over, and so must a setting.
         let c = from(&[]).unwrap();
         assert!(c.max_streams < c.max_connections);
+        let e = from(&[("LEEKHA_MAX_CONNECTIONS", "3072"), ("LEEKHA_WORKERS", "1")])
+            .unwrap_err()
+            .to_string();
         assert_eq!(
-            err("LEEKHA_MAX_CONNECTIONS", "3072"),
-            r#"LEEKHA_MAX_STREAMS="3072" is not valid: expected fewer than LEEKHA_MAX_CONNECTIONS (3072): each stream holds a connection, and requests need some too"#
+            e,
+            r#"LEEKHA_MAX_STREAMS="3072" is not valid: expected fewer than the 3072 connections the 1 workers accept (LEEKHA_MAX_CONNECTIONS=3072 shared evenly): each stream holds a connection, and requests need some too"#
         );
+        // What the workers accept together, after the rounding down, is what counts.
+        let e = from(&[
+            ("LEEKHA_WORKERS", "2"),
+            ("LEEKHA_MAX_CONNECTIONS", "3"),
+            ("LEEKHA_MAX_STREAMS", "2"),
+        ])
+        .unwrap_err()
+        .to_string();
+        assert!(
+            e.contains("fewer than the 2 connections the 2 workers"),
+            "{e}"
+        );
+        let c = from(&[("LEEKHA_WORKERS", "3"), ("LEEKHA_MAX_CONNECTIONS", "3076")]).unwrap();
+        assert_eq!((c.http_workers(), c.connections_per_worker()), (3, 1025));
         let both = from(&[
             ("LEEKHA_MAX_CONNECTIONS", "15000"),
             ("LEEKHA_MAX_STREAMS", "11000"),
