@@ -505,8 +505,9 @@ pub struct Config {
     pub cors_origins: CorsOrigins,
     /// `LEEKHA_MAX_STREAMS`: event streams and long-polls open at once on this instance;
     /// one more answers 503 `too_many_streams` with `Retry-After`; default 3072. Each is
-    /// a connection, so `LEEKHA_MAX_CONNECTIONS` must be above it (the server refuses to
-    /// start otherwise).
+    /// a connection, so the connections the workers accept (`LEEKHA_MAX_CONNECTIONS`,
+    /// rounded down to a multiple of them) must be more (the server refuses to start
+    /// otherwise).
     #[arg(long, env = "LEEKHA_MAX_STREAMS", default_value = "3072")]
     #[arg(value_parser = ranged::<usize>("an integer", 1..=1_000_000))]
     pub max_streams: usize,
