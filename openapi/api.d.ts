@@ -38,7 +38,8 @@ export interface paths {
          * Dismiss the reports of a chat message.
          * @description Takes the message's open reports out of the moderators' queue and leaves the message as
          *     it is: for a report that asks nothing of a moderator (a harmless message, a game long
-         *     over). Reports filed later queue again. Audited (`dismiss_reports`).
+         *     over). Reports filed later by players who had not reported it yet queue again (each
+         *     player reports a message once). Audited (`dismiss_reports`).
          */
         post: operations["admin_dismiss_reports"];
         delete?: never;

@@ -148,7 +148,8 @@ pub struct DismissedReports {
 ///
 /// Takes the message's open reports out of the moderators' queue and leaves the message as
 /// it is: for a report that asks nothing of a moderator (a harmless message, a game long
-/// over). Reports filed later queue again. Audited (`dismiss_reports`).
+/// over). Reports filed later by players who had not reported it yet queue again (each
+/// player reports a message once). Audited (`dismiss_reports`).
 #[utoipa::path(operation_id = "admin_dismiss_reports", tag = "admin", security(("bearer" = [])),
     params(("message_id" = uuid::Uuid, Path, description = "Message id")),
     request_body(content = Option<OptionalReason>, description = "Optional"),
