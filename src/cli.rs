@@ -106,7 +106,7 @@ pub fn run(cli: Cli) -> i32 {
     match cli.command.unwrap_or(Command::Serve) {
         Command::Openapi => {
             let doc = serde_json::to_string_pretty(&openapi()).expect("the document serializes");
-            println!("{doc}");
+            say(&doc);
             0
         }
         Command::Migrate => match load().and_then(|(config, db)| migrate(&config, &db)) {
@@ -121,7 +121,7 @@ pub fn run(cli: Cli) -> i32 {
                 create_admin(&db, &username)
             }) {
                 Ok(message) => {
-                    println!("{message}");
+                    say(&message);
                     0
                 }
                 Err(e) => fail(&e),
@@ -170,10 +170,7 @@ pub fn run(cli: Cli) -> i32 {
                 options,
                 expert: crate::bots::ExpertConfig::DEFAULT,
             };
-            println!(
-                "{}",
-                crate::bots::tournament::run_on(&config, usize::from(threads))
-            );
+            say(&crate::bots::tournament::run_on(&config, usize::from(threads)).to_string());
             0
         }
         Command::Serve => match load().and_then(|(config, db)| {
@@ -186,6 +183,14 @@ pub fn run(cli: Cli) -> i32 {
             Err(e) => fail(&e),
         },
     }
+}
+
+/// Writes a line to standard output. A reader that went away (`leekha openapi | head`) has
+/// had what it wanted: that is no reason to panic, as `println!` does.
+fn say(text: &str) {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    let _ = writeln!(out, "{text}").and_then(|()| out.flush());
 }
 
 fn fail(message: &str) -> i32 {
@@ -213,9 +218,12 @@ fn verify(db: &Db) -> Result<bool, String> {
     let (checked, mismatches) =
         crate::games::verify::verify_all(&mut conn).map_err(|e| e.to_string())?;
     for m in &mismatches {
-        println!("MISMATCH {}: {}", m.game_id, m.reason);
+        say(&format!("MISMATCH {}: {}", m.game_id, m.reason));
     }
-    println!("verified {checked} games: {} mismatches", mismatches.len());
+    say(&format!(
+        "verified {checked} games: {} mismatches",
+        mismatches.len()
+    ));
     Ok(mismatches.is_empty())
 }
 
