@@ -707,11 +707,13 @@ fn http_url(raw: &str) -> Result<String, &'static str> {
 }
 
 /// `1`/`true` or `0`/`false`/empty.
+/// A switch: `1`/`true` or `0`/`false`. Empty is refused, as for a number: it meant off, the
+/// opposite of the default for a switch that defaults on.
 fn switch(raw: &str) -> Result<bool, &'static str> {
     match raw.trim() {
-        "" | "0" | "false" => Ok(false),
+        "0" | "false" => Ok(false),
         "1" | "true" => Ok(true),
-        _ => Err("1 or 0"),
+        _ => Err("1 or 0 (or true, false)"),
     }
 }
 
@@ -948,8 +950,9 @@ mod tests {
         );
         assert_eq!(
             err("LEEKHA_TRUST_PROXY", "yes"),
-            r#"LEEKHA_TRUST_PROXY="yes" is not valid: expected 1 or 0"#
+            r#"LEEKHA_TRUST_PROXY="yes" is not valid: expected 1 or 0 (or true, false)"#
         );
+        assert!(err("LEEKHA_PUSH_SKIP_WATCHING", "").contains("1 or 0"));
         assert!(err("LEEKHA_DB_POOL_SIZE", "513").contains("an integer 1..=512"));
         assert!(
             err("LEEKHA_CLIENT_REQUEST_TIMEOUT_MS", "50").contains("milliseconds 100..=300000")
