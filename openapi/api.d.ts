@@ -800,7 +800,10 @@ export interface paths {
         /**
          * Resign: a bot plays the caller's seat.
          * @description A `heuristic` bot takes the seat for the rest of the game and acts at once
-         *     when the seat must act. The caller keeps the seat's record (and its result).
+         *     when the seat must act. The caller keeps the seat's record (and its result). Until
+         *     the game ends the caller sees it as a spectator does (this answer too: `my_seat`
+         *     null, no hand), so the hand the bot plays out reaches no one; the finished game shows
+         *     the seat as theirs again. So does a seat an administrator handed to a bot.
          */
         post: operations["resign"];
         delete?: never;

@@ -1496,7 +1496,30 @@ async fn resigning_hands_the_seat_to_a_bot_that_finishes_the_game() {
         "the scheduler plays the rest"
     );
     assert!(resigned.json["seats"][0]["bot"].is_string());
+    // The seat is the bot's for good: its former player sees the game as a spectator, so
+    // the hand the bot plays out cannot reach a friend at the table through them.
+    let uri = format!("/api/v1/games/{id}");
+    for seen in [
+        resigned.json.clone(),
+        send(&app, bearer(TestRequest::get().uri(&uri), &me.access))
+            .await
+            .json,
+    ] {
+        assert!(seen["my_seat"].is_null(), "{seen}");
+        assert_eq!(seen["round"]["hand"], json!([]), "{seen}");
+        assert!(seen["legal_actions"].is_null());
+    }
+    let events = send(
+        &app,
+        bearer(TestRequest::get().uri(&format!("{uri}/events")), &me.access),
+    )
+    .await;
+    assert!(!events.text.contains("\"hand\""), "{}", events.text);
     common::play_out_bots(&state);
+    // The finished game is theirs again.
+    let done = send(&app, bearer(TestRequest::get().uri(&uri), &me.access)).await;
+    assert_eq!(done.json["status"], "finished");
+    assert_eq!(done.json["my_seat"], 0);
     events_match_their_documented_data(&app, &id, &[&me]).await;
     send(
         &app,

@@ -74,7 +74,10 @@ seat_changes! {
     /// Resign: a bot plays the caller's seat.
     ///
     /// A `heuristic` bot takes the seat for the rest of the game and acts at once
-    /// when the seat must act. The caller keeps the seat's record (and its result).
+    /// when the seat must act. The caller keeps the seat's record (and its result). Until
+    /// the game ends the caller sees it as a spectator does (this answer too: `my_seat`
+    /// null, no hand), so the hand the bot plays out reaches no one; the finished game shows
+    /// the seat as theirs again. So does a seat an administrator handed to a bot.
     resign as "resign" at "/games/{id}/resign" by games::resign, [
         (status = 200, description = "A bot plays the seat now", body = GameView),
         (status = 403, description = "Not seated (`not_seated`), or banned"),
