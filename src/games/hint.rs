@@ -23,13 +23,22 @@ pub const HINT_LEVEL: BotLevel = BotLevel::Expert;
 /// Loads what a hint for the caller needs.
 ///
 /// # Errors
-/// 404 for a hidden game; 403 `not_seated`; 409 `game_not_active`.
+/// 404 for a hidden game; 403 `not_seated`; 409 `game_not_active`, or `nothing_to_do`
+/// while a bot plays the seat.
 pub fn prepare(conn: &mut AnyConnection, game_id: &str, user_id: &str) -> Result<HintJob, Error> {
     let table = Table::load(conn, game_id)?;
     let seat = seat_of(&table, user_id)?;
     let not_running = || Error::conflict("game_not_active", "the game is not running");
     if table.status() != GameStatus::Active {
         return Err(not_running());
+    }
+    // A seat a bot plays is the bot's to act on: nothing to suggest, and a suggestion
+    // would show the hand to a player who resigned it.
+    if table.bot_reason(seat).is_some() {
+        return Err(Error::conflict(
+            "nothing_to_do",
+            "a bot plays your seat: reclaim it (after timeouts or while away) to play again",
+        ));
     }
     let game = table.game()?.ok_or_else(not_running)?;
     let version = table.row.version;
