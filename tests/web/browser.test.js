@@ -59,13 +59,54 @@ test('a guest plays a whole game against three bots from the landing page, live 
   assert.ok(streams.every((u) => u.includes('ticket=st_')), 'streams are opened with a ticket');
   const view = await gameView(page);
   assert.equal(view.status, 'finished');
+  // The last round's summary stays beside the result.
+  assert.equal(await page.locator('#round-summary li').count(), 4);
   await page.click('#replay');
   await page.waitForSelector('.replay-actions li');
+  // The replay is cut into rounds of 13 tricks, each trick saying who took it.
+  const tricks = await page.locator('.replay-round').evaluateAll((rounds) =>
+    rounds.map((r) => [...r.querySelectorAll('.replay-actions li')].filter((li) => li.textContent?.includes('→')).length));
+  assert.ok(tricks.length >= 1 && tricks.every((n) => n === 13), `13 taken tricks a round: ${tricks}`);
   // Back at the table, a rematch against the same bots starts at once.
   await page.goBack();
   await page.click('#rematch');
   await page.waitForFunction((old) => !location.hash.endsWith(old), view.id);
   await page.waitForSelector('#send-pass');
+  clean(problems);
+  await context.close();
+});
+
+test('the table marks the dealer and the cards received, and shows how a round went until the next one starts', async () => {
+  const { page, problems, context } = await open(browser, server.url);
+  await page.selectOption('select[name=level]', 'random');
+  await page.click('#play-guest');
+  await page.waitForSelector('#send-pass');
+  assert.equal(await page.locator('.seat .dealer').count(), 1);
+  const dealer = Number(await page.locator('.seat:has(.dealer)').getAttribute('data-seat'));
+  const first = await gameView(page);
+  assert.equal(dealer, first.round.dealer);
+  assert.equal(await page.locator('.hand button.card.received').count(), 0);
+  for (let i = 0; i < 3; i++) await page.locator('.hand button.card:not([disabled]):not(.chosen)').first().click();
+  await page.click('#send-pass');
+  // The three cards the exchange brought are marked, for the eye and for a screen reader.
+  await page.waitForFunction(() => document.querySelectorAll('.hand button.card.received').length === 3);
+  const received = (await gameView(page)).round.received;
+  const marked = await page.locator('.hand button.card.received').evaluateAll((cards) => cards.map((c) => c.getAttribute('data-card')));
+  assert.deepEqual([...marked].sort(), [...received].sort());
+  assert.match(await page.locator('.hand button.card.received').first().getAttribute('aria-label') ?? '', /received in the exchange/);
+  // Play to the end of the round: the summary shows each seat's points (36 in all).
+  await playToTheEnd(page, { until: '#round-summary' });
+  assert.match(await page.locator('#round-summary h2').innerText(), /Round 1 is over/);
+  const points = await page.locator('#round-summary li').evaluateAll((items) =>
+    items.map((li) => Number(/: (\d+) point/.exec(li.textContent ?? '')?.[1])));
+  assert.equal(points.length, 4);
+  assert.equal(points.reduce((a, b) => a + b, 0), 36);
+  const view = await gameView(page);
+  assert.equal(view.round.number, 2);
+  assert.deepEqual(points, view.seats.map((/** @type {{total_score: number}} */ s) => s.total_score));
+  // It goes once the next round's first card is on the table.
+  await playToTheEnd(page, { until: '.trick .played' });
+  await page.waitForSelector('#round-summary', { state: 'detached' });
   clean(problems);
   await context.close();
 });

@@ -99,16 +99,17 @@ export async function appDrawn(page) {
 }
 
 /**
- * Plays the caller's turns (a legal pass, a legal card) until the game is over.
+ * Plays the caller's turns (a legal pass, a legal card) until the game is over, or until
+ * `until` shows.
  * @param {import('playwright-core').Page} page
- * @param {{deadline?: number}} [options]
+ * @param {{deadline?: number, until?: string}} [options]
  */
-export async function playToTheEnd(page, { deadline = Date.now() + 240_000 } = {}) {
+export async function playToTheEnd(page, { deadline = Date.now() + 240_000, until = '#result' } = {}) {
   // The table redraws whenever the game moves, so an element found a moment ago may be
   // gone: each step has a short timeout, and a step that missed is tried afresh.
   const quick = { timeout: 2_000 };
   while (Date.now() < deadline) {
-    if (await page.locator('#result').count()) return;
+    if (await page.locator(until).count()) return;
     try {
       if (await page.locator('#send-pass').count()) {
         // Choose cards the page offers, one at a time: a selection built so is legal.
@@ -130,5 +131,5 @@ export async function playToTheEnd(page, { deadline = Date.now() + 240_000 } = {
     }
     await page.waitForTimeout(100);
   }
-  throw new Error('the game did not end in time');
+  throw new Error(`${until} did not show in time`);
 }

@@ -40,6 +40,13 @@ export function table(root, id) {
   const chat = [];
   /** @type {{seat: number, points: number}[]} */
   const tricks = [];
+  /** @type {S['TrickWonData'] | null} */
+  let lastTrickWon = null;
+  // The round that ended last, from its `round_scored` event (the view has moved on to the
+  // next deal by then): shown until the next round's first card, so a player who comes back
+  // hours later still sees how the round went.
+  /** @type {{round: number, points: number[], totals: number[], last: S['TrickWonData'] | null} | null} */
+  let ended = null;
 
   const board = h('section', { class: 'table', 'aria-label': t('app.title') });
   const chatBox = h('section', { class: 'chat', 'aria-label': t('chat.title') });
@@ -88,6 +95,11 @@ export function table(root, id) {
     }
     if (event.type === 'trick_won') {
       tricks.push({ seat: event.data.seat, points: event.data.points });
+      lastTrickWon = event.data;
+    }
+    if (event.type === 'round_scored') {
+      const d = event.data;
+      ended = { round: d.round, points: d.round_points, totals: d.totals, last: lastTrickWon };
     }
     if (event.type === 'round_dealt') tricks.length = 0;
     read();
@@ -179,7 +191,8 @@ export function table(root, id) {
     const seats = v.seats.map((s) => {
       const turn = v.turn?.seats.includes(s.seat) ?? false;
       return h('div', { class: `seat ${place(s.seat)} ${turn ? 'turn' : ''}`, 'data-seat': s.seat, 'aria-label': `${nameOf(s.seat)}${turn ? `, ${t('table.turn')}` : ''}` },
-        h('div', { class: 'name' }, nameOf(s.seat), s.team !== null && v.rules.mode === 'partnership' ? ` (${s.team === 0 ? 'A' : 'B'})` : ''),
+        h('div', { class: 'name' }, nameOf(s.seat), s.team !== null && v.rules.mode === 'partnership' ? ` (${s.team === 0 ? 'A' : 'B'})` : '',
+          round && round.dealer === s.seat ? h('span', { class: 'dealer', title: t('table.dealer'), 'aria-label': t('table.dealer') }, t('table.dealer_mark')) : null),
         h('div', { class: 'score' }, t('table.score', { total: s.total_score }), s.round_points > 0 ? ` · ${t('table.round_points', { n: s.round_points })}` : ''),
         s.seat !== me && round ? h('div', { class: 'backs', 'aria-label': t('table.cards', { n: s.cards_in_hand }) },
           ...Array.from({ length: Math.min(s.cards_in_hand, 13) }, () => cardBack())) : null,
@@ -194,6 +207,14 @@ export function table(root, id) {
       h('span', {}, tn('table.last_trick', last.points, { name: nameOf(last.winner) })),
       h('span', { class: 'mini' }, ...last.cards.map((c) => h('span', { class: `mini-card suit-${parse(c.card).suit}` }, c.card)))) : null;
 
+    // The round just over, until the next one's first card (or for good, at the game's end).
+    const over = ended && round && (
+      (v.status === 'finished' && ended.round === round.number)
+      || (v.status === 'active' && ended.round === round.number - 1 && round.tricks_played === 0 && round.trick.cards.length === 0))
+      ? roundSummary(ended, nameOf, !last) : null;
+
+    // The cards the exchange brought stay marked until the first trick is taken.
+    const received = new Set(round?.tricks_played === 0 ? round.received ?? [] : []);
     const passing = legal?.type === 'pass' ? legal : null;
     const playable = legal?.type === 'play' ? new Set(legal.cards) : new Set();
     const open = passing ? passableNext(selected, hand, passing) : new Set();
@@ -202,9 +223,9 @@ export function table(root, id) {
       const enabled = passing ? chosen || open.has(code) : playable.has(code);
       const btn = h('button', {
         type: 'button',
-        class: `card ${enabled ? 'legal' : 'inert'} ${chosen ? 'chosen' : ''} ${hinted === code ? 'hinted' : ''}`,
+        class: `card ${enabled ? 'legal' : 'inert'} ${chosen ? 'chosen' : ''} ${hinted === code ? 'hinted' : ''} ${received.has(code) ? 'received' : ''}`,
         'data-card': code,
-        'aria-label': cardName(code),
+        'aria-label': received.has(code) ? `${cardName(code)}, ${t('table.received_card')}` : cardName(code),
         'aria-pressed': passing ? String(chosen) : null,
         'aria-disabled': enabled ? null : 'true',
         disabled: !enabled,
@@ -292,6 +313,7 @@ export function table(root, id) {
       h('div', { class: 'felt' }, ...seats,
         h('div', { class: 'trick', 'aria-label': t('table.trick') }, ...trickCards)),
       lastBox,
+      over,
       result,
       handRow,
       h('div', { class: 'actions' }, ...actions),
@@ -406,6 +428,68 @@ function resultPanel(v, nameOf) {
       h('li', { class: result.winners.includes(r.seat) ? 'winner' : '' }, t('table.rank', { rank: r.rank, name: nameOf(r.seat), total: r.total_score })))));
 }
 
+/**
+ * How the round that just ended went: each seat's points in it and total after it, and its
+ * last trick (completed tricks are face down, rule book §4, but the last one may be seen).
+ * @param {{round: number, points: number[], totals: number[], last: S['TrickWonData'] | null}} ended
+ * @param {(seat: number) => string} nameOf
+ * @param {boolean} withLastTrick whether to show its last trick (not when the view still does)
+ */
+function roundSummary(ended, nameOf, withLastTrick) {
+  const last = withLastTrick ? ended.last : null;
+  return h('section', { class: 'round-summary', id: 'round-summary', 'aria-label': t('table.round_over', { n: ended.round }) },
+    h('h2', {}, t('table.round_over', { n: ended.round })),
+    h('ul', {}, ...ended.points.map((points, seat) =>
+      h('li', { 'data-seat': seat }, tn('table.round_took', points, { name: nameOf(seat), total: ended.totals[seat] })))),
+    last ? h('p', { class: 'last-trick' },
+      h('span', {}, tn('table.last_trick', last.points, { name: nameOf(last.seat) })),
+      h('span', { class: 'mini' }, ...last.cards.map((c) => h('span', { class: `mini-card suit-${parse(c).suit}` }, c)))) : null);
+}
+
+/**
+ * The replay's actions cut into rounds (every round has 52 plays, its passes before them)
+ * and each round's plays into tricks of four.
+ * @param {S['ReplayAction'][]} actions
+ * @returns {{passes: S['ReplayActionPass'][], tricks: S['ReplayActionPlay'][][]}[]}
+ */
+function byRound(actions) {
+  /** @type {{passes: S['ReplayActionPass'][], tricks: S['ReplayActionPlay'][][]}[]} */
+  const rounds = [];
+  let plays = 0;
+  for (const a of actions) {
+    // A round begins with its first pass, or with its first play when it has no passing.
+    let round = rounds.at(-1);
+    if (!round || plays === 52 || (a.type === 'pass' && plays > 0)) {
+      round = { passes: [], tricks: [] };
+      rounds.push(round);
+      plays = 0;
+    }
+    if (a.type === 'pass') {
+      round.passes.push(a);
+    } else {
+      if (plays % 4 === 0) round.tricks.push([]);
+      round.tricks[round.tricks.length - 1].push(a);
+      plays += 1;
+    }
+  }
+  return rounds;
+}
+
+/**
+ * Who takes a complete trick: the highest card of the suit led (Leekha has no trumps).
+ * @param {S['ReplayActionPlay'][]} trick
+ */
+function taker(trick) {
+  const order = ['2', '3', '4', '5', '6', '7', '8', '9', '10', 'J', 'Q', 'K', 'A'];
+  const led = parse(trick[0].card).suit;
+  let best = trick[0];
+  for (const p of trick) {
+    const c = parse(p.card);
+    if (c.suit === led && order.indexOf(c.rank) > order.indexOf(parse(best.card).rank)) best = p;
+  }
+  return best.seat;
+}
+
 /** @type {View} */
 export function replay(root, id) {
   replace(root, h('p', {}, '…'));
@@ -414,16 +498,22 @@ export function replay(root, id) {
   both.then(
     ([r, v]) => {
       const nameOf = (/** @type {number} */ seat) => (seat === v.my_seat ? t('table.you') : seatLabel(v.seats[seat]));
+      const rounds = byRound(r.actions);
       replace(root,
         h('h1', {}, t('table.replay')),
         h('a', { href: `#/game/${id}` }, '←'),
-        ...r.rounds.map((round) => h('section', { class: 'replay-round' },
-          h('h2', {}, t('replay.round', { n: round.round, name: nameOf(round.dealer) })),
-          h('ul', {}, ...round.hands.map((hand, seat) =>
-            h('li', {}, h('b', {}, nameOf(seat)), ': ', sortHand(hand).join(' ')))))),
-        h('ol', { class: 'replay-actions' }, ...r.actions.map((a) =>
-          h('li', {}, a.type === 'pass'
-            ? t('replay.pass', { name: nameOf(a.seat), cards: a.cards.join(' ') })
-            : t('replay.play', { name: nameOf(a.seat), card: a.card })))));
+        ...r.rounds.map((round, i) => {
+          const played = rounds[i] ?? { passes: [], tricks: [] };
+          return h('section', { class: 'replay-round' },
+            h('h2', {}, t('replay.round', { n: round.round, name: nameOf(round.dealer) })),
+            h('ul', {}, ...round.hands.map((hand, seat) =>
+              h('li', {}, h('b', {}, nameOf(seat)), ': ', sortHand(hand).join(' ')))),
+            played.passes.length ? h('ul', { class: 'replay-passes' }, ...played.passes.map((a) =>
+              h('li', {}, t('replay.pass', { name: nameOf(a.seat), cards: a.cards.join(' ') })))) : null,
+            h('ol', { class: 'replay-actions' }, ...played.tricks.map((trick) =>
+              h('li', {},
+                trick.map((a) => t('replay.play', { name: nameOf(a.seat), card: a.card })).join(', '),
+                trick.length === 4 ? ` ${t('replay.taken', { name: nameOf(taker(trick)) })}` : ''))));
+        }));
     }, fail);
 }
