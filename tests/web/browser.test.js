@@ -111,6 +111,24 @@ test('the table marks the dealer and the cards received, and shows how a round w
   await context.close();
 });
 
+test('a game that does not exist says so once and is not asked for again', async () => {
+  const { page, problems, context } = await open(browser, server.url);
+  await page.click('#play-guest');
+  await page.waitForSelector('.hand button.card');
+  /** @type {string[]} */
+  const asked = [];
+  page.on('request', (r) => { if (/\/api\/v1\/(games\/[^/]+\/events|auth\/stream-ticket)/.test(r.url())) asked.push(r.url()); });
+  const missing = '00000000-0000-4000-8000-000000000000';
+  await page.goto(`${server.url}/#/game/${missing}`);
+  await page.waitForSelector('#status:has-text("no such game")');
+  // Without the stop, the stream is retried after 1, 2 and 4 s, then long-polled.
+  await page.waitForTimeout(5_000);
+  assert.ok(asked.length <= 2, `no retries after the 404: ${asked.join(' ')}`);
+  // The page logs the 404s of the first attempts; nothing else.
+  assert.deepEqual(problems.filter((p) => !/404/.test(p)), []);
+  await context.close();
+});
+
 test('without EventSource the table follows the game by long-polling, to the end', async () => {
   const { page, problems, context } = await open(browser, server.url);
   await page.addInitScript(() => { Reflect.deleteProperty(window, 'EventSource'); });

@@ -2,7 +2,7 @@
 // send the bearer token), and, where a stream cannot be had, the long-poll of the same items.
 // Neither ever polls in a loop: each request waits on the server until something happens.
 
-import { call } from './api.js';
+import { ApiError, call } from './api.js';
 
 /** @typedef {import('leekha-api').components['schemas']} S */
 /** @typedef {S['EventView']} EventView */
@@ -83,8 +83,10 @@ function subscribe(source, after, onItem) {
 
   const run = () => {
     if (stopped) return;
-    (mode === 'stream' ? stream() : longPoll()).catch(() => {
-      if (!stopped) retry();
+    (mode === 'stream' ? stream() : longPoll()).catch((e) => {
+      // No such game, or not ours to read: asking again cannot change that.
+      if (e instanceof ApiError && (e.status === 403 || e.status === 404)) stop();
+      else if (!stopped) retry();
     });
   };
 

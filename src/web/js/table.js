@@ -64,6 +64,8 @@ export function table(root, id) {
         show(await call('GET', `/games/${id}`));
       } while (stale);
     } catch (e) {
+      // No such game, or no longer ours to see: its events will not come either.
+      if (e instanceof ApiError && (e.status === 403 || e.status === 404)) live.stop();
       fail(e);
     } finally {
       reading = false;
