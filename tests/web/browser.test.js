@@ -416,11 +416,18 @@ test('an invitation by username shows up live in my games, and the invitee takes
   await host.page.click('a[href="#/create"]');
   await host.page.selectOption('select[name=seat1]', 'invite');
   await host.page.fill('input[name=user1]', `inv_${stamp}`);
+  assert.ok(await host.page.locator('input[name=rated]').isEnabled());
+  assert.ok(!(await host.page.locator('#rated-note').isVisible()));
   await host.page.selectOption('select[name=seat2]', 'bot');
+  // A game with a bot is not rated: the box says so instead of being ignored.
+  assert.ok(await host.page.locator('input[name=rated]').isDisabled());
+  assert.ok(await host.page.locator('#rated-note').isVisible());
   await host.page.selectOption('select[name=seat3]', 'bot');
   await host.page.selectOption('select[name=timeout]', '600');
   await host.page.click('form.create button.primary');
   await host.page.waitForSelector('.table');
+  // Seats are counted from 1 for people: the bot at the API's seat 2 is the third.
+  assert.match(await host.page.locator('.seat[data-seat="2"] .name').innerText(), /^Bot 3 /);
   // No reload: the feed's stream brings the invitation to the open list.
   const item = guestPlayer.page.locator('.games li', { hasText: `host_${stamp}` });
   await item.locator('.badge.invited').waitFor();

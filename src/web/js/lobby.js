@@ -87,7 +87,8 @@ function authForm(which, wanted) {
  */
 export function seatLabel(seat) {
   if (seat.player) return seat.player.username;
-  if (seat.bot) return t('table.bot', { n: seat.seat, level: t(`level.${seat.bot}`) });
+  // People count seats from 1; the API's numbers start at 0.
+  if (seat.bot) return t('table.bot', { n: seat.seat + 1, level: t(`level.${seat.bot}`) });
   if ('invited' in seat && seat.invited) return t('table.invited', { name: seat.invited.username });
   // A list's seat does not say for whom it is kept, only that it is not open.
   return t(seat.open ? 'table.open_seat' : 'table.reserved');
@@ -177,17 +178,32 @@ export function createGame(root) {
     h('label', {}, label, h('select', { name },
       h('option', { value: '' }, t('create.default')),
       ...values.map((v) => h('option', { value: v }, t(`value.${name}.${v}`)))));
-  const seats = [1, 2, 3].map((n) => {
-    const kind = h('select', { name: `seat${n}`, 'aria-label': t('create.seat', { n }) },
+  // A game with a bot is never rated (API: `rated` needs four humans): say so rather than
+  // drop the box's tick without a word.
+  const rated = /** @type {HTMLInputElement} */ (h('input', { name: 'rated', type: 'checkbox', checked: true }));
+  const ratedNote = h('p', { class: 'note', id: 'rated-note', hidden: true }, t('create.rated_bots'));
+  /** @type {HTMLSelectElement[]} */
+  const kinds = [];
+  const syncRated = () => {
+    const bots = kinds.some((kind) => kind.value === 'bot');
+    rated.disabled = bots;
+    ratedNote.hidden = !bots;
+  };
+  const seats = [1, 2, 3].map((seat) => {
+    // The API's seat `seat`, shown counted from 1.
+    const n = seat + 1;
+    const kind = h('select', { name: `seat${seat}`, 'aria-label': t('create.seat', { n }) },
       ...['open', 'bot', 'invite'].map((k) => h('option', { value: k }, t(`create.kind.${k}`))));
-    const level = h('select', { name: `level${n}`, 'aria-label': `${t('create.seat', { n })}: ${t('create.kind.bot')}` }, ...LEVELS.map((l) => h('option', { value: l, selected: l === 'heuristic' }, t(`level.${l}`))));
-    const user = h('input', { name: `user${n}`, 'aria-label': `${t('create.seat', { n })}: ${t('auth.username')}`, placeholder: t('auth.username'), pattern: '[A-Za-z0-9_]{3,32}' });
+    const level = h('select', { name: `level${seat}`, 'aria-label': `${t('create.seat', { n })}: ${t('create.kind.bot')}` }, ...LEVELS.map((l) => h('option', { value: l, selected: l === 'heuristic' }, t(`level.${l}`))));
+    const user = h('input', { name: `user${seat}`, 'aria-label': `${t('create.seat', { n })}: ${t('auth.username')}`, placeholder: t('auth.username'), pattern: '[A-Za-z0-9_]{3,32}' });
     const sync = () => {
       level.hidden = kind.value !== 'bot';
       user.hidden = kind.value !== 'invite';
       user.required = kind.value === 'invite';
     };
     kind.addEventListener('change', sync);
+    kinds.push(/** @type {HTMLSelectElement} */ (kind));
+    kind.addEventListener('change', syncRated);
     sync();
     return h('fieldset', { class: 'seat' }, h('legend', {}, t('create.seat', { n })), kind, level, user);
   });
@@ -199,12 +215,13 @@ export function createGame(root) {
       h('label', {}, t('rule.target_score'), h('input', { name: 'target_score', type: 'number', min: 1, max: 1000, placeholder: '101' })),
       ...Object.entries(RULES).map(([name, values]) => select(name, values, t(`rule.${name}`)))),
     h('fieldset', {}, h('legend', {}, t('create.seats')),
-      h('p', {}, t('create.seat', { n: 0 }), ': ', t('create.kind.me')), ...seats),
+      h('p', {}, t('create.seat', { n: 1 }), ': ', t('create.kind.me')), ...seats),
     h('label', {}, t('create.visibility'), h('select', { name: 'visibility' },
       h('option', { value: 'public' }, t('visibility.public')), h('option', { value: 'private' }, t('visibility.private')))),
     h('label', {}, t('create.timeout'), h('select', { name: 'timeout' },
       ...TIMEOUTS.map((s) => h('option', { value: s, selected: s === 86400 }, duration(s * 1000))))),
-    h('label', { class: 'check' }, h('input', { name: 'rated', type: 'checkbox', checked: true }), t('create.rated')),
+    h('label', { class: 'check' }, rated, t('create.rated')),
+    ratedNote,
     h('label', { class: 'check' },
       h('input', { name: 'allow_spectators', type: 'checkbox', checked: true }), t('create.spectators')),
     h('button', { class: 'primary' }, t('create.submit')));
