@@ -34,6 +34,15 @@ export function sortHand(hand) {
 }
 
 /**
+ * A card as a short text with its suit's symbol ("Q♠", "10♦"), for logs and summaries.
+ * @param {string} code
+ */
+export function cardShort(code) {
+  const { rank, suit } = parse(code);
+  return `${rank}${SYMBOL[suit]}`;
+}
+
+/**
  * A card's name for screen readers, in the page's language ("Queen of spades").
  * @param {string} code
  */

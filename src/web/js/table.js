@@ -3,7 +3,7 @@
 // truth the table draws from, so an event the client does not know cannot confuse it.
 
 import { ApiError, call, currentUser, newKey } from './api.js';
-import { cardBack, cardFace, cardName, isLegalPass, parse, passableNext, sortHand } from './cards.js';
+import { cardBack, cardFace, cardName, cardShort, isLegalPass, parse, passableNext, sortHand } from './cards.js';
 import { duration, fail, go, h, replace, say } from './dom.js';
 import { currentLang, t, tn } from './i18n.js';
 import { follow } from './live.js';
@@ -207,7 +207,7 @@ export function table(root, id) {
     const last = round?.last_trick;
     const lastBox = last ? h('div', { class: 'last-trick', 'aria-label': tn('table.last_trick', last.points, { name: nameOf(last.winner) }) },
       h('span', {}, tn('table.last_trick', last.points, { name: nameOf(last.winner) })),
-      h('span', { class: 'mini' }, ...last.cards.map((c) => h('span', { class: `mini-card suit-${parse(c.card).suit}` }, c.card)))) : null;
+      h('span', { class: 'mini' }, ...last.cards.map((c) => h('span', { class: `mini-card suit-${parse(c.card).suit}` }, cardShort(c.card))))) : null;
 
     // The round just over, until the next one's first card (or for good, at the game's end).
     const over = ended && round && (
@@ -445,7 +445,7 @@ function roundSummary(ended, nameOf, withLastTrick) {
       h('li', { 'data-seat': seat }, tn('table.round_took', points, { name: nameOf(seat), total: ended.totals[seat] })))),
     last ? h('p', { class: 'last-trick' },
       h('span', {}, tn('table.last_trick', last.points, { name: nameOf(last.seat) })),
-      h('span', { class: 'mini' }, ...last.cards.map((c) => h('span', { class: `mini-card suit-${parse(c).suit}` }, c)))) : null);
+      h('span', { class: 'mini' }, ...last.cards.map((c) => h('span', { class: `mini-card suit-${parse(c).suit}` }, cardShort(c))))) : null);
 }
 
 /**
@@ -509,12 +509,12 @@ export function replay(root, id) {
           return h('section', { class: 'replay-round' },
             h('h2', {}, t('replay.round', { n: round.round, name: nameOf(round.dealer) })),
             h('ul', {}, ...round.hands.map((hand, seat) =>
-              h('li', {}, h('b', {}, nameOf(seat)), ': ', sortHand(hand).join(' ')))),
+              h('li', {}, h('b', {}, nameOf(seat)), ': ', sortHand(hand).map(cardShort).join(' ')))),
             played.passes.length ? h('ul', { class: 'replay-passes' }, ...played.passes.map((a) =>
-              h('li', {}, t('replay.pass', { name: nameOf(a.seat), cards: a.cards.join(' ') })))) : null,
+              h('li', {}, t('replay.pass', { name: nameOf(a.seat), cards: a.cards.map(cardShort).join(' ') })))) : null,
             h('ol', { class: 'replay-actions' }, ...played.tricks.map((trick) =>
               h('li', {},
-                trick.map((a) => t('replay.play', { name: nameOf(a.seat), card: a.card })).join(', '),
+                trick.map((a) => t('replay.play', { name: nameOf(a.seat), card: cardShort(a.card) })).join(', '),
                 trick.length === 4 ? ` ${t('replay.taken', { name: nameOf(taker(trick)) })}` : ''))));
         }));
     }, fail);
