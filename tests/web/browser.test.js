@@ -523,6 +523,9 @@ test('an administrator bans a user from the console', async () => {
   await victim.page.waitForSelector('#status:has-text("banned")');
   await victim.page.waitForSelector('#play-guest');
   assert.match(String(await victim.page.textContent('#status')), /This account is banned/);
+  // Every action shows in the audit log at once, not only the ban.
+  await row.getByRole('button', { name: 'Unban' }).click();
+  await page.waitForSelector('#admin-audit li:has-text("unban_user")');
   clean(problems);
   await context.close();
   await victim.context.close();

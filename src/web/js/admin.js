@@ -43,7 +43,7 @@ function act(label, action, after) {
 /** @type {View} */
 export function admin(root) {
   if (currentUser()?.role !== 'admin') {
-    replace(root, h('p', {}, 'forbidden'));
+    replace(root, h('p', {}, t('admin.forbidden')));
     return;
   }
   const users = h('ul', { class: 'admin-list', id: 'admin-users' });
@@ -55,10 +55,10 @@ export function admin(root) {
   /** @param {string} q */
   const findUsers = (q) => call('GET', `/admin/users?limit=50&query=${encodeURIComponent(q)}`).then((/** @type {S['AdminUsersPage']} */ page) => {
     replace(users, ...page.items.map((u) => h('li', { 'data-user': u.username },
-      h('b', {}, u.username), ` ${u.role}${u.is_guest ? ' · guest' : ''}`,
+      h('b', {}, u.username), ` ${t(`role.${u.role}`)}${u.is_guest ? ` · ${t('admin.guest')}` : ''}`,
       u.banned_at ? h('span', { class: 'badge' }, t('admin.banned')) : null, ' ',
       u.banned_at
-        ? act(t('admin.unban'), () => call('POST', `/admin/users/${u.id}/unban`, { body: {} }), () => findUsers(q))
+        ? act(t('admin.unban'), () => call('POST', `/admin/users/${u.id}/unban`, { body: {} }), () => { findUsers(q); loadAudit(); })
         : act(t('admin.ban'), () => call('POST', `/admin/users/${u.id}/ban`, { body: { reason: reason.value || 'moderation' } }), () => { findUsers(q); loadAudit(); }))));
   }, fail);
 
@@ -70,10 +70,10 @@ export function admin(root) {
         h('code', {}, g.id.slice(0, 8)), ` ${g.status} · ${g.seats.map((s) => s.player?.username ?? s.bot ?? '—').join(', ')} `,
         act(t('admin.inspect'), () => inspect(g.id), () => {}),
         g.status === 'active' || g.status === 'waiting'
-          ? act(t('admin.abort'), () => call('POST', `/admin/games/${g.id}/abort`, { body: { reason: reason.value || 'moderation' } }), () => findGames(q))
+          ? act(t('admin.abort'), () => call('POST', `/admin/games/${g.id}/abort`, { body: { reason: reason.value || 'moderation' } }), () => { findGames(q); loadAudit(); })
           : null,
         ...(g.status === 'active' ? g.seats.filter((s) => s.player).map((s) =>
-          act(t('admin.to_bot', { n: s.seat }), () => call('POST', `/admin/games/${g.id}/seats/${s.seat}/bot`, { body: { reason: reason.value || null } }), () => findGames(q))) : []))));
+          act(t('admin.to_bot', { n: s.seat + 1 }), () => call('POST', `/admin/games/${g.id}/seats/${s.seat}/bot`, { body: { reason: reason.value || null } }), () => { findGames(q); loadAudit(); })) : []))));
     }, fail);
   };
 
@@ -92,7 +92,7 @@ export function admin(root) {
     h('h1', {}, t('nav.admin')),
     reason,
     h('section', { 'aria-label': t('admin.users') }, h('h2', {}, t('admin.users')), search(t('auth.username'), findUsers), users),
-    h('section', { 'aria-label': t('admin.games') }, h('h2', {}, t('admin.games')), search('player / status', findGames), games, detail),
+    h('section', { 'aria-label': t('admin.games') }, h('h2', {}, t('admin.games')), search(t('admin.games_query'), findGames), games, detail),
     h('section', { 'aria-label': t('admin.audit') }, h('h2', {}, t('admin.audit')), audit));
   findUsers('');
   findGames('');
