@@ -2277,7 +2277,8 @@ export interface components {
             /**
              * Format: int32
              * @description Signed-in users without a seat watching it now: each spectator's view, event list
-             *     or stream counts them for the next minute.
+             *     or stream counts them for the next minute. A user a seat is kept for (invited) is
+             *     not a spectator.
              */
             spectators: number;
             /** @description waiting | active | finished | aborted. */

@@ -47,7 +47,8 @@ const COUNT_SQLITE: &str = "(SELECT count(*) FROM game_watchers w WHERE w.game_i
 /// the watch is new or nearly over), and forgets the game's lapsed watches. Returns how many
 /// watch the game now, the caller included. A game closed to spectators, or private, counts
 /// nobody: an outsider may still look at it while it waits for players, to join it, but is
-/// no spectator. Watchers who have taken a seat since are not counted.
+/// no spectator. Nor is a user a seat is kept for (invited): they look at the game to take
+/// it. Watchers who have taken a seat since are not counted.
 ///
 /// # Errors
 /// Database errors.
@@ -60,6 +61,8 @@ pub fn renew(conn: &mut AnyConnection, game_id: &str, user_id: &str) -> QueryRes
                 "INSERT INTO game_watchers (game_id, user_id, until) SELECT $1, $2, \
                  (now() AT TIME ZONE 'UTC') + interval '{TTL_SECONDS} seconds' \
                  FROM games WHERE id = $1 AND allow_spectators AND visibility = 'public' \
+                 AND NOT EXISTS (SELECT 1 FROM game_seats WHERE game_id = $1 \
+                 AND invited_user_id = $2) \
                  ON CONFLICT (game_id, user_id) DO UPDATE SET until = excluded.until \
                  WHERE game_watchers.until < (now() AT TIME ZONE 'UTC') \
                  + interval '{RENEW_BELOW_SECONDS} seconds'"
@@ -73,6 +76,8 @@ pub fn renew(conn: &mut AnyConnection, game_id: &str, user_id: &str) -> QueryRes
                 "INSERT INTO game_watchers (game_id, user_id, until) SELECT ?1, ?2, \
                  strftime('%Y-%m-%d %H:%M:%f', 'now', '+{TTL_SECONDS} seconds') \
                  FROM games WHERE id = ?1 AND allow_spectators AND visibility = 'public' \
+                 AND NOT EXISTS (SELECT 1 FROM game_seats WHERE game_id = ?1 \
+                 AND invited_user_id = ?2) \
                  ON CONFLICT (game_id, user_id) DO UPDATE SET until = excluded.until \
                  WHERE game_watchers.until < \
                  strftime('%Y-%m-%d %H:%M:%f', 'now', '+{RENEW_BELOW_SECONDS} seconds')"

@@ -297,4 +297,19 @@ async fn who_looks_at_a_private_game_or_takes_a_seat_is_no_spectator() {
     assert_eq!(joined.status, 200, "{}", joined.text);
     assert_eq!(joined.json["spectators"], 0, "{}", joined.text);
     assert_eq!(watched(&public, 0).await, 0);
+
+    // Nor is the user a seat is kept for: they look at the game to take it.
+    let invitee = &players[3];
+    let created = post(
+        &app,
+        "/api/v1/games",
+        json!({"seats": [{"kind": "me"}, {"kind": "invite", "username": invitee.username}, {"kind": "open"}, {"kind": "open"}]}),
+        &players[0].access,
+    )
+    .await;
+    assert_eq!(created.status, 201, "{}", created.text);
+    let kept = created.json["id"].as_str().unwrap().to_owned();
+    assert_eq!(watched(&kept, 3).await, 0, "the invitee is no spectator");
+    assert_eq!(watched(&kept, 1).await, 1, "an outsider still is");
+    assert_eq!(watched(&kept, 0).await, 1);
 }

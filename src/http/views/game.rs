@@ -198,7 +198,8 @@ pub struct GameView {
     /// Whether signed-in users without a seat may watch it (when public).
     pub allow_spectators: bool,
     /// Signed-in users without a seat watching it now: each spectator's view, event list
-    /// or stream counts them for the next minute.
+    /// or stream counts them for the next minute. A user a seat is kept for (invited) is
+    /// not a spectator.
     pub spectators: u32,
     /// The game a rematch of this finished game created (`POST …/rematch`); null until then.
     #[schema(required = true)]
