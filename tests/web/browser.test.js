@@ -277,6 +277,13 @@ test('the Arabic page is right-to-left and speaks Arabic', async () => {
   // The table is not mirrored: the next player, to whom a right pass goes, sits on the right.
   const x = async (place) => (await page.locator(`.felt > .${place}`).boundingBox())?.x ?? NaN;
   assert.ok((await x('east')) > (await x('west')), 'the next seat is drawn on the right');
+  // The server's refusals read in Arabic as well (the API's English detail is for English).
+  const table = page.url();
+  await page.goto(`${server.url}/#/game/00000000-0000-4000-8000-000000000000`);
+  await page.waitForFunction(() => (document.getElementById('status')?.textContent ?? '').length > 0);
+  assert.doesNotMatch(String(await page.textContent('#status')), /[A-Za-z]/);
+  await page.goto(table);
+  await page.waitForSelector('.hand button.card');
   // The choice survives a reload, and the page is right-to-left from its first frame, even
   // while the dictionaries are slow to come (the load event does not wait for them).
   await page.route('**/app/i18n/*.json', async (route) => {
@@ -287,7 +294,8 @@ test('the Arabic page is right-to-left and speaks Arabic', async () => {
   assert.equal(await page.getAttribute('html', 'dir'), 'rtl');
   await appDrawn(page);
   await page.unroute('**/app/i18n/*.json');
-  clean(problems);
+  // The missing game's 404s were logged by the browser; nothing else.
+  clean(problems.filter((p) => !/404/.test(p)));
   await context.close();
 });
 

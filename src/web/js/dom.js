@@ -1,4 +1,4 @@
-import { t } from './i18n.js';
+import { problemText, t } from './i18n.js';
 
 // Small DOM helpers: every element is built with textContent and properties, never from an
 // HTML string, so nothing a player typed can become markup.
@@ -89,7 +89,8 @@ export function fail(err) {
     offline = true;
     return;
   }
-  say(t('error.generic', { detail: err instanceof Error ? err.message : String(err) }));
+  const local = typeof code === 'string' ? problemText(code) : null;
+  say(t('error.generic', { detail: local ?? (err instanceof Error ? err.message : String(err)) }));
 }
 
 /** The server answered again: a status line that said it could not be reached is cleared. */

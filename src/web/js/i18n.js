@@ -54,6 +54,16 @@ export function tn(key, n, params = {}) {
   return t(n === 1 && has ? one : key, { ...params, n });
 }
 
+/**
+ * What a problem `code` of the API means, in the page's language, when the dictionary has it
+ * (`problem.<code>`); `null` otherwise. Only Arabic has such texts: in English the server's
+ * own `detail` says it best, being particular to the request.
+ * @param {string} code
+ */
+export function problemText(code) {
+  return lang === 'ar' ? ar[`problem.${code}`] ?? null : null;
+}
+
 /** Sets `lang` and `dir` on the page, and its title. */
 export function applyLang() {
   applyDirection();
