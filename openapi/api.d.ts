@@ -253,7 +253,9 @@ export interface paths {
         /**
          * Mute an account.
          * @description Until `until`, the account cannot chat (403 `muted`) but plays on. `until: null` lifts
-         *     a mute. Audited.
+         *     a mute. An administrator can neither mute nor unmute their own account (409
+         *     `own_account`): a mute another gave them stays until that one, or a third, lifts it.
+         *     Audited.
          */
         post: operations["admin_mute_user"];
         delete?: never;
@@ -4766,6 +4768,15 @@ export interface operations {
             };
             /** @description No such (live) account */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The caller's own account (`own_account`) */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -360,7 +360,7 @@ pub static PROBLEM_CODES: &[ProblemCode] = &[
         "own_account",
         409,
         "Own account",
-        "Administrators cannot ban or demote their own account.",
+        "Administrators cannot ban, demote, mute or unmute their own account.",
         "Ask another administrator.",
     ),
     entry(

@@ -587,7 +587,7 @@ async fn a_role_change_takes_effect_on_the_next_request() {
 }
 
 #[actix_web::test]
-async fn admins_cannot_ban_or_demote_themselves_and_unknown_users_are_404() {
+async fn admins_cannot_ban_mute_or_demote_themselves_and_unknown_users_are_404() {
     let db = TestDb::migrated();
     let state = db.state();
     let app = common::app(state.clone()).await;
@@ -600,6 +600,17 @@ async fn admins_cannot_ban_or_demote_themselves_and_unknown_users_are_404() {
     )
     .await
     .assert_problem(409, "own_account");
+    // Nor lift a mute another administrator gave them.
+    for until in [json!("2099-01-01T00:00:00Z"), Value::Null] {
+        post(
+            &app,
+            &format!("/api/v1/admin/users/{}/mute", boss.id),
+            json!({"until": until, "reason": "test"}),
+            &boss.access,
+        )
+        .await
+        .assert_problem(409, "own_account");
+    }
     send(
         &app,
         bearer(

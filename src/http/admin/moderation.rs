@@ -175,21 +175,24 @@ pub async fn dismiss_reports(admin: Change<OptionalReason>) -> Reply {
 /// Mute an account.
 ///
 /// Until `until`, the account cannot chat (403 `muted`) but plays on. `until: null` lifts
-/// a mute. Audited.
+/// a mute. An administrator can neither mute nor unmute their own account (409
+/// `own_account`): a mute another gave them stays until that one, or a third, lifts it.
+/// Audited.
 #[utoipa::path(operation_id = "admin_mute_user", tag = "admin", security(("bearer" = [])),
     params(("id" = uuid::Uuid, Path, description = "User id")),
     request_body = MuteRequest,
     responses(
         (status = 200, description = "The account with its mute", body = AdminUserView),
         (status = 400, description = "A time in the past or more than a year ahead, or an invalid reason"),
-        (status = 404, description = "No such (live) account")))]
+        (status = 404, description = "No such (live) account"),
+        (status = 409, description = "The caller's own account (`own_account`)")))]
 #[post("/admin/users/{id}/mute")]
 pub async fn mute_user(admin: Change<MuteRequest>) -> Reply {
     let MuteRequest { until, reason: raw } = &admin.input.0;
     let why = reason(raw)?;
     let until = until.map(|t| t.naive_utc());
     admin
-        .change_user(None, move |conn, admin_id, target| {
+        .change_user(Some("mute or unmute"), move |conn, admin_id, target| {
             chat::mute(conn, admin_id, target, until, &why)
         })
         .await
