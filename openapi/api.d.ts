@@ -298,7 +298,8 @@ export interface paths {
         get?: never;
         /**
          * Set an account's role.
-         * @description Sets an account's role; it takes effect on the account's next request.
+         * @description Sets an account's role; it takes effect on the account's next request. The role the
+         *     account has already changes nothing and is not audited.
          */
         put: operations["admin_set_role"];
         post?: never;

@@ -111,7 +111,8 @@ pub fn unban(
     })
 }
 
-/// Sets an account's role; it takes effect on the account's next request.
+/// Sets an account's role; it takes effect on the account's next request. The role it has
+/// already is no change, and is not audited.
 ///
 /// # Errors
 /// 404 for no live account.
@@ -124,6 +125,10 @@ pub fn set_role(
 ) -> Result<UserRow, Error> {
     user_locked(conn, target, |conn| {
         let before = live_user(conn, target)?;
+        // The role it has already: nothing changes, so nothing is audited.
+        if before.role == role.as_str() {
+            return Ok(before);
+        }
         let change = UserChange {
             role: Some(role.as_str()),
             ..UserChange::at(db::now())

@@ -572,6 +572,24 @@ async fn a_role_change_takes_effect_on_the_next_request() {
     get(&app, "/api/v1/admin/stats", &user.access)
         .await
         .assert_problem(403, "forbidden");
+    // The role it has already: the answer is the account, and the audit log has nothing new.
+    let again = send(&app, promote("player")).await;
+    assert_eq!(again.status, 200, "{}", again.text);
+    assert_eq!(again.json["role"], "player");
+    let audit = get(
+        &app,
+        &format!("/api/v1/admin/audit?target_id={}", user.id),
+        &boss.access,
+    )
+    .await;
+    assert_eq!(audit.status, 200, "{}", audit.text);
+    let changes: Vec<&Value> = audit.json["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["action"] == "change_role")
+        .collect();
+    assert_eq!(changes.len(), 2, "{}", audit.text);
 
     send(
         &app,

@@ -106,7 +106,8 @@ pub async fn unban_user(admin: Change<OptionalReason>) -> Reply {
 
 /// Set an account's role.
 ///
-/// Sets an account's role; it takes effect on the account's next request.
+/// Sets an account's role; it takes effect on the account's next request. The role the
+/// account has already changes nothing and is not audited.
 #[utoipa::path(operation_id = "admin_set_role", tag = "admin", security(("bearer" = [])),
     params(("id" = uuid::Uuid, Path, description = "User id")),
     request_body = RoleRequest,
