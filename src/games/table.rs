@@ -187,6 +187,22 @@ impl Table {
             .and_then(|s| Seat::new(s.seat as u8))
     }
 
+    /// The seat whose copy the holder of `seat` gets: that seat's, unless a bot holds it
+    /// for good (they resigned, or an administrator handed it over) while the game runs.
+    /// They can never act there again, and the hand the bot plays out must not reach a
+    /// friend at the table through them: they see the game as a spectator. A seat held for
+    /// a time (timeouts, away) stays theirs to see and reclaim, and the finished game is
+    /// theirs again.
+    pub fn seen_from(&self, seat: Option<Seat>) -> Option<Seat> {
+        seat.filter(|&seat| {
+            let for_good = matches!(
+                self.bot_reason(seat),
+                Some(BotReason::Resigned | BotReason::Admin)
+            );
+            !(for_good && self.status() == GameStatus::Active)
+        })
+    }
+
     /// The seat reserved for this invited user.
     pub fn invitation_of(&self, user_id: &str) -> Option<Seat> {
         self.seats

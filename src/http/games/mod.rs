@@ -25,7 +25,7 @@ use actix_web::{HttpResponse, web};
 use crate::app::AppState;
 use crate::db::AnyConnection;
 use crate::error::Error;
-use crate::games::{BotReason, Committed, GameStatus, Table};
+use crate::games::{Committed, Table};
 use crate::http::extract::{AuthUser, Call, Caller};
 use crate::http::preconditions::etag;
 use crate::http::reply::Reply;
@@ -45,31 +45,14 @@ routes! {
     rematch::{rematch},
 }
 
-/// The seat from which `user_id` sees a game (`None`: as a spectator); 404 when the game is
+/// The seat from which `user_id` sees a game (`None`: as a spectator, which includes a
+/// player whose seat a bot holds for good, see [`Table::seen_from`]); 404 when the game is
 /// hidden from them.
-///
-/// A player whose seat a bot holds for good while the game runs (they resigned, or an
-/// administrator handed it over) sees it as a spectator: they can never act there again,
-/// and the hand the bot plays out must not reach a friend at the table through them. A
-/// seat held for a time (timeouts, away) stays theirs to see and reclaim, and the finished
-/// game is theirs again.
 pub(crate) fn viewer_of(table: &Table, user_id: &str) -> Result<Option<Seat>, Error> {
     if !table.visible_to(user_id) {
         return Err(Error::not_found("no such game"));
     }
-    Ok(seen_from(table, table.seat_of(user_id)))
-}
-
-/// The copy the holder of `seat` gets: that seat's, unless a bot holds it for good in a
-/// running game (see [`viewer_of`]).
-fn seen_from(table: &Table, seat: Option<Seat>) -> Option<Seat> {
-    seat.filter(|&seat| {
-        let for_good = matches!(
-            table.bot_reason(seat),
-            Some(BotReason::Resigned | BotReason::Admin)
-        );
-        !(for_good && table.status() == GameStatus::Active)
-    })
+    Ok(table.seen_from(table.seat_of(user_id)))
 }
 
 /// Whether an event may change whose copy a caller gets: the seats are taken (the game
@@ -143,7 +126,7 @@ impl<I> OnGame<I> {
 /// version as `ETag`; 201 naming the game in `Location` when the change made the game.
 fn answer(state: &AppState, done: &Committed, made: bool) -> Reply {
     state.published(done);
-    let view = game_view(&done.table, seen_from(&done.table, done.seat))?;
+    let view = game_view(&done.table, done.table.seen_from(done.seat))?;
     let mut answer = if made {
         let mut created = HttpResponse::Created();
         created.insert_header((header::LOCATION, format!("/api/v1/games/{}", view.id)));
