@@ -8,7 +8,8 @@ import { t } from './i18n.js';
 
 /** Suits in hand order: colours alternate so neighbouring suits are told apart. */
 export const SUITS = /** @type {const} */ (['S', 'H', 'C', 'D']);
-const RANKS = ['2', '3', '4', '5', '6', '7', '8', '9', '10', 'J', 'Q', 'K', 'A'];
+/** Ranks from low to high. */
+export const RANKS = ['2', '3', '4', '5', '6', '7', '8', '9', '10', 'J', 'Q', 'K', 'A'];
 const SYMBOL = { S: '♠', H: '♥', C: '♣', D: '♦' };
 
 /**

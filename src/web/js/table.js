@@ -3,7 +3,7 @@
 // truth the table draws from, so an event the client does not know cannot confuse it.
 
 import { ApiError, call, currentUser, newKey } from './api.js';
-import { cardBack, cardFace, cardName, cardShort, isLegalPass, parse, passableNext, sortHand } from './cards.js';
+import { RANKS, cardBack, cardFace, cardName, cardShort, isLegalPass, parse, passableNext, sortHand } from './cards.js';
 import { duration, fail, go, h, replace, say } from './dom.js';
 import { currentLang, t, tn } from './i18n.js';
 import { follow } from './live.js';
@@ -482,12 +482,11 @@ function byRound(actions) {
  * @param {S['ReplayActionPlay'][]} trick
  */
 function taker(trick) {
-  const order = ['2', '3', '4', '5', '6', '7', '8', '9', '10', 'J', 'Q', 'K', 'A'];
   const led = parse(trick[0].card).suit;
   let best = trick[0];
   for (const p of trick) {
     const c = parse(p.card);
-    if (c.suit === led && order.indexOf(c.rank) > order.indexOf(parse(best.card).rank)) best = p;
+    if (c.suit === led && RANKS.indexOf(c.rank) > RANKS.indexOf(parse(best.card).rank)) best = p;
   }
   return best.seat;
 }
