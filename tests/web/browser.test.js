@@ -275,8 +275,13 @@ test('the Arabic page is right-to-left and speaks Arabic', async () => {
   // The countdown speaks Arabic too.
   assert.doesNotMatch(String(await page.textContent('.countdown')), /[a-z]/);
   // The table is not mirrored: the next player, to whom a right pass goes, sits on the right.
-  const x = async (place) => (await page.locator(`.felt > .${place}`).boundingBox())?.x ?? NaN;
-  assert.ok((await x('east')) > (await x('west')), 'the next seat is drawn on the right');
+  // Read in the page in one go: a redraw between two reads of the board (the bots' passes
+  // arrive as events) would leave a locator's box null.
+  const rightOfWest = () => page.evaluate(() => {
+    const x = (/** @type {string} */ place) => document.querySelector(`.felt > .${place}`)?.getBoundingClientRect().x ?? NaN;
+    return x('east') > x('west');
+  });
+  assert.ok(await rightOfWest(), 'the next seat is drawn on the right');
   // The server's refusals read in Arabic as well (the API's English detail is for English).
   const table = page.url();
   await page.goto(`${server.url}/#/game/00000000-0000-4000-8000-000000000000`);
