@@ -3,12 +3,15 @@
 //! alike: forms and URL templates send such empties (`?after=&limit=`), and a filter left
 //! blank means no filter, not a malformed one. A parameter holding a NUL character (`%00`)
 //! is refused, as in a JSON body (see `json_body`): no parameter means one, and PostgreSQL
-//! cannot compare text with it.
+//! cannot compare text with it. A refusal names the parameter it is about (`limit: invalid
+//! digit found in string`), in the words of the value's parser, not of the extractor's.
 
 use std::ops::Deref;
 
-use actix_web::{FromRequest, HttpRequest, dev::Payload, web};
+use actix_web::{FromRequest, HttpRequest, dev::Payload};
 use serde::de::DeserializeOwned;
+
+use crate::error::Error;
 
 /// The query string read as `T`, empty parameters left out.
 #[derive(Debug)]
@@ -52,20 +55,52 @@ impl<T: DeserializeOwned> FromRequest for Query<T> {
             .into()));
         }
         let query = without_empties(req.query_string());
-        std::future::ready(match web::Query::<T>::from_query(&query) {
-            Ok(parsed) => Ok(Query(parsed.into_inner())),
-            // The app's `QueryConfig` handler words the refusal, as for `web::Query`.
-            Err(err) => Err(match req.app_data::<web::QueryConfig>() {
-                Some(_) => super::query_error(err, req),
-                None => actix_web::error::ErrorBadRequest(err),
-            }),
-        })
+        std::future::ready(
+            parse(&query)
+                .map(Query)
+                .map_err(|e| super::ApiError::from(e).into()),
+        )
     }
+}
+
+/// `query` read as `T`; a refusal names the parameter at fault when there is one.
+fn parse<T: DeserializeOwned>(query: &str) -> Result<T, Error> {
+    let de = serde_urlencoded::Deserializer::new(url::form_urlencoded::parse(query.as_bytes()));
+    serde_path_to_error::deserialize(de).map_err(|err| {
+        let at = err.path().to_string();
+        let why = err.into_inner();
+        Error::validation(if at == "." {
+            format!("invalid query string: {why}")
+        } else {
+            format!("invalid query parameter {at}: {why}")
+        })
+    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[derive(Debug, serde::Deserialize)]
+    struct Page {
+        limit: Option<i64>,
+        status: Option<String>,
+    }
+
+    #[test]
+    fn a_refusal_names_the_parameter_in_the_parser_s_words() {
+        let detail = |q: &str| parse::<Page>(q).unwrap_err().detail().to_owned();
+        assert_eq!(
+            detail("limit=abc"),
+            "invalid query parameter limit: invalid digit found in string"
+        );
+        assert_eq!(
+            detail("status=a&status=b"),
+            "invalid query string: duplicate field `status`"
+        );
+        let page = parse::<Page>("limit=5&status=x&other=1").unwrap();
+        assert_eq!((page.limit, page.status.as_deref()), (Some(5), Some("x")));
+    }
 
     #[test]
     fn empty_parameters_are_parameters_not_given() {

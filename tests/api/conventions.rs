@@ -1072,6 +1072,10 @@ async fn a_query_parameter_given_empty_is_a_parameter_not_given() {
     )
     .await;
     bad.assert_problem(400, "validation_failed");
+    // The refusal names the parameter, in words a client author reads, not the extractor's.
+    let detail = bad.json["detail"].as_str().unwrap_or_default().to_owned();
+    assert!(detail.contains("limit"), "{detail}");
+    assert!(!detail.contains("deserialize"), "{detail}");
 }
 
 #[actix_web::test]
