@@ -7815,7 +7815,7 @@ export interface operations {
                     "application/json": components["schemas"]["LeaderboardPage"];
                 };
             };
-            /** @description Invalid mode, limit, cursor or `around` */
+            /** @description Invalid limit, cursor or `around` */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -7844,7 +7844,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description `around=me` and the caller has no rating in the mode (`not_rated`) */
+            /** @description No such board (a mode other than `solo` and `partnership`: `not_found`), or `around=me` and the caller has no rating in the mode (`not_rated`) */
             404: {
                 headers: {
                     [name: string]: unknown;

@@ -138,6 +138,18 @@ fn decode_board_cursor(mode: Mode, raw: &str) -> Result<(f64, String), Error> {
     Ok((ordinal, user.to_owned()))
 }
 
+/// The mode a board's path names: there is a board per mode and no other, so any other
+/// name is a resource that does not exist.
+fn board_mode(name: &str) -> Result<Mode, Error> {
+    match name {
+        "solo" => Ok(Mode::Solo),
+        "partnership" => Ok(Mode::Partnership),
+        _ => Err(Error::not_found(format!(
+            "no board {name:?}: the boards are solo and partnership"
+        ))),
+    }
+}
+
 /// A board.
 ///
 /// The players of one mode (`solo` or `partnership`) by ordinal (μ − 3σ), best first, ties by
@@ -152,12 +164,12 @@ fn decode_board_cursor(mode: Mode, raw: &str) -> Result<(f64, String), Error> {
     ),
     responses(
         (status = 200, description = "A page of the board", body = LeaderboardPage),
-        (status = 400, description = "Invalid mode, limit, cursor or `around`"),
-        (status = 404, description = "`around=me` and the caller has no rating in the mode (`not_rated`)")))]
+        (status = 400, description = "Invalid limit, cursor or `around`"),
+        (status = 404, description = "No such board (a mode other than `solo` and `partnership`: `not_found`), or `around=me` and the caller has no rating in the mode (`not_rated`)")))]
 #[get("/leaderboards/{mode}")]
-pub async fn leaderboard(on: Mine<web::Path<Mode>, Paged<LeaderboardQuery>>) -> Reply {
+pub async fn leaderboard(on: Mine<web::Path<String>, Paged<LeaderboardQuery>>) -> Reply {
     let (query, page) = &on.input;
-    let mode = *on.path;
+    let mode = board_mode(&on.path)?;
     let limit = page.size()?;
     let start = match (query.around.as_deref(), page.cursor.as_deref()) {
         (Some("me"), None) => PageStart::Around(on.user.id().to_owned()),

@@ -422,7 +422,7 @@ async fn boards_order_by_ordinal_page_with_consistent_ranks_and_drop_banned_play
         .assert_problem(400, "validation_failed");
     get(&app, "/api/v1/leaderboards/chess", &players[1].access)
         .await
-        .assert_problem(400, "bad_request");
+        .assert_problem(404, "not_found");
     get(
         &app,
         "/api/v1/leaderboards/solo?cursor=junk",
