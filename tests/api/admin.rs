@@ -931,14 +931,17 @@ async fn a_seat_handed_to_a_bot_is_played_by_the_bot_and_players_see_it() {
     )
     .await
     .assert_problem(409, "already_resigned");
-    post(
-        &app,
-        &format!("/api/v1/admin/games/{game}/seats/4/bot"),
-        json!({}),
-        &boss.access,
-    )
-    .await
-    .assert_problem(400, "validation_failed");
+    // No seat 4, nor one out of a byte's range: each is refused for what a seat is.
+    for seat in ["4", "256", "-1", "x"] {
+        post(
+            &app,
+            &format!("/api/v1/admin/games/{game}/seats/{seat}/bot"),
+            json!({}),
+            &boss.access,
+        )
+        .await
+        .assert_problem(400, "validation_failed");
+    }
     let waiting = game_of(&app, &players[..1], json!({})).await;
     post(
         &app,

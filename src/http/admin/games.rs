@@ -100,11 +100,15 @@ pub async fn abort_game(admin: Change<AbortRequest>) -> Reply {
         (status = 400, description = "Invalid seat, reason or id"),
         (status = 409, description = "`game_not_active`, or a bot already plays the seat (`seat_controlled_by_bot`)")))]
 #[post("/admin/games/{id}/seats/{seat}/bot")]
-pub async fn seat_to_bot(admin: Change<OptionalReason, (uuid::Uuid, u8)>) -> Reply {
+pub async fn seat_to_bot(admin: Change<OptionalReason, (uuid::Uuid, String)>) -> Reply {
     let why = optional_reason(admin.input.0.reason.as_deref())?;
-    let (id, seat) = *admin.path;
-    let seat = Seat::new(seat)
-        .ok_or_else(|| Error::validation(format!("seat must be 0..=3, got {seat}")))?;
+    let (id, seat) = &*admin.path;
+    // Read as text, so that 4, 256 and -1 are all refused alike, by what a seat is.
+    let seat = seat
+        .parse()
+        .ok()
+        .and_then(Seat::new)
+        .ok_or_else(|| Error::validation(format!("seat must be 0..=3, got {seat:?}")))?;
     let id = id.to_string();
     admin
         .change_game(move |conn, admin_id| {
