@@ -6556,7 +6556,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Not seated (`not_seated`) or muted (`muted`) */
+            /** @description Not seated (`not_seated`; also a player whose seat a bot holds for good) or muted (`muted`) */
             403: {
                 headers: {
                     /** @description Attempts allowed per window for this client */
@@ -6732,7 +6732,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description A spectator, who reads the chat but has no seat (`not_seated`) */
+            /** @description A spectator, who reads the chat but has no seat, or a player whose seat a bot holds for good (`not_seated`) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -7089,7 +7089,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Not seated (`not_seated`), or banned */
+            /** @description Not seated (`not_seated`; also a player whose seat a bot holds for good), or banned */
             403: {
                 headers: {
                     [name: string]: unknown;

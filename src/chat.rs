@@ -13,6 +13,7 @@ use crate::db::{self, AnyConnection};
 use crate::error::{Error, Kind};
 use crate::games::{Change, Committed, GameStatus, ServerEvent, Table};
 use crate::notifications::Kind as NotificationKind;
+use crate::rules::Seat;
 
 /// The most characters of a message, after trimming.
 pub const MAX_CHARS: usize = 200;
@@ -212,7 +213,9 @@ pub fn post(
         if !table.visible_to(user_id) {
             return Err(Error::not_found("no such game"));
         }
-        let seat = table.seat_of(user_id).ok_or_else(|| {
+        // A player whose seat a bot holds for good watches the running game as a spectator
+        // does, and so reads its chat but does not post.
+        let seat = table.seen_from(table.seat_of(user_id)).ok_or_else(|| {
             Error::new(
                 Kind::Forbidden,
                 "not_seated",
@@ -253,11 +256,11 @@ pub fn post(
             hidden_by: None,
             hidden_reason: None,
         };
-        let others: Vec<String> = change
-            .table
-            .seats
-            .iter()
-            .filter_map(|s| s.user_id.clone())
+        let table = &change.table;
+        let others: Vec<String> = Seat::ALL
+            .into_iter()
+            .filter(|&s| table.seen_from(Some(s)).is_some())
+            .filter_map(|s| table.seats[s.index()].user_id.clone())
             .filter(|u| u != user_id)
             .collect();
         for other in others {
@@ -329,7 +332,7 @@ pub fn report(
             .filter(|m| m.game_id == game_id && m.hidden_at.is_none())
             .ok_or_else(|| Error::not_found("no such message"))?;
         let table = Table::load(conn, game_id)?;
-        if table.seat_of(reporter).is_none() {
+        if table.seen_from(table.seat_of(reporter)).is_none() {
             // A spectator reads the chat but does not report it; to anyone else the
             // message does not exist.
             return Err(if table.visible_to(reporter) {

@@ -23,8 +23,8 @@ pub const HINT_LEVEL: BotLevel = BotLevel::Expert;
 /// Loads what a hint for the caller needs.
 ///
 /// # Errors
-/// 404 for a hidden game; 403 `not_seated`; 409 `game_not_active`, or `nothing_to_do`
-/// while a bot plays the seat.
+/// 404 for a hidden game; 403 `not_seated` (also when a bot holds the seat for good); 409
+/// `game_not_active`, or `nothing_to_do` while a bot plays the seat for a time.
 pub fn prepare(conn: &mut AnyConnection, game_id: &str, user_id: &str) -> Result<HintJob, Error> {
     let table = Table::load(conn, game_id)?;
     let seat = seat_of(&table, user_id)?;
@@ -32,8 +32,14 @@ pub fn prepare(conn: &mut AnyConnection, game_id: &str, user_id: &str) -> Result
     if table.status() != GameStatus::Active {
         return Err(not_running());
     }
-    // A seat a bot plays is the bot's to act on: nothing to suggest, and a suggestion
-    // would show the hand to a player who resigned it.
+    // A player whose seat a bot holds for good watches the game as a spectator does.
+    if table.seen_from(Some(seat)).is_none() {
+        return Err(Error::forbidden(
+            "a bot plays your seat for the rest of the game: you watch it as a spectator",
+        )
+        .with_code("not_seated"));
+    }
+    // A seat a bot plays for a time is the bot's to act on: nothing to suggest.
     if table.bot_reason(seat).is_some() {
         return Err(Error::conflict(
             "nothing_to_do",

@@ -202,7 +202,7 @@ pub async fn phrases() -> HttpResponse {
     responses(
         (status = 201, description = "Posted; `Location` is the game's chat", body = ChatMessageView),
         (status = 400, description = "Neither or both of text and phrase, bad text, unknown phrase"),
-        (status = 403, description = "Not seated (`not_seated`) or muted (`muted`)"),
+        (status = 403, description = "Not seated (`not_seated`; also a player whose seat a bot holds for good) or muted (`muted`)"),
         (status = 404, description = "No such game"),
         (status = 409, description = "The game is over (`chat_closed`)"),
         (status = 429, description = "Over 20 messages a minute: the 20 at once are spent and the next of one every 3 s is not due")))]
@@ -272,7 +272,7 @@ type Report = Mine<web::Path<(uuid::Uuid, uuid::Uuid)>, Json<ReportRequest>>;
     responses(
         (status = 202, description = "Queued for the moderators", body = ReportReceived),
         (status = 400, description = "A reason outside 1–500 characters or with control characters (line breaks and tabs aside), or the caller's own message"),
-        (status = 403, description = "A spectator, who reads the chat but has no seat (`not_seated`)"),
+        (status = 403, description = "A spectator, who reads the chat but has no seat, or a player whose seat a bot holds for good (`not_seated`)"),
         (status = 404, description = "No such message the caller can read")))]
 #[post("/games/{id}/chat/{message_id}/report")]
 pub async fn report_message(on: Report) -> Reply {

@@ -174,7 +174,9 @@ pub static PROBLEM_CODES: &[ProblemCode] = &[
         403,
         "Not seated in this game",
         "The caller holds no seat (nor an invitation) in this game, so it cannot act, leave, \
-         resign, reclaim or read the replay.",
+         resign, reclaim, ask for a hint, chat or read the replay. A player whose seat a bot \
+         holds for good (they resigned, or an administrator handed it over) is seen as a \
+         spectator until the game ends: no hint, and the chat is theirs to read only.",
         "Join the game first, if it is still waiting for players.",
     ),
     // 404

@@ -192,6 +192,53 @@ async fn seated_players_chat_in_text_and_phrases_as_events() {
 }
 
 #[actix_web::test]
+async fn a_player_who_resigned_reads_the_chat_as_a_spectator_and_no_longer_posts_or_hears_it() {
+    let db = TestDb::migrated();
+    let app = crate::common::app(db.state()).await;
+    let players = four(&app, "gone_").await;
+    let id = game_of(&app, &players, json!({})).await;
+    let chat = format!("/api/v1/games/{id}/chat");
+    let resigned = post(
+        &app,
+        &format!("/api/v1/games/{id}/resign"),
+        json!({}),
+        &players[1].access,
+    )
+    .await;
+    assert_eq!(resigned.status, 200, "{}", resigned.text);
+
+    post(&app, &chat, json!({"text": "gg"}), &players[1].access)
+        .await
+        .assert_problem(403, "not_seated");
+    let said = post(&app, &chat, json!({"text": "hello"}), &players[0].access).await;
+    assert_eq!(said.status, 201, "{}", said.text);
+    // They read it, as a spectator does, but do not report it nor hear of it in their feed.
+    let page = get(&app, &chat, &players[1].access).await;
+    assert_eq!(texts(&page.json), ["hello"]);
+    let message = said.json["id"].as_str().unwrap();
+    post(
+        &app,
+        &format!("{chat}/{message}/report"),
+        json!({"reason": "rude"}),
+        &players[1].access,
+    )
+    .await
+    .assert_problem(403, "not_seated");
+    let chats = |feed: &Value| {
+        feed["notifications"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|n| n["type"] == "chat_message")
+            .count()
+    };
+    let feed = get(&app, "/api/v1/me/notifications", &players[1].access).await;
+    assert_eq!(chats(&feed.json), 0, "{}", feed.text);
+    let feed = get(&app, "/api/v1/me/notifications", &players[2].access).await;
+    assert_eq!(chats(&feed.json), 1, "{}", feed.text);
+}
+
+#[actix_web::test]
 async fn chat_is_rate_limited_per_user() {
     let db = TestDb::migrated();
     let app = crate::common::app(db.state()).await;

@@ -1515,13 +1515,13 @@ async fn resigning_hands_the_seat_to_a_bot_that_finishes_the_game() {
     )
     .await;
     assert!(!events.text.contains("\"hand\""), "{}", events.text);
-    // Nor does a hint show the bot's hand.
+    // Nor does a hint show the bot's hand: they ask as a spectator would.
     send(
         &app,
         bearer(TestRequest::get().uri(&format!("{uri}/hint")), &me.access),
     )
     .await
-    .assert_problem(409, "nothing_to_do");
+    .assert_problem(403, "not_seated");
     common::play_out_bots(&state);
     // The finished game is theirs again.
     let done = send(&app, bearer(TestRequest::get().uri(&uri), &me.access)).await;

@@ -46,7 +46,7 @@ pub enum HintView {
     params(("id" = uuid::Uuid, Path, description = "Game id")),
     responses(
         (status = 200, description = "A legal action for the caller", body = HintView),
-        (status = 403, description = "Not seated (`not_seated`), or banned"),
+        (status = 403, description = "Not seated (`not_seated`; also a player whose seat a bot holds for good), or banned"),
         (status = 409, description = "The game is not running (`game_not_active`) or the caller has nothing to do now (`nothing_to_do`)")))]
 #[get("/games/{id}/hint")]
 pub async fn hint(on: OnGame) -> Reply {
