@@ -2531,8 +2531,11 @@ export interface components {
         NewMessage: {
             phrase?: null | components["schemas"]["PhraseKey"];
             /**
-             * @description Free text: 1–200 characters after trimming, no control characters, line breaks or
-             *     direction overrides, at least one visible character.
+             * @description Free text: 1–200 characters after trimming and Unicode NFC, no control characters,
+             *     line breaks or direction overrides, at least one visible character. The limit holds
+             *     for the text as kept, so what is sent may be longer (white space around it, accents
+             *     sent as combining marks): no `maxLength` here, lest a client refuse what the server
+             *     takes.
              * @example nice one!
              */
             text?: string | null;

@@ -73,9 +73,12 @@ pub struct PhrasesView {
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct NewMessage {
-    /// Free text: 1–200 characters after trimming, no control characters, line breaks or
-    /// direction overrides, at least one visible character.
-    #[schema(example = "nice one!", min_length = 1, max_length = 200)]
+    /// Free text: 1–200 characters after trimming and Unicode NFC, no control characters,
+    /// line breaks or direction overrides, at least one visible character. The limit holds
+    /// for the text as kept, so what is sent may be longer (white space around it, accents
+    /// sent as combining marks): no `maxLength` here, lest a client refuse what the server
+    /// takes.
+    #[schema(example = "nice one!", min_length = 1)]
     pub text: Option<String>,
     /// A key of `GET /api/v1/chat/phrases`.
     #[schema(value_type = Option<PhraseKey>, example = "good_luck")]

@@ -171,6 +171,13 @@ async fn seated_players_chat_in_text_and_phrases_as_events() {
         201,
         "200 characters, not bytes"
     );
+    // The limit is the kept text's: white space around it, or accents sent as combining
+    // marks, do not count (so the schema states no maxLength for what is sent).
+    for long in [format!("  {}  ", "x".repeat(200)), "e\u{301}".repeat(200)] {
+        let posted = post(&app, &chat, json!({ "text": long }), &players[0].access).await;
+        assert_eq!(posted.status, 201, "{}", posted.text);
+        assert_eq!(posted.json["text"].as_str().unwrap().chars().count(), 200);
+    }
     // The direction marks Arabic needs stay, beside visible text.
     let arabic = post(
         &app,
