@@ -1203,8 +1203,8 @@ export interface paths {
         post?: never;
         /**
          * Remove the caller's webhook.
-         * @description Removes the caller's webhook; pending deliveries are dropped. Answers 204 also when there
-         *     was none.
+         * @description Removes the caller's webhook; pending deliveries are given up at once (`failed`, last
+         *     error "the webhook was removed"). Answers 204 also when there was none.
          */
         delete: operations["delete_webhook"];
         options?: never;
@@ -1813,7 +1813,7 @@ export interface components {
         DeliveryView: {
             /**
              * Format: int32
-             * @description Attempts so far.
+             * @description Requests made so far.
              */
             attempts: number;
             /**
@@ -1821,7 +1821,10 @@ export interface components {
              * @description Created.
              */
             created_at: string;
-            /** @description Last error. */
+            /**
+             * @description Why the last attempt failed: the receiver's answer (`the receiver answered 500`), the
+             *     connection's error, or `the webhook was removed`; null once delivered or before any.
+             */
             last_error: string | null;
             /**
              * Format: int32
@@ -1833,7 +1836,10 @@ export interface components {
              * @description The notification's seq.
              */
             seq: number;
-            /** @description `pending` (retries left), `delivered` or `failed` (given up). */
+            /**
+             * @description `pending` (retries left), `delivered` or `failed` (given up: too old, or the webhook
+             *     was removed).
+             */
             state: components["schemas"]["DeliveryState"];
         };
         /** @description The caller's devices. */

@@ -167,6 +167,28 @@ pub fn set_webhook(
     super::users::update(conn, user_id, &change).map(drop)
 }
 
+/// Gives up at once every delivery of the user's that is neither delivered nor given up
+/// (their webhook was removed, so none will be tried again): failed now, with `why` as the
+/// last error, their attempts as they were.
+pub fn give_up_deliveries(
+    conn: &mut AnyConnection,
+    user_id: &str,
+    why: &str,
+    now: NaiveDateTime,
+) -> QueryResult<usize> {
+    diesel::update(
+        webhook_deliveries::table
+            .filter(webhook_deliveries::user_id.eq(user_id))
+            .filter(webhook_deliveries::delivered_at.is_null())
+            .filter(webhook_deliveries::failed_at.is_null()),
+    )
+    .set((
+        webhook_deliveries::failed_at.eq(now),
+        webhook_deliveries::last_error.eq(why),
+    ))
+    .execute(conn)
+}
+
 /// Enqueues a webhook delivery.
 pub fn insert_delivery(conn: &mut AnyConnection, delivery: &NewDelivery<'_>) -> QueryResult<()> {
     diesel::insert_into(webhook_deliveries::table)

@@ -58,15 +58,17 @@ pub enum DeliveryState {
 pub struct DeliveryView {
     /// The notification's seq.
     pub seq: i64,
-    /// Attempts so far.
+    /// Requests made so far.
     pub attempts: i32,
-    /// `pending` (retries left), `delivered` or `failed` (given up).
+    /// `pending` (retries left), `delivered` or `failed` (given up: too old, or the webhook
+    /// was removed).
     #[schema(value_type = DeliveryState)]
     pub state: String,
     /// Last HTTP status received.
     #[schema(required = true)]
     pub last_status: Option<i32>,
-    /// Last error.
+    /// Why the last attempt failed: the receiver's answer (`the receiver answered 500`), the
+    /// connection's error, or `the webhook was removed`; null once delivered or before any.
     #[schema(required = true)]
     pub last_error: Option<String>,
     /// Created.
@@ -180,14 +182,13 @@ pub async fn get_webhook(me: Mine) -> Reply {
 
 /// Remove the caller's webhook.
 ///
-/// Removes the caller's webhook; pending deliveries are dropped. Answers 204 also when there
-/// was none.
+/// Removes the caller's webhook; pending deliveries are given up at once (`failed`, last
+/// error "the webhook was removed"). Answers 204 also when there was none.
 #[utoipa::path(operation_id = "delete_webhook", tag = "notifications", security(("bearer" = [])),
     responses((status = 204, description = "Removed")))]
 #[delete("/me/webhook")]
 pub async fn delete_webhook(me: Mine) -> Reply {
-    me.mine(|conn, id| Ok(outbox::set_webhook(conn, id, None, db::now())?))
-        .await?;
+    me.mine(crate::webhooks::remove).await?;
     no_content()
 }
 

@@ -175,12 +175,20 @@ fn claim(conn: &mut AnyConnection) -> Result<Vec<Delivery>, Error> {
     Ok(outbox::claim_due(conn, now, lease, 20)?)
 }
 
-/// Why an attempt did not reach the receiver.
-enum Refused {
-    /// The user removed the webhook since: the delivery is given up at once.
-    Removed,
-    /// Anything else: retried until too old.
-    Other(String),
+/// The last error of a delivery given up because its webhook is gone.
+const REMOVED: &str = "the webhook was removed";
+
+/// Removes the user's webhook, and gives up its pending deliveries at once: none will be
+/// tried again, and the owner's list says so now rather than at each one's next due time.
+///
+/// # Errors
+/// Database errors.
+pub fn remove(conn: &mut AnyConnection, user_id: &str) -> Result<(), Error> {
+    Ok(db::write_transaction(conn, |conn| {
+        let now = db::now();
+        outbox::set_webhook(conn, user_id, None, now)?;
+        outbox::give_up_deliveries(conn, user_id, REMOVED, now).map(drop)
+    })?)
 }
 
 fn attempt(
@@ -189,33 +197,37 @@ fn attempt(
     agent: &ureq::Agent,
     d: &Delivery,
 ) -> Result<(), Error> {
+    // Removed since it was claimed (or the user is gone): no request is made, so none is
+    // counted.
+    let Some(secret) = outbox::webhook_secret(conn, &d.user_id)?.flatten() else {
+        outbox::give_up_deliveries(conn, &d.user_id, REMOVED, db::now())?;
+        state.metrics.webhook_delivery("failed");
+        return Ok(());
+    };
     // The status, and how long the receiver asked us to wait (`Retry-After`).
-    let outcome: Result<(u16, Option<Duration>), Refused> =
-        match outbox::webhook_secret(conn, &d.user_id)?.flatten() {
-            None => Err(Refused::Removed),
-            // The address is judged by the agent's resolver as it connects, not here: a check
-            // here would resolve the name a second time, and the answers may differ.
-            Some(secret) => match parse_url(&d.url) {
-                Err(e) => Err(Refused::Other(e)),
-                Ok(url) => agent
-                    .post(url.as_str())
-                    .header("content-type", "application/json")
-                    .header(SIGNATURE_HEADER, &sign(&secret, d.body.as_bytes()))
-                    .header("x-leekha-delivery", &d.id)
-                    .send(d.body.as_bytes())
-                    .map(|r| (r.status().as_u16(), retry_after(r.headers())))
-                    .map_err(|e| Refused::Other(e.to_string())),
-            },
-        };
+    // The address is judged by the agent's resolver as it connects, not here: a check here
+    // would resolve the name a second time, and the answers may differ.
+    let outcome: Result<(u16, Option<Duration>), String> = parse_url(&d.url).and_then(|url| {
+        agent
+            .post(url.as_str())
+            .header("content-type", "application/json")
+            .header(SIGNATURE_HEADER, &sign(&secret, d.body.as_bytes()))
+            .header("x-leekha-delivery", &d.id)
+            .send(d.body.as_bytes())
+            .map(|r| (r.status().as_u16(), retry_after(r.headers())))
+            .map_err(|e| e.to_string())
+    });
     let now = db::now();
     let n = d.attempts + 1;
     let (status, error) = match &outcome {
-        Ok((s, _)) => (Some(i32::from(*s)), None),
-        Err(Refused::Removed) => (None, Some("the webhook was removed".to_owned())),
-        Err(Refused::Other(e)) => (None, Some(e.chars().take(500).collect::<String>())),
+        Ok((s, _)) if (200..300).contains(s) => (Some(i32::from(*s)), None),
+        Ok((s, _)) => (
+            Some(i32::from(*s)),
+            Some(format!("the receiver answered {s}")),
+        ),
+        Err(e) => (None, Some(e.chars().take(500).collect::<String>())),
     };
     let delivered = matches!(outcome, Ok((s, _)) if (200..300).contains(&s));
-    let removed = matches!(&outcome, Err(Refused::Removed));
     let given_up_at = d.created_at + chrono::Duration::seconds(state.config.webhook_max_age_secs);
     let too_old = now >= given_up_at;
     // The receiver's `Retry-After` (at most an hour) when it gave one, else the backoff.
@@ -230,7 +242,7 @@ fn attempt(
         chrono::Duration::from_std(backoff.min(Duration::from_secs(3600))).unwrap_or_default();
     let end = if delivered {
         AttemptEnd::Delivered
-    } else if too_old || removed {
+    } else if too_old {
         AttemptEnd::Failed
     } else {
         // The last try comes at the end of the window, not after it.
@@ -239,7 +251,7 @@ fn attempt(
     outbox::record_attempt(conn, &d.id, n, status, error.as_deref(), now, end)?;
     state.metrics.webhook_delivery(if delivered {
         "delivered"
-    } else if too_old || removed {
+    } else if too_old {
         "failed"
     } else {
         "retry"

@@ -696,6 +696,57 @@ async fn the_last_webhook_retry_comes_at_the_end_of_its_window_not_after() {
     assert_eq!(receiver.seen.lock().unwrap().len(), 3 * expected);
 }
 
+#[actix_web::test]
+async fn a_removed_webhook_gives_up_its_pending_deliveries_at_once_and_says_why() {
+    // Always failing; the next try would come in an hour.
+    let receiver = Receiver::start(usize::MAX);
+    let (state, app, me, expected, _db) =
+        hooked_start(&receiver, Duration::from_secs(3600), 86_400).await;
+    deliver_until(&state, &receiver, expected).await;
+    let hook = |app| {
+        let me = me.access.clone();
+        async move {
+            send(
+                app,
+                bearer(TestRequest::get().uri("/api/v1/me/webhook"), &me),
+            )
+            .await
+        }
+    };
+    let before = hook(&app).await;
+    let deliveries = before.json["recent_deliveries"].as_array().unwrap().clone();
+    assert_eq!(deliveries.len(), expected, "{}", before.text);
+    for d in &deliveries {
+        assert_eq!(d["state"], "pending", "{d}");
+        assert_eq!(
+            (d["attempts"].as_i64(), d["last_status"].as_i64()),
+            (Some(1), Some(500))
+        );
+        assert_eq!(d["last_error"], "the receiver answered 500", "{d}");
+    }
+
+    let removed = send(
+        &app,
+        bearer(TestRequest::delete().uri("/api/v1/me/webhook"), &me.access),
+    )
+    .await;
+    assert_eq!(removed.status, 204, "{}", removed.text);
+    let after = hook(&app).await;
+    assert!(after.json["url"].is_null(), "{}", after.text);
+    for d in after.json["recent_deliveries"].as_array().unwrap() {
+        assert_eq!(
+            d["state"], "failed",
+            "at once, not at the next due time: {d}"
+        );
+        assert_eq!(d["attempts"], 1, "no request was made since: {d}");
+        assert_eq!(d["last_error"], "the webhook was removed", "{d}");
+    }
+    // Nothing is tried again.
+    let state2 = state.clone();
+    web_block(move || tick(&state2)).await;
+    assert_eq!(receiver.seen.lock().unwrap().len(), expected);
+}
+
 async fn web_block<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
     actix_web::web::block(f).await.unwrap()
 }
