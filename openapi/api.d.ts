@@ -5211,6 +5211,8 @@ export interface operations {
             /** @description A guest account and its tokens */
             201: {
                 headers: {
+                    /** @description `no-store`: the answer carries credentials, which no cache may keep */
+                    "Cache-Control": "no-store";
                     /** @description Where the created resource is read (`/api/v1/games/{id}` for a game, `/api/v1/me` for an account) */
                     Location: string;
                     /** @description Attempts allowed per window for this client */
@@ -5307,6 +5309,8 @@ export interface operations {
             /** @description Logged in */
             200: {
                 headers: {
+                    /** @description `no-store`: the answer carries credentials, which no cache may keep */
+                    "Cache-Control": "no-store";
                     /** @description Attempts allowed per window for this client */
                     "RateLimit-Limit"?: number;
                     /** @description Attempts left in the current window */
@@ -5544,6 +5548,8 @@ export interface operations {
             /** @description A new token pair; the presented refresh token is spent */
             200: {
                 headers: {
+                    /** @description `no-store`: the answer carries credentials, which no cache may keep */
+                    "Cache-Control": "no-store";
                     /** @description Attempts allowed per window for this client */
                     "RateLimit-Limit"?: number;
                     /** @description Attempts left in the current window */
@@ -5703,6 +5709,8 @@ export interface operations {
             /** @description Registered and logged in */
             201: {
                 headers: {
+                    /** @description `no-store`: the answer carries credentials, which no cache may keep */
+                    "Cache-Control": "no-store";
                     /** @description Where the created resource is read (`/api/v1/games/{id}` for a game, `/api/v1/me` for an account) */
                     Location: string;
                     /** @description Attempts allowed per window for this client */
@@ -5843,6 +5851,8 @@ export interface operations {
             /** @description A ticket */
             201: {
                 headers: {
+                    /** @description `no-store`: the answer carries credentials, which no cache may keep */
+                    "Cache-Control": "no-store";
                     [name: string]: unknown;
                 };
                 content: {

@@ -339,8 +339,8 @@ fn header(description: &str, schema: Value, required: bool) -> Value {
 const CREATED_WITHOUT_ADDRESS: &[&str] = &["/api/v1/auth/stream-ticket"];
 
 /// The headers that every response of a kind carries: `Location` on a 201, `ETag` with a
-/// game view, `Retry-After` on 429 and 503, `RateLimit-*` on the answers of the rate-limited
-/// operations.
+/// game view, `Cache-Control: no-store` with credentials, `Retry-After` on 429 and 503,
+/// `RateLimit-*` on the answers of the rate-limited operations.
 fn response_headers(path: &str, op: &mut Map<String, Value>) {
     // A quota's 429 (accounts, chat) comes with its `RateLimit-*` state; the per-user ceiling
     // on open streams (`long_poll::TooManyOfMine`) is a count, not a quota, and has none.
@@ -383,6 +383,19 @@ fn response_headers(path: &str, op: &mut Map<String, Value>) {
                      `If-None-Match` to get 304 while nothing changed, or as `If-Match` with an \
                      action",
                     json!({"type": "string", "example": "\"12\""}),
+                    true,
+                )
+            });
+        }
+        let credentials = matches!(
+            body.as_deref(),
+            Some("#/components/schemas/TokenResponse" | "#/components/schemas/StreamTicket")
+        );
+        if credentials && status.starts_with('2') {
+            headers.entry("Cache-Control").or_insert_with(|| {
+                header(
+                    "`no-store`: the answer carries credentials, which no cache may keep",
+                    json!({"type": "string", "enum": ["no-store"]}),
                     true,
                 )
             });

@@ -22,6 +22,16 @@ pub fn ok(view: impl Serialize) -> Reply {
     Ok(HttpResponse::Ok().json(view))
 }
 
+/// `res` marked `Cache-Control: no-store`: it carries credentials (a token pair, a stream
+/// ticket), which no cache on the way may keep (RFC 6749, 5.1).
+pub fn uncached(mut res: HttpResponse) -> HttpResponse {
+    res.headers_mut().insert(
+        header::CACHE_CONTROL,
+        header::HeaderValue::from_static("no-store"),
+    );
+    res
+}
+
 /// 201 with `Location: location` and `view` as JSON.
 pub fn created(location: impl Into<String>, view: impl Serialize) -> HttpResponse {
     HttpResponse::Created()

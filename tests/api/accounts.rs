@@ -31,6 +31,8 @@ async fn register_answers_a_token_pair_that_opens_me() {
     assert_eq!(reply.json["user"]["username"], "Layla_1");
     assert_eq!(reply.json["user"]["role"], "player");
     assert!(reply.json["refresh_token"].as_str().unwrap().len() >= 43);
+    // Tokens are credentials: no cache on the way keeps them (RFC 6749, 5.1).
+    assert_eq!(reply.header("cache-control"), Some("no-store"));
 
     let access = reply.json["access_token"].as_str().unwrap();
     let me = send(&app, bearer(TestRequest::get().uri("/api/v1/me"), access)).await;
@@ -418,6 +420,7 @@ async fn refresh_rotates_and_a_reused_token_revokes_its_family() {
     )
     .await;
     assert_eq!(first.status, 200, "{}", first.text);
+    assert_eq!(first.header("cache-control"), Some("no-store"));
     let second_refresh = first.json["refresh_token"].as_str().unwrap().to_owned();
     assert_ne!(second_refresh, s.refresh);
     let access = first.json["access_token"].as_str().unwrap();

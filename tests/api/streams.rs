@@ -339,6 +339,7 @@ async fn tickets_open_one_stream_once_and_only_streams() {
     .await;
     assert_eq!(issued.status, 201, "{}", issued.text);
     assert_eq!(issued.json["expires_in"], 1);
+    assert_eq!(issued.header("cache-control"), Some("no-store"));
     let ticket = issued.json["ticket"].as_str().unwrap().to_owned();
     let uri = format!("/api/v1/me/notifications/stream?ticket={ticket}");
 

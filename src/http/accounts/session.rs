@@ -2,7 +2,7 @@
 
 use std::future::Future;
 
-use actix_web::{HttpRequest, post};
+use actix_web::{HttpRequest, HttpResponse, post};
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
@@ -13,7 +13,7 @@ use crate::db::AnyConnection;
 use crate::error::Error;
 use crate::http::extract::Json;
 use crate::http::rate_limit;
-use crate::http::reply::{Reply, State, created, no_content, ok};
+use crate::http::reply::{Reply, State, created, no_content, uncached};
 
 use super::{UserView, check_rate};
 
@@ -118,11 +118,11 @@ where
     let issuer = Issuer::new(state.keys.clone(), state.config.refresh_ttl_days);
     let session = state.db.run(move |conn| open(conn, &issuer)).await?;
     let tokens = TokenResponse::from(session);
-    if new_account {
-        Ok(created(ME, tokens))
+    Ok(uncached(if new_account {
+        created(ME, tokens)
     } else {
-        ok(tokens)
-    }
+        HttpResponse::Ok().json(tokens)
+    }))
 }
 
 /// Create an account and log in.

@@ -31,7 +31,7 @@ use crate::http::games::viewer_of;
 use crate::http::long_poll;
 use crate::http::problem::ApiError;
 use crate::http::query::Query;
-use crate::http::reply::{Reply, State, no_content};
+use crate::http::reply::{Reply, State, no_content, uncached};
 
 use sse::{AccountWatch, EventStream, Source, Subscription};
 
@@ -303,8 +303,8 @@ pub async fn stream_ticket(state: State, caller: Caller) -> Reply {
             crate::auth::tickets::issue(conn, user.id(), caller.session.as_deref(), ttl)
         })
         .await?;
-    Ok(HttpResponse::Created().json(StreamTicket {
+    Ok(uncached(HttpResponse::Created().json(StreamTicket {
         ticket: ticket.ticket,
         expires_in: ticket.expires_in,
-    }))
+    })))
 }
