@@ -915,7 +915,7 @@ export interface paths {
         };
         /**
          * The users the caller blocks.
-         * @description Sorted by username; at most 1,000, so not paginated.
+         * @description The latest blocked first, a page at a time (at most 1,000 blocks in all).
          */
         get: operations["list_blocks"];
         put?: never;
@@ -1657,10 +1657,12 @@ export interface components {
              */
             reason: string;
         };
-        /** @description The users the caller blocks. */
+        /** @description A page of the users the caller blocks. */
         BlocksView: {
-            /** @description By username. */
+            /** @description The latest blocked first (`since` descending). */
             items: components["schemas"]["RelatedUser"][];
+            /** @description Pass as `cursor` for the next page; null on the last page. */
+            next_cursor: string | null;
         };
         /**
          * @description How strong a bot plays.
@@ -8382,20 +8384,34 @@ export interface operations {
     };
     list_blocks: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description 1..=200, default 50. */
+                limit?: number;
+                /** @description `next_cursor` of the previous page. */
+                cursor?: string;
+            };
             header?: never;
             path?: never;
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description The blocked users */
+            /** @description A page of the blocked users */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["BlocksView"];
+                };
+            };
+            /** @description Invalid limit or cursor */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description Missing, invalid or expired access token (`missing_token`, `invalid_token`) */

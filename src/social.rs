@@ -303,12 +303,18 @@ pub fn unblock(conn: &mut AnyConnection, me: &str, username: &str) -> Result<(),
     })
 }
 
-/// The users the caller blocks, by username.
+/// Up to `limit` of the users the caller blocks, the latest blocked first, before the
+/// keyset `before` (when they were blocked, their id) when given.
 ///
 /// # Errors
 /// Database errors.
-pub fn blocks(conn: &mut AnyConnection, me: &str) -> Result<Vec<Person>, Error> {
-    Ok(store::blocked_by(conn, me)?
+pub fn blocks(
+    conn: &mut AnyConnection,
+    me: &str,
+    before: Option<(NaiveDateTime, String)>,
+    limit: i64,
+) -> Result<Vec<Person>, Error> {
+    Ok(store::blocked_by(conn, me, before, limit)?
         .into_iter()
         .map(Person::from)
         .collect())

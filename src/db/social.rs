@@ -4,6 +4,7 @@ use chrono::NaiveDateTime;
 use diesel::prelude::*;
 
 use super::AnyConnection;
+use super::keyset::{self, Direction, Keyset};
 use super::schema::{blocks, friend_requests, users};
 
 /// Another user as a list shows them: id, username, since when.
@@ -140,9 +141,29 @@ pub fn block_count(conn: &mut AnyConnection, user_id: &str) -> QueryResult<i64> 
         .get_result(conn)
 }
 
-/// The users `user_id` blocks (live accounts), by username.
-pub fn blocked_by(conn: &mut AnyConnection, user_id: &str) -> QueryResult<Vec<Related>> {
-    related!(conn, blocks, user_id = user_id, listing blocked_id)
+/// A page of the users `user_id` blocks (live accounts), the latest blocked first, strictly
+/// before the keyset `(blocked at, their id)` when given.
+pub fn blocked_by(
+    conn: &mut AnyConnection,
+    user_id: &str,
+    before: Option<Keyset>,
+    limit: i64,
+) -> QueryResult<Vec<Related>> {
+    let query = blocks::table
+        .inner_join(users::table.on(users::id.eq(blocks::blocked_id)))
+        .filter(blocks::user_id.eq(user_id))
+        .filter(users::deleted_at.is_null())
+        .into_boxed();
+    keyset::page(
+        query,
+        blocks::created_at,
+        blocks::blocked_id,
+        Direction::NewestFirst,
+        before,
+    )
+    .limit(limit)
+    .select((users::id, users::username, blocks::created_at))
+    .load(conn)
 }
 
 /// Which of `users` block `user_id`.

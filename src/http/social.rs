@@ -8,6 +8,8 @@ use utoipa::ToSchema;
 use crate::db::AnyConnection;
 use crate::error::Error;
 use crate::http::extract::Mine;
+use crate::http::pagination::{PageQuery, keyset_page, page};
+use crate::http::query::Query;
 use crate::http::reply::{Reply, made_or_held, no_content, ok};
 use crate::http::views::game::PlayerRef;
 use crate::social::{self, Person, Relation};
@@ -68,11 +70,12 @@ pub struct FriendView {
     pub state: FriendState,
 }
 
-/// The users the caller blocks.
-#[derive(Debug, Serialize, Deserialize, ToSchema)]
-pub struct BlocksView {
-    /// By username.
-    pub items: Vec<RelatedUser>,
+page! {
+    /// A page of the users the caller blocks.
+    pub struct BlocksView {
+        /// The latest blocked first (`since` descending).
+        pub items: Vec<RelatedUser>,
+    }
 }
 
 /// The caller's friends and requests.
@@ -143,14 +146,22 @@ pub async fn delete_friend(on: About) -> Reply {
 
 /// The users the caller blocks.
 ///
-/// Sorted by username; at most 1,000, so not paginated.
+/// The latest blocked first, a page at a time (at most 1,000 blocks in all).
 #[utoipa::path(operation_id = "list_blocks", tag = "social", security(("bearer" = [])),
-    responses((status = 200, description = "The blocked users", body = BlocksView)))]
+    params(PageQuery),
+    responses(
+        (status = 200, description = "A page of the blocked users", body = BlocksView),
+        (status = 400, description = "Invalid limit or cursor")))]
 #[get("/me/blocks")]
-pub async fn list_blocks(me: Mine) -> Reply {
-    let blocked = me.mine(social::blocks).await?;
+pub async fn list_blocks(me: Mine<(), Query<PageQuery>>) -> Reply {
+    let (limit, before) = me.input.keyset()?;
+    let blocked = me
+        .mine(move |conn, id| social::blocks(conn, id, before, limit + 1))
+        .await?;
+    let (blocked, next_cursor) = keyset_page(blocked, limit, |p| (p.since, &p.id));
     ok(BlocksView {
         items: blocked.iter().map(RelatedUser::from).collect(),
+        next_cursor,
     })
 }
 

@@ -374,3 +374,57 @@ async fn the_lobby_can_list_only_friends_games() {
         .await
         .assert_problem(400, "validation_failed");
 }
+
+#[actix_web::test]
+async fn the_block_list_pages_like_every_list_the_latest_blocked_first() {
+    let db = TestDb::migrated();
+    let app = crate::common::app(db.state()).await;
+    let me = register(&app, "pager_b").await;
+    let mut blocked = Vec::new();
+    for i in 0..5 {
+        let name = format!("paged_{i}");
+        register(&app, &name).await;
+        let put = put(&app, &format!("/api/v1/me/blocks/{name}"), &me.access).await;
+        assert_eq!(put.status, 201, "{}", put.text);
+        blocked.push(name);
+    }
+    // A deleted account leaves the list.
+    let gone = register(&app, "paged_gone").await;
+    put(&app, "/api/v1/me/blocks/paged_gone", &me.access).await;
+    assert_eq!(delete(&app, "/api/v1/me", &gone.access).await.status, 204);
+
+    let mut seen: Vec<Value> = Vec::new();
+    let mut uri = "/api/v1/me/blocks?limit=2".to_owned();
+    let mut pages = 0;
+    loop {
+        let page = get(&app, &uri, &me.access).await;
+        assert_eq!(page.status, 200, "{}", page.text);
+        let items = page.json["items"].as_array().unwrap();
+        assert!(items.len() <= 2, "{}", page.text);
+        seen.extend(items.iter().cloned());
+        pages += 1;
+        match page.json["next_cursor"].as_str() {
+            Some(cursor) => uri = format!("/api/v1/me/blocks?limit=2&cursor={cursor}"),
+            None => break,
+        }
+    }
+    assert_eq!(pages, 3);
+    let seen_list = Value::Array(seen.clone());
+    let mut names: Vec<&str> = names(&seen_list);
+    let since: Vec<&str> = seen.iter().map(|e| e["since"].as_str().unwrap()).collect();
+    assert!(
+        since.windows(2).all(|w| w[0] >= w[1]),
+        "latest first: {since:?}"
+    );
+    names.sort_unstable();
+    assert_eq!(names, blocked, "each once, and no deleted account");
+    // Without a limit, the default page holds them all.
+    let whole = get(&app, "/api/v1/me/blocks", &me.access).await;
+    assert_eq!(whole.json["items"].as_array().unwrap().len(), 5);
+    assert!(whole.json["next_cursor"].is_null());
+    for bad in ["limit=0", "limit=201", "cursor=junk"] {
+        get(&app, &format!("/api/v1/me/blocks?{bad}"), &me.access)
+            .await
+            .assert_problem(400, "validation_failed");
+    }
+}
