@@ -1254,6 +1254,27 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/docs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The browsable documentation.
+         * @description Redirects (308) to `/docs/`, the Swagger UI of the OpenAPI document, served from the
+         *     binary.
+         */
+        get: operations["docs"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/healthz": {
         parameters: {
             query?: never;
@@ -1293,6 +1314,27 @@ export interface paths {
          *     deliveries, the database pool, the group commit of actions and the active games.
          */
         get: operations["metrics"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/openapi.json": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The OpenAPI document.
+         * @description This server's OpenAPI 3.1 document: every operation, schema, example and problem code.
+         *     The same text as `leekha openapi` prints and `openapi/openapi.json` holds.
+         */
+        get: operations["openapi_document"];
         put?: never;
         post?: never;
         delete?: never;
@@ -10239,6 +10281,44 @@ export interface operations {
             };
         };
     };
+    docs: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The Swagger UI is at `/docs/` */
+            308: {
+                headers: {
+                    /** @description `/docs/` */
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The path does not take this method (`method_not_allowed`); `Allow` lists those it takes */
+            405: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A refusal by the HTTP layer, before the operation runs: 406 (`not_acceptable`) when `Accept-Encoding` allows no encoding the server has, 408 (`request_timeout`) when the request's head or body comes too slowly, 431 (`headers_too_large`) for too many or too large headers */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     healthz: {
         parameters: {
             query?: never;
@@ -10332,6 +10412,54 @@ export interface operations {
                      *     leekha_actions_applied_total 1234
                      */
                     "text/plain; version=0.0.4": string;
+                };
+            };
+            /** @description The path does not take this method (`method_not_allowed`); `Allow` lists those it takes */
+            405: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A refusal by the HTTP layer, before the operation runs: 406 (`not_acceptable`) when `Accept-Encoding` allows no encoding the server has, 408 (`request_timeout`) when the request's head or body comes too slowly, 431 (`headers_too_large`) for too many or too large headers */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    openapi_document: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The OpenAPI document */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "info": {
+                     *         "title": "Leekha server",
+                     *         "version": "1.1.0"
+                     *       },
+                     *       "openapi": "3.1.0",
+                     *       "paths": {}
+                     *     }
+                     */
+                    "application/json": Record<string, never>;
                 };
             };
             /** @description The path does not take this method (`method_not_allowed`); `Allow` lists those it takes */

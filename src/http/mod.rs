@@ -20,6 +20,7 @@ pub mod chat;
 pub mod compression;
 mod content_coding;
 pub mod cors;
+pub mod docs;
 pub mod extract;
 mod fallback;
 pub mod games;
@@ -52,7 +53,7 @@ use actix_web::dev::{ServiceFactory, ServiceRequest, ServiceResponse};
 use actix_web::error::{JsonPayloadError, PathError, QueryPayloadError};
 use actix_web::http::header::{self, HeaderName, HeaderValue};
 use actix_web::middleware::{Compress, ErrorHandlerResponse, ErrorHandlers};
-use actix_web::{App, HttpMessage, HttpRequest, HttpResponse, guard, web};
+use actix_web::{App, HttpMessage, HttpRequest, HttpResponse, web};
 use futures_util::FutureExt;
 use tracing_actix_web::{RequestId, TracingLogger};
 use utoipa::OpenApi;
@@ -70,6 +71,8 @@ fn routes(cfg: &mut utoipa_actix_web::service_config::ServiceConfig) {
         .service(health::readyz)
         .service(health::readyz_head)
         .service(metrics::metrics)
+        .service(docs::document)
+        .service(docs::docs)
         .service(problem_page::problem_type)
         .service(
             utoipa_actix_web::scope("/api/v1")
@@ -132,70 +135,43 @@ pub fn build_app(
         .configure(routes)
         .split_for_parts();
     // Other methods on these pages answer 405 with `Allow`, as on the documented paths.
-    let table = fallback::RouteTable::from_openapi(&api).with_pages(&[
-        "/",
-        "/sw.js",
-        "/openapi.json",
-        "/docs",
-    ]);
-    let document = web::Bytes::from(openapi::finish(api).to_string());
-    app.route(
-        "/docs",
-        web::route()
-            .guard(guard::Any(guard::Get()).or(guard::Head()))
-            .to(|| async {
-                HttpResponse::PermanentRedirect()
-                    .insert_header((actix_web::http::header::LOCATION, "/docs/"))
-                    .finish()
-            }),
-    )
-    .route(
-        "/openapi.json",
-        web::route()
-            .guard(guard::Any(guard::Get()).or(guard::Head()))
-            .to(move || {
-                let document = document.clone();
-                async move {
-                    HttpResponse::Ok()
-                        .content_type(actix_web::http::header::ContentType::json())
-                        .body(document)
-                }
-            }),
-    )
-    .service(SwaggerUi::new("/docs/{_:.*}").config(
-        // The default validator is a third-party site: the docs must work offline
-        // and send nothing elsewhere.
-        utoipa_swagger_ui::Config::from("/openapi.json").validator_url("none"),
-    ))
-    .configure(webapp::routes)
-    .app_data(web::Data::new(table))
-    .default_service(web::to(fallback::unmatched))
-    .wrap_fn(fallback::head_as_get)
-    .wrap_fn(move |req, srv| slow_body::deadline(req, srv, body_timeout))
-    .wrap_fn(content_coding::refuse_unknown)
-    // Inside compression, so that its `Vary` comes before compression's.
-    .wrap(cors)
-    .wrap_fn(|req, srv| adjust::each_response(req, srv, cors::only_for_allowed_origins))
-    .wrap_fn(|req, srv| adjust::each_response(req, srv, compression::mark_plain))
-    .wrap(Compress::default())
-    .wrap_fn(|req, srv| adjust::each_response(req, srv, compression::unmark))
-    // Outside CORS and compression: their refusals (a preflight from another origin, no
-    // acceptable encoding) get the problem envelope too, and keep their headers.
-    .wrap(ErrorHandlers::new().default_handler(problem_safety_net))
-    .wrap_fn(metrics::track)
-    .wrap_fn(|req, srv| {
-        let id = req.extensions().get::<RequestId>().map(ToString::to_string);
-        actix_web::dev::Service::call(srv, req).map(move |res| {
-            res.map(|mut res| {
-                if let Some(value) = id.and_then(|id| HeaderValue::from_str(&id).ok()) {
-                    res.headers_mut()
-                        .insert(HeaderName::from_static(REQUEST_ID_HEADER), value);
-                }
-                res
+    let table = fallback::RouteTable::from_openapi(&api).with_pages(&["/", "/sw.js"]);
+    let document = docs::Document(web::Bytes::from(openapi::finish(api).to_string()));
+    app.app_data(web::Data::new(document))
+        .service(SwaggerUi::new("/docs/{_:.*}").config(
+            // The default validator is a third-party site: the docs must work offline
+            // and send nothing elsewhere.
+            utoipa_swagger_ui::Config::from("/openapi.json").validator_url("none"),
+        ))
+        .configure(webapp::routes)
+        .app_data(web::Data::new(table))
+        .default_service(web::to(fallback::unmatched))
+        .wrap_fn(fallback::head_as_get)
+        .wrap_fn(move |req, srv| slow_body::deadline(req, srv, body_timeout))
+        .wrap_fn(content_coding::refuse_unknown)
+        // Inside compression, so that its `Vary` comes before compression's.
+        .wrap(cors)
+        .wrap_fn(|req, srv| adjust::each_response(req, srv, cors::only_for_allowed_origins))
+        .wrap_fn(|req, srv| adjust::each_response(req, srv, compression::mark_plain))
+        .wrap(Compress::default())
+        .wrap_fn(|req, srv| adjust::each_response(req, srv, compression::unmark))
+        // Outside CORS and compression: their refusals (a preflight from another origin, no
+        // acceptable encoding) get the problem envelope too, and keep their headers.
+        .wrap(ErrorHandlers::new().default_handler(problem_safety_net))
+        .wrap_fn(metrics::track)
+        .wrap_fn(|req, srv| {
+            let id = req.extensions().get::<RequestId>().map(ToString::to_string);
+            actix_web::dev::Service::call(srv, req).map(move |res| {
+                res.map(|mut res| {
+                    if let Some(value) = id.and_then(|id| HeaderValue::from_str(&id).ok()) {
+                        res.headers_mut()
+                            .insert(HeaderName::from_static(REQUEST_ID_HEADER), value);
+                    }
+                    res
+                })
             })
         })
-    })
-    .wrap(TracingLogger::default())
+        .wrap(TracingLogger::default())
 }
 
 fn json_error(err: JsonPayloadError, req: &HttpRequest) -> actix_web::Error {

@@ -953,6 +953,8 @@ fn the_openapi_document_declares_bearer_on_every_protected_operation() {
         "/healthz",
         "/readyz",
         "/metrics",
+        "/openapi.json",
+        "/docs",
         "/problems/{code}",
         "/api/v1/auth/register",
         "/api/v1/auth/login",

@@ -227,7 +227,7 @@ async fn a_wrong_method_gets_405_problem_json_with_allow() {
     let reply = send(&app, TestRequest::delete().uri("/readyz")).await;
     reply.assert_problem(405, "method_not_allowed");
     assert_eq!(reply.headers.get("allow").unwrap(), "GET, HEAD");
-    // The pages outside the document too: itself, the web client, the docs' entry.
+    // The document's own operations, and the pages outside it (the web client).
     for page in ["/openapi.json", "/", "/sw.js", "/docs"] {
         for method in [Method::DELETE, Method::POST, Method::PUT] {
             let reply = send(
@@ -253,6 +253,12 @@ async fn documentation_is_served_from_the_binary() {
     assert_eq!(spec.status, 200);
     assert_eq!(spec.json["openapi"], "3.1.0");
     assert!(spec.json["paths"]["/readyz"]["get"].is_object());
+    // Both ways into the documentation are operations of the document (API.md lists them).
+    assert_eq!(
+        spec.json["paths"]["/openapi.json"]["get"]["operationId"],
+        "openapi_document"
+    );
+    assert_eq!(spec.json["paths"]["/docs"]["get"]["operationId"], "docs");
 
     let redirect = send(&app, TestRequest::get().uri("/docs")).await;
     assert_eq!(redirect.status, 308);
