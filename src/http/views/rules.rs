@@ -16,7 +16,7 @@ pub struct RulesView {
     /// `solo` or `partnership`.
     pub mode: Mode,
     /// The score that ends the game, 1..=1000.
-    #[schema(example = 101)]
+    #[schema(example = 101, minimum = 1, maximum = 1000)]
     pub target_score: u32,
     /// `right`, `left`, `alternate` or `none`.
     pub pass_direction: PassDirection,
