@@ -815,6 +815,30 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/games/{id}/seats/{seat}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Change a seat of a waiting game.
+         * @description The game's creator, seated at it, sets a seat no player holds: open it to anyone,
+         *     reserve it for a user (which withdraws the invitation it held, if any; the new invitee
+         *     gets an `invited` notification), or give it to a bot (not in a rated game). The seat's
+         *     players see a `seat_changed` event with reason `host`; the game starts when that fills
+         *     the table. Asking for what the seat already is changes nothing.
+         */
+        put: operations["set_seat"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/leaderboards/{mode}": {
         parameters: {
             query?: never;
@@ -3222,10 +3246,26 @@ export interface components {
             seat: number;
         };
         /**
+         * @description What a seat of a waiting game can become by its creator's hand.
+         * @enum {string}
+         */
+        SeatChangeKind: "open" | "invite" | "bot";
+        /**
          * @description Why a seat changed hands.
          * @enum {string}
          */
-        SeatChangeReason: "joined" | "left" | "invite_declined" | "resigned" | "timeout" | "admin" | "reclaimed" | "away" | "returned";
+        SeatChangeReason: "joined" | "left" | "invite_declined" | "resigned" | "timeout" | "admin" | "reclaimed" | "away" | "returned" | "host";
+        /** @description A seat as the game's creator wants it now. */
+        SeatChangeRequest: {
+            /** @description `open`, `invite` (needs `username`) or `bot`. */
+            kind: components["schemas"]["SeatChangeKind"];
+            level?: null | components["schemas"]["BotLevel"];
+            /**
+             * @description For `invite`: who.
+             * @example omar
+             */
+            username?: string | null;
+        };
         /** @description `seat_changed`. */
         SeatChangedData: {
             bot: null | components["schemas"]["BotLevel"];
@@ -7812,6 +7852,131 @@ export interface operations {
             };
             /** @description `game_not_active`, or the seat is already a bot's */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An internal error; the details are in the server log (`internal`) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The database is unreachable (`database_unavailable`) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A refusal by the HTTP layer, before the operation runs: 406 (`not_acceptable`) when `Accept-Encoding` allows no encoding the server has, 408 (`request_timeout`) when the request's head or body comes too slowly, 431 (`headers_too_large`) for too many or too large headers */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    set_seat: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Game id */
+                id: string;
+                /** @description Seat 0..=3 */
+                seat: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SeatChangeRequest"];
+            };
+        };
+        responses: {
+            /** @description The game as it is now */
+            200: {
+                headers: {
+                    /** @description The game's version as an entity tag, e.g. `"12"`: send it as `If-None-Match` to get 304 while nothing changed, or as `If-Match` with an action */
+                    ETag: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GameView"];
+                };
+            };
+            /** @description Invalid seat or body; an unknown or banned user, one already at the table, the caller; a bot in a rated game */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid or expired access token (`missing_token`, `invalid_token`) */
+            401: {
+                headers: {
+                    /** @description The challenge: `Bearer realm="leekha"`, with `error="invalid_token"` when a token was sent and refused */
+                    "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not the game's seated creator (`forbidden`), or a block stands between the invited user and someone at the table (`blocked`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such game */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `game_not_waiting`, or a player holds the seat (`seat_taken`) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is larger than the limit (`payload_too_large`) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is not `application/json`, or its `Content-Encoding` is not one the server reads (`unsupported_media_type`) */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };

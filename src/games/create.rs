@@ -72,6 +72,25 @@ pub fn check_active_cap(conn: &mut AnyConnection, user_id: &str, max: i64) -> Re
     Ok(())
 }
 
+/// The live account `name` names, for `inviter` to invite: a banned account could neither
+/// take nor decline the seat, so it is no one to invite, as its profile is no one to show.
+///
+/// # Errors
+/// 400 for an unknown or banned username, or the inviter's own; database errors.
+pub(super) fn invitee(
+    conn: &mut AnyConnection,
+    name: &str,
+    inviter: &str,
+) -> Result<db::users::UserRow, Error> {
+    let target = db::users::by_username(conn, &name.to_ascii_lowercase())?
+        .filter(|u| u.banned_at.is_none())
+        .ok_or_else(|| Error::validation(format!("no user named {name:?} to invite")))?;
+    if target.id == inviter {
+        return Err(Error::validation("you cannot invite yourself"));
+    }
+    Ok(target)
+}
+
 /// Refuses to invite `target` to a table planned for `creator` and the already `invited`
 /// when a block stands between them, either way: a blocked user may not invite the blocker,
 /// and would be refused at the table of one who blocks them (the join checks the players
@@ -79,7 +98,7 @@ pub fn check_active_cap(conn: &mut AnyConnection, user_id: &str, max: i64) -> Re
 ///
 /// # Errors
 /// 403 `blocked`; database errors.
-fn check_can_sit_with(
+pub(super) fn check_can_sit_with(
     conn: &mut AnyConnection,
     creator: &str,
     target: &db::users::UserRow,
@@ -151,16 +170,7 @@ pub fn create(conn: &mut AnyConnection, creator: &str, new: NewGame) -> Result<C
                     row.bot_reason = Some(BotReason::Seat);
                 }
                 SeatPlan::Invite(name) => {
-                    // A banned account could neither take nor decline the seat: it is no
-                    // one to invite, as its profile is no one to show.
-                    let target = db::users::by_username(conn, &name.to_ascii_lowercase())?
-                        .filter(|u| u.banned_at.is_none())
-                        .ok_or_else(|| {
-                            Error::validation(format!("no user named {name:?} to invite"))
-                        })?;
-                    if target.id == creator {
-                        return Err(Error::validation("you cannot invite yourself"));
-                    }
+                    let target = invitee(conn, name, creator)?;
                     if invited.contains(&target.id) {
                         return Err(Error::validation(format!("{name:?} is invited twice")));
                     }

@@ -39,7 +39,7 @@ pub enum ServerEvent {
         /// The bot now acting for it.
         bot: Option<String>,
         /// joined | left | resigned | timeout | admin | reclaimed | invite_declined | away |
-        /// returned.
+        /// returned | host.
         reason: String,
     },
     /// A seat's turn timed out and the server acted for it.

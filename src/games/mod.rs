@@ -1,5 +1,5 @@
 //! The game service: one function per use case (create, join, leave, act, resign, reclaim,
-//! time out, hand a seat to a bot, abort), each taking a typed command, owning its
+//! time out, hand a seat to a bot, the creator's seat changes, abort), each taking a typed command, owning its
 //! transaction and its concurrency strategy, and returning the committed game. Handlers in
 //! `http` parse requests into commands and render views after the commit; the scheduler
 //! calls the same functions.
@@ -12,6 +12,7 @@ mod change;
 pub mod create;
 pub mod events;
 pub mod hint;
+mod host;
 pub mod hot;
 mod lifecycle;
 pub mod lists;
@@ -28,6 +29,7 @@ pub use act::{Act, Acted, Shortcuts, act, submit};
 pub use change::Change;
 pub use create::{NewGame, SeatPlan, create};
 pub use events::ServerEvent;
+pub use host::set_seat;
 pub use hot::HotTables;
 pub use lifecycle::{abort, inspect};
 pub use record::{Record, replay};

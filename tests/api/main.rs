@@ -17,6 +17,7 @@ mod examples;
 mod foundation;
 mod games;
 mod group_commit;
+mod host;
 mod load;
 mod metrics;
 mod push;

@@ -39,7 +39,7 @@ routes! {
     seats::{join, leave},
     act::{act},
     events::{events},
-    seats::{resign, reclaim},
+    seats::{resign, reclaim, set_seat},
     hint::{hint},
     replay::{replay},
     rematch::{rematch},

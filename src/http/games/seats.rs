@@ -1,13 +1,16 @@
-//! Seats: join, leave, resign, reclaim.
+//! Seats: join, leave, resign, reclaim, and the creator's changes to a waiting game's seats.
 
-use actix_web::post;
+use actix_web::{post, put, web};
 use serde::Deserialize;
 use utoipa::ToSchema;
 
-use crate::games;
-use crate::http::extract::OptionalJson;
+use crate::bots::BotLevel;
+use crate::error::Error;
+use crate::games::{self, SeatPlan};
+use crate::http::extract::{Json, Mine, OptionalJson};
 use crate::http::reply::Reply;
 use crate::http::views::game::GameView;
+use crate::rules::Seat;
 
 use super::{OnGame, answer};
 
@@ -93,4 +96,84 @@ seat_changes! {
         (status = 403, description = "Not seated (`not_seated`), or banned"),
         (status = 409, description = "`game_not_active`, or no bot took the seat for timeouts (`nothing_to_reclaim`)"),
     ];
+}
+
+/// What a seat of a waiting game can become by its creator's hand.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum SeatChangeKind {
+    /// Anyone may join it.
+    Open,
+    /// Reserved for the user named by `username`.
+    Invite,
+    /// A bot of `level` (not in a rated game).
+    Bot,
+}
+
+/// A seat as the game's creator wants it now.
+#[derive(Debug, Clone, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SeatChangeRequest {
+    /// `open`, `invite` (needs `username`) or `bot`.
+    pub kind: SeatChangeKind,
+    /// For `invite`: who.
+    #[schema(example = "omar")]
+    pub username: Option<String>,
+    /// For `bot`: `random`, `easy`, `heuristic` (default) or `expert`.
+    pub level: Option<BotLevel>,
+}
+
+impl SeatChangeRequest {
+    fn plan(self) -> Result<SeatPlan, Error> {
+        match (self.kind, self.username, self.level) {
+            (SeatChangeKind::Open, None, None) => Ok(SeatPlan::Open),
+            (SeatChangeKind::Invite, Some(name), None) => Ok(SeatPlan::Invite(name)),
+            (SeatChangeKind::Bot, None, level) => {
+                Ok(SeatPlan::Bot(level.unwrap_or(BotLevel::Heuristic)))
+            }
+            (SeatChangeKind::Invite, None, _) => {
+                Err(Error::validation("an invite seat needs a username"))
+            }
+            (_, Some(_), _) => Err(Error::validation("only an invite seat takes a username")),
+            (_, _, Some(_)) => Err(Error::validation("only a bot seat takes a level")),
+        }
+    }
+}
+
+/// Change a seat of a waiting game.
+///
+/// The game's creator, seated at it, sets a seat no player holds: open it to anyone,
+/// reserve it for a user (which withdraws the invitation it held, if any; the new invitee
+/// gets an `invited` notification), or give it to a bot (not in a rated game). The seat's
+/// players see a `seat_changed` event with reason `host`; the game starts when that fills
+/// the table. Asking for what the seat already is changes nothing.
+#[utoipa::path(operation_id = "set_seat", tag = "games", security(("bearer" = [])),
+    params(
+        ("id" = uuid::Uuid, Path, description = "Game id"),
+        ("seat" = u8, Path, description = "Seat 0..=3"),
+    ),
+    request_body = SeatChangeRequest,
+    responses(
+        (status = 200, description = "The game as it is now", body = GameView),
+        (status = 400, description = "Invalid seat or body; an unknown or banned user, one already at the table, the caller; a bot in a rated game"),
+        (status = 403, description = "Not the game's seated creator (`forbidden`), or a block stands between the invited user and someone at the table (`blocked`)"),
+        (status = 404, description = "No such game"),
+        (status = 409, description = "`game_not_waiting`, or a player holds the seat (`seat_taken`)")))]
+#[put("/games/{id}/seats/{seat}")]
+pub async fn set_seat(
+    call: Mine<web::Path<(uuid::Uuid, String)>, Json<SeatChangeRequest>>,
+) -> Reply {
+    let (id, seat) = &*call.path;
+    // Read as text, so that 4, 256 and -1 are all refused alike, by what a seat is.
+    let seat = seat
+        .parse()
+        .ok()
+        .and_then(Seat::new)
+        .ok_or_else(|| Error::validation(format!("seat must be 0..=3, got {seat:?}")))?;
+    let plan = call.input.0.clone().plan()?;
+    let id = id.to_string();
+    let done = call
+        .mine(move |conn, me| games::set_seat(conn, &id, me, seat, plan))
+        .await?;
+    answer(&call.state, &done, false)
 }

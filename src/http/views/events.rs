@@ -193,6 +193,9 @@ pub enum SeatChangeReason {
     Away,
     /// Its player returned from away and plays it again.
     Returned,
+    /// The game's creator opened it, reserved it for someone or gave it to a bot while the
+    /// game waited.
+    Host,
 }
 
 /// `seat_changed`.
