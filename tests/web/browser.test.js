@@ -420,7 +420,7 @@ test('four players in four browsers play one game against each other to the end'
   await Promise.all([...players, watcher].map(({ context }) => context.close()));
 });
 
-test('an invitation by username shows up live in my games, and the invitee takes the seat', async () => {
+test('an invitation by username shows up live in my games, and the invitee takes the seat; the host changes the seats meanwhile', async () => {
   const stamp = Date.now().toString(36);
   const guestPlayer = await open(browser, server.url);
   const host = await open(browser, server.url);
@@ -435,12 +435,21 @@ test('an invitation by username shows up live in my games, and the invitee takes
   // A game with a bot is not rated: the box says so instead of being ignored.
   assert.ok(await host.page.locator('input[name=rated]').isDisabled());
   assert.ok(await host.page.locator('#rated-note').isVisible());
-  await host.page.selectOption('select[name=seat3]', 'bot');
   await host.page.selectOption('select[name=timeout]', '600');
   await host.page.click('form.create button.primary');
   await host.page.waitForSelector('.table');
   // Seats are counted from 1 for people: the bot at the API's seat 2 is the third.
   assert.match(await host.page.locator('.seat[data-seat="2"] .name').innerText(), /^Bot 3 /);
+  // While the game waits, the host changes the seats no player holds, and not their own.
+  assert.equal(await host.page.locator('.seat[data-seat="0"] .seat-controls').count(), 0);
+  await host.page.click('.seat[data-seat="3"] [data-change=bot]');
+  await host.page.waitForFunction(() => document.querySelector('.seat[data-seat="3"] .name')?.textContent?.startsWith('Bot 4'));
+  // The invitation is withdrawn, then made again through the prompt.
+  await host.page.click('.seat[data-seat="1"] [data-change=open]');
+  await host.page.waitForFunction(() => document.querySelector('.seat[data-seat="1"] .name')?.textContent === 'Open seat');
+  host.page.once('dialog', (d) => d.accept(`inv_${stamp}`));
+  await host.page.click('.seat[data-seat="1"] [data-change=invite]');
+  await host.page.waitForFunction((name) => document.querySelector('.seat[data-seat="1"] .name')?.textContent === `Invited: ${name}`, `inv_${stamp}`);
   // No reload: the feed's stream brings the invitation to the open list.
   const item = guestPlayer.page.locator('.games li', { hasText: `host_${stamp}` });
   await item.locator('.badge.invited').waitFor();

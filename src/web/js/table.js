@@ -190,6 +190,28 @@ export function table(root, id) {
     const hand = sortHand(round?.hand ?? []);
     const place = (/** @type {number} */ seat) => PLACES[(seat - (me ?? 0) + 4) % 4];
 
+    // While the game waits, its creator changes the seats no player holds.
+    const host = v.status === 'waiting' && me !== null && v.created_by === currentUser()?.id;
+    /** @param {GameView['seats'][number]} s */
+    const seatControls = (s) => {
+      if (!host || s.player) return null;
+      /** @param {{ kind: 'open' | 'bot' } | { kind: 'invite', username: string }} body */
+      const change = async (body) => {
+        try {
+          show(await call('PUT', `/games/${id}/seats/${s.seat}`, { body }));
+        } catch (e) {
+          fail(e);
+        }
+      };
+      return h('div', { class: 'seat-controls', role: 'group', 'aria-label': t('table.seat_controls', { n: s.seat + 1 }) },
+        s.open ? null : button(t('table.seat_open'), () => change({ kind: 'open' }), { class: 'small', 'data-change': 'open' }),
+        v.rated || s.bot ? null : button(t('table.seat_bot'), () => change({ kind: 'bot' }), { class: 'small', 'data-change': 'bot' }),
+        button(t('table.seat_invite'), () => {
+          const username = prompt(t('table.seat_invite_prompt'))?.trim();
+          if (username) change({ kind: 'invite', username });
+        }, { class: 'small', 'data-change': 'invite' }));
+    };
+
     const seats = v.seats.map((s) => {
       const turn = v.turn?.seats.includes(s.seat) ?? false;
       return h('div', { class: `seat ${place(s.seat)} ${turn ? 'turn' : ''}`, 'data-seat': s.seat, 'aria-label': `${nameOf(s.seat)}${turn ? `, ${t('table.turn')}` : ''}` },
@@ -198,7 +220,8 @@ export function table(root, id) {
         h('div', { class: 'score' }, t('table.score', { total: s.total_score }), s.round_points > 0 ? ` · ${t('table.round_points', { n: s.round_points })}` : ''),
         s.seat !== me && round ? h('div', { class: 'backs', 'aria-label': t('table.cards', { n: s.cards_in_hand }) },
           ...Array.from({ length: Math.min(s.cards_in_hand, 13) }, () => cardBack())) : null,
-        round?.phase === 'passing' && round.passes_committed[s.seat] ? h('div', { class: 'passed-mark' }, '✓') : null);
+        round?.phase === 'passing' && round.passes_committed[s.seat] ? h('div', { class: 'passed-mark' }, '✓') : null,
+        seatControls(s));
     });
 
     const trickCards = (round?.trick.cards ?? []).map((c) =>
