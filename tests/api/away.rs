@@ -226,6 +226,24 @@ async fn the_time_away_is_in_the_future_and_at_most_thirty_days() {
     put_away(&app, &ann, json!({}))
         .await
         .assert_problem(400, "validation_failed");
+    // A leap second is no time both databases keep.
+    put_away(&app, &ann, json!({"until": "2099-12-31T23:59:60Z"}))
+        .await
+        .assert_problem(400, "validation_failed");
+    // A time is kept to the microsecond, as PostgreSQL keeps it: what the answer says is
+    // what is read back, on either database.
+    let tomorrow = (Utc::now() + Duration::days(1)).format("%Y-%m-%dT%H:%M:%S");
+    let away = put_away(
+        &app,
+        &ann,
+        json!({"until": format!("{tomorrow}.123456789Z")}),
+    )
+    .await;
+    assert_eq!(away.status, 200, "{}", away.text);
+    let answered = away.json["until"].as_str().unwrap().to_owned();
+    assert!(answered.ends_with(".123456Z"), "{answered}");
+    let me = get(&app, "/api/v1/me", &ann.access).await;
+    assert_eq!(me.json["away_until"], answered.as_str(), "{}", me.text);
 }
 
 #[actix_web::test]
