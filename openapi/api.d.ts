@@ -1421,7 +1421,9 @@ export interface components {
         /** @description Why a game is ended. */
         AbortRequest: {
             /**
-             * @description 1–500 characters; players see it as the game's `abort_reason`.
+             * @description 1–500 characters once trimmed and in Unicode NFC, line breaks and tabs allowed but
+             *     no other control characters or direction overrides; players see it as the game's
+             *     `abort_reason`.
              * @example a player reported a bug in the deal
              */
             reason: string;
@@ -1718,7 +1720,9 @@ export interface components {
         /** @description Why an account is banned. */
         BanRequest: {
             /**
-             * @description 1–500 characters; kept in the audit log and on the account.
+             * @description 1–500 characters once trimmed and in Unicode NFC, line breaks and tabs allowed but
+             *     no other control characters or direction overrides; kept in the audit log and on the
+             *     account.
              * @example abusive messages in game chat
              */
             reason: string;
@@ -2546,7 +2550,9 @@ export interface components {
         /** @description How long to mute a user. */
         MuteRequest: {
             /**
-             * @description 1–500 characters; kept in the audit log and on the account.
+             * @description 1–500 characters once trimmed and in Unicode NFC, line breaks and tabs allowed but
+             *     no other control characters or direction overrides; kept in the audit log and on the
+             *     account.
              * @example insults in chat
              */
             reason: string;
@@ -2652,7 +2658,10 @@ export interface components {
         };
         /** @description Why, optionally. */
         OptionalReason: {
-            /** @description 1–500 characters, kept in the audit log. */
+            /**
+             * @description 1–500 characters once trimmed and in Unicode NFC, line breaks and tabs allowed but
+             *     no other control characters or direction overrides; kept in the audit log.
+             */
             reason?: string | null;
         };
         /** @description `pass_committed`. */
@@ -3061,7 +3070,8 @@ export interface components {
         /** @description A report to the moderators. */
         ReportRequest: {
             /**
-             * @description 1–500 characters.
+             * @description 1–500 characters once trimmed and in Unicode NFC, line breaks and tabs allowed but no
+             *     other control characters or direction overrides.
              * @example insults
              */
             reason: string;
@@ -3100,7 +3110,10 @@ export interface components {
         /** @description Which rating to reset. */
         ResetRatingRequest: {
             mode?: null | components["schemas"]["Mode"];
-            /** @description 1–500 characters, kept in the audit log. */
+            /**
+             * @description 1–500 characters once trimmed and in Unicode NFC, line breaks and tabs allowed but
+             *     no other control characters or direction overrides; kept in the audit log.
+             */
             reason?: string | null;
         };
         /** @description How the game ended. */
@@ -3122,7 +3135,10 @@ export interface components {
         Role: "player" | "admin";
         /** @description A new role. */
         RoleRequest: {
-            /** @description 1–500 characters, kept in the audit log. */
+            /**
+             * @description 1–500 characters once trimmed and in Unicode NFC, line breaks and tabs allowed but
+             *     no other control characters or direction overrides; kept in the audit log.
+             */
             reason?: string | null;
             /** @description `player` or `admin`. */
             role: components["schemas"]["Role"];
@@ -6815,7 +6831,7 @@ export interface operations {
                     "application/json": components["schemas"]["ReportReceived"];
                 };
             };
-            /** @description A reason outside 1–500 characters or with control characters (line breaks and tabs aside), or the caller's own message */
+            /** @description A reason outside 1–500 characters, or with control characters (line breaks and tabs aside) or direction overrides; or the caller's own message */
             400: {
                 headers: {
                     [name: string]: unknown;

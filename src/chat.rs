@@ -14,6 +14,7 @@ use crate::error::{Error, Kind};
 use crate::games::{Change, Committed, GameStatus, ServerEvent, Table};
 use crate::notifications::Kind as NotificationKind;
 use crate::rules::Seat;
+use crate::text::{check_reason, is_disguise, is_visible};
 
 /// The most characters of a message, after trimming.
 pub const MAX_CHARS: usize = 200;
@@ -124,13 +125,7 @@ pub fn check_text(raw: &str) -> Result<String, Error> {
             "text has {n} characters; at most {MAX_CHARS}"
         )));
     }
-    if text
-        .chars()
-        .any(|c| {
-            c.is_control()
-                || matches!(c, '\u{2028}' | '\u{2029}' | '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}')
-        })
-    {
+    if text.chars().any(|c| c.is_control() || is_disguise(c)) {
         return Err(Error::validation(
             "text must not contain control characters, line breaks or direction overrides",
         ));
@@ -139,22 +134,6 @@ pub fn check_text(raw: &str) -> Result<String, Error> {
         return Err(Error::validation("text has no visible character"));
     }
     Ok(text)
-}
-
-/// Whether a character shows something on its own: a letter, number, punctuation mark or
-/// symbol, but not one of the blank fillers of those classes (the Hangul fillers, the blank
-/// Braille pattern). Spaces, format characters (zero-width, direction marks, tags),
-/// combining marks with nothing to combine with, private-use and unassigned code points do
-/// not.
-fn is_visible(c: char) -> bool {
-    use unicode_properties::{GeneralCategoryGroup as G, UnicodeGeneralCategory};
-    matches!(
-        c.general_category_group(),
-        G::Letter | G::Number | G::Punctuation | G::Symbol
-    ) && !matches!(
-        c,
-        '\u{115F}' | '\u{1160}' | '\u{3164}' | '\u{FFA0}' | '\u{2800}'
-    )
 }
 
 /// The phrase with key `key`.
@@ -307,7 +286,7 @@ pub fn list(
 ///
 /// # Errors
 /// 404 for an unknown message or one the reporter cannot read; 403 `not_seated` for a
-/// spectator; 400 for a reason outside 1..=500 characters or with control characters.
+/// spectator; 400 for a reason [`check_reason`] refuses.
 pub fn report(
     conn: &mut AnyConnection,
     game_id: &str,
@@ -315,18 +294,8 @@ pub fn report(
     reporter: &str,
     reason: &str,
 ) -> Result<bool, Error> {
-    let reason = reason.trim();
-    if reason.is_empty() || reason.chars().count() > 500 {
-        return Err(Error::validation("reason must be 1–500 characters"));
-    }
-    if reason
-        .chars()
-        .any(|c| c.is_control() && c != '\n' && c != '\t')
-    {
-        return Err(Error::validation(
-            "reason must not contain control characters (but line breaks and tabs)",
-        ));
-    }
+    let reason = check_reason(reason)?;
+    let reason = reason.as_str();
     db::write_transaction(conn, |conn| {
         let message = store::find(conn, message_id)?
             .filter(|m| m.game_id == game_id && m.hidden_at.is_none())

@@ -34,4 +34,5 @@ pub mod secret;
 pub mod services;
 pub mod social;
 pub mod telemetry;
+pub mod text;
 pub mod webhooks;

@@ -158,8 +158,9 @@ pub struct ChatQuery {
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ReportRequest {
-    /// 1–500 characters.
-    #[schema(example = "insults", min_length = 1, max_length = 500)]
+    /// 1–500 characters once trimmed and in Unicode NFC, line breaks and tabs allowed but no
+    /// other control characters or direction overrides.
+    #[schema(example = "insults", min_length = 1)]
     pub reason: String,
 }
 
@@ -274,7 +275,7 @@ type Report = Mine<web::Path<(uuid::Uuid, uuid::Uuid)>, Json<ReportRequest>>;
     request_body = ReportRequest,
     responses(
         (status = 202, description = "Queued for the moderators", body = ReportReceived),
-        (status = 400, description = "A reason outside 1–500 characters or with control characters (line breaks and tabs aside), or the caller's own message"),
+        (status = 400, description = "A reason outside 1–500 characters, or with control characters (line breaks and tabs aside) or direction overrides; or the caller's own message"),
         (status = 403, description = "A spectator, who reads the chat but has no seat, or a player whose seat a bot holds for good (`not_seated`)"),
         (status = 404, description = "No such message the caller can read")))]
 #[post("/games/{id}/chat/{message_id}/report")]

@@ -293,6 +293,60 @@ async fn admin_actions_that_need_a_body_refuse_an_empty_one_with_400_and_change_
 }
 
 #[actix_web::test]
+async fn a_reason_players_or_admins_read_holds_no_escape_control_or_direction_override() {
+    let db = TestDb::migrated();
+    let state = db.state();
+    let app = common::app(state.clone()).await;
+    let boss = admin(&app, &state, "plainboss").await;
+    let player = register(&app, "plainplayer").await;
+    let game = game_of(&app, std::slice::from_ref(&player), json!({})).await;
+    let uid = &player.id;
+    for reason in [
+        "line\u{7}bell",
+        "red \u{1b}[31m",
+        "abc\u{202E}def",
+        "one\u{2028}two",
+        "\u{200B}",
+    ] {
+        for (uri, body) in [
+            (
+                format!("/api/v1/admin/games/{game}/abort"),
+                json!({ "reason": reason }),
+            ),
+            (
+                format!("/api/v1/admin/users/{uid}/ban"),
+                json!({ "reason": reason }),
+            ),
+            (
+                format!("/api/v1/admin/users/{uid}/mute"),
+                json!({ "reason": reason, "until": null }),
+            ),
+        ] {
+            post(&app, &uri, body, &boss.access)
+                .await
+                .assert_problem(400, "validation_failed");
+        }
+    }
+    assert!(audit_entries(&app, &boss, Some(uid)).await.is_empty());
+    let view = get(&app, &format!("/api/v1/games/{game}"), &player.access).await;
+    assert_eq!(view.json["status"], "waiting");
+    // Counted as kept (Unicode NFC): 300 accented letters sent as combining marks are 300.
+    let aborted = post(
+        &app,
+        &format!("/api/v1/admin/games/{game}/abort"),
+        json!({ "reason": format!("two lines\n{}", "e\u{301}".repeat(300)) }),
+        &boss.access,
+    )
+    .await;
+    assert_eq!(aborted.status, 200, "{}", aborted.text);
+    let view = get(&app, &format!("/api/v1/games/{game}"), &player.access).await;
+    assert_eq!(
+        view.json["abort_reason"],
+        format!("two lines\n{}", "\u{e9}".repeat(300))
+    );
+}
+
+#[actix_web::test]
 async fn admins_search_users_by_a_part_of_the_name_page_by_page() {
     let db = TestDb::migrated();
     let state = db.state();

@@ -47,7 +47,6 @@ impl<P, B> Admin<P, B> {
 }
 
 /// The longest reason an administrator may give.
-const MAX_REASON_CHARS: usize = 500;
 
 /// Users to list (a page of them: [`crate::http::pagination::PageQuery`]).
 #[derive(Debug, Deserialize, IntoParams)]
@@ -88,12 +87,10 @@ pub struct AuditQuery {
 #[derive(Debug, Default, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct BanRequest {
-    /// 1–500 characters; kept in the audit log and on the account.
-    #[schema(
-        example = "abusive messages in game chat",
-        min_length = 1,
-        max_length = 500
-    )]
+    /// 1–500 characters once trimmed and in Unicode NFC, line breaks and tabs allowed but
+    /// no other control characters or direction overrides; kept in the audit log and on the
+    /// account.
+    #[schema(example = "abusive messages in game chat", min_length = 1)]
     pub reason: String,
 }
 
@@ -101,8 +98,9 @@ pub struct BanRequest {
 #[derive(Debug, Default, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct OptionalReason {
-    /// 1–500 characters, kept in the audit log.
-    #[schema(min_length = 1, max_length = 500)]
+    /// 1–500 characters once trimmed and in Unicode NFC, line breaks and tabs allowed but
+    /// no other control characters or direction overrides; kept in the audit log.
+    #[schema(min_length = 1)]
     pub reason: Option<String>,
 }
 
@@ -115,8 +113,9 @@ pub struct RoleRequest {
     // naming the choices rather than serde's.
     #[schema(value_type = Role, required = true)]
     pub role: Option<Role>,
-    /// 1–500 characters, kept in the audit log.
-    #[schema(min_length = 1, max_length = 500)]
+    /// 1–500 characters once trimmed and in Unicode NFC, line breaks and tabs allowed but
+    /// no other control characters or direction overrides; kept in the audit log.
+    #[schema(min_length = 1)]
     pub reason: Option<String>,
 }
 
@@ -127,8 +126,9 @@ pub struct ResetRatingRequest {
     /// `solo` or `partnership`; both when left out.
     #[schema(value_type = Option<crate::rules::Mode>)]
     pub mode: Option<crate::rules::Mode>,
-    /// 1–500 characters, kept in the audit log.
-    #[schema(min_length = 1, max_length = 500)]
+    /// 1–500 characters once trimmed and in Unicode NFC, line breaks and tabs allowed but
+    /// no other control characters or direction overrides; kept in the audit log.
+    #[schema(min_length = 1)]
     pub reason: Option<String>,
 }
 
@@ -136,25 +136,16 @@ pub struct ResetRatingRequest {
 #[derive(Debug, Default, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct AbortRequest {
-    /// 1–500 characters; players see it as the game's `abort_reason`.
-    #[schema(
-        example = "a player reported a bug in the deal",
-        min_length = 1,
-        max_length = 500
-    )]
+    /// 1–500 characters once trimmed and in Unicode NFC, line breaks and tabs allowed but
+    /// no other control characters or direction overrides; players see it as the game's
+    /// `abort_reason`.
+    #[schema(example = "a player reported a bug in the deal", min_length = 1)]
     pub reason: String,
 }
 
-/// A reason of 1–500 characters, trimmed.
+/// A reason as [`crate::text::check_reason`] keeps it.
 fn reason(raw: &str) -> Result<String, Error> {
-    let trimmed = raw.trim();
-    let n = trimmed.chars().count();
-    if n == 0 || n > MAX_REASON_CHARS {
-        return Err(Error::validation(format!(
-            "reason must be 1..={MAX_REASON_CHARS} characters, got {n}"
-        )));
-    }
-    Ok(trimmed.to_owned())
+    crate::text::check_reason(raw)
 }
 
 fn optional_reason(raw: Option<&str>) -> Result<Option<String>, Error> {

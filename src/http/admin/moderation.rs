@@ -61,8 +61,10 @@ pub struct MuteRequest {
     // Required though nullable: a body that forgets it must not lift a mute.
     #[serde(deserialize_with = "crate::http::instant::rfc3339_or_null")]
     pub until: Option<DateTime<Utc>>,
-    /// 1–500 characters; kept in the audit log and on the account.
-    #[schema(example = "insults in chat", min_length = 1, max_length = 500)]
+    /// 1–500 characters once trimmed and in Unicode NFC, line breaks and tabs allowed but
+    /// no other control characters or direction overrides; kept in the audit log and on the
+    /// account.
+    #[schema(example = "insults in chat", min_length = 1)]
     pub reason: String,
 }
 
