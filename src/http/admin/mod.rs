@@ -46,8 +46,6 @@ impl<P, B> Admin<P, B> {
     }
 }
 
-/// The longest reason an administrator may give.
-
 /// Users to list (a page of them: [`crate::http::pagination::PageQuery`]).
 #[derive(Debug, Deserialize, IntoParams)]
 #[into_params(parameter_in = Query)]
