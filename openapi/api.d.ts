@@ -1831,7 +1831,8 @@ export interface components {
          */
         CreateGame: {
             /**
-             * @description Whether signed-in users without a seat may watch a public game (default true).
+             * @description Whether signed-in users without a seat may watch a public game (default true). A
+             *     private game is never watched: its `allow_spectators` is false whatever is asked.
              *     Without spectators, a running or finished game answers 404 to everyone but its
              *     players; while it waits for players, anyone may still find and join it.
              */

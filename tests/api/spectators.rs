@@ -72,6 +72,16 @@ async fn a_game_without_spectators_is_hidden_from_outsiders_once_it_starts() {
     assert_eq!(seen.json["allow_spectators"], true);
     assert_eq!(seen.json["my_seat"], Value::Null);
     assert_eq!(seen.json["legal_actions"], Value::Null);
+    // A private game is never watched, whatever its creator asks: its view says so.
+    let private = post(
+        &app,
+        "/api/v1/games",
+        json!({"visibility": "private", "allow_spectators": true}),
+        &players[0].access,
+    )
+    .await;
+    assert_eq!(private.status, 201, "{}", private.text);
+    assert_eq!(private.json["allow_spectators"], false);
 
     // Bad input is refused with the field named.
     let bad = post(

@@ -117,7 +117,8 @@ pub struct CreateGame {
     /// Whether the game counts for the players' ratings. Default: true when no seat is a
     /// bot; a game with a bot seat cannot be rated.
     pub rated: Option<bool>,
-    /// Whether signed-in users without a seat may watch a public game (default true).
+    /// Whether signed-in users without a seat may watch a public game (default true). A
+    /// private game is never watched: its `allow_spectators` is false whatever is asked.
     /// Without spectators, a running or finished game answers 404 to everyone but its
     /// players; while it waits for players, anyone may still find and join it.
     pub allow_spectators: Option<bool>,
@@ -203,7 +204,8 @@ impl CreateGame {
             rules,
             seats,
             public,
-            allow_spectators: self.allow_spectators.unwrap_or(true),
+            // A private game is never watched: the view says so rather than echo a wish.
+            allow_spectators: public && self.allow_spectators.unwrap_or(true),
             turn_timeout_seconds: timeout as i32,
             max_active_games,
             rated,
