@@ -78,7 +78,11 @@ pub struct DeviceRequest {
     /// `webpush`: the subscription.
     pub subscription: Option<Subscription>,
     /// The language of its pushes (`en`, `ar`…); English by default.
-    #[schema(example = "ar-SA", pattern = "^[A-Za-z0-9_-]{1,35}$")]
+    #[schema(
+        example = "ar-SA",
+        pattern = "^[A-Za-z]{2,8}([-_][A-Za-z0-9]{1,8})*$",
+        max_length = 35
+    )]
     pub locale: Option<String>,
 }
 

@@ -68,6 +68,10 @@ pub fn parse_url(raw: &str) -> Result<url::Url, String> {
     if url.host().is_none() {
         return Err("the URL has no host".into());
     }
+    // Port 0 is no port anything listens on: every delivery would fail.
+    if url.port() == Some(0) {
+        return Err("the URL's port must be 1..=65535".into());
+    }
     Ok(url)
 }
 
@@ -279,6 +283,11 @@ mod tests {
         );
         assert!(check_url("http://127.0.0.1:9/hook", true).is_ok());
         assert!(check_url("not a url", true).is_err());
+        assert!(
+            check_url("http://127.0.0.1:0/hook", true)
+                .unwrap_err()
+                .contains("port")
+        );
         // A name's addresses are the server's resolver's to know, not the caller's.
         let named = check_url("http://localhost:9/hook", false).unwrap_err();
         assert!(

@@ -51,6 +51,7 @@ impl<P, B> Admin<P, B> {
 #[into_params(parameter_in = Query)]
 pub struct UsersQuery {
     /// A part of the username, ignoring case (0–32 characters; empty or absent: everyone).
+    #[param(max_length = 32)]
     pub query: Option<String>,
 }
 
