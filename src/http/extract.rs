@@ -394,6 +394,18 @@ pub fn body_limit(req: &HttpRequest) -> usize {
         .map_or(0, |state| state.config.max_body_bytes)
 }
 
+/// The seat a path names (`/seats/{seat}`), read from its text so that 4, 256, -1 and `x`
+/// are all refused alike, by what a seat is.
+///
+/// # Errors
+/// `validation_failed` for anything but 0..=3.
+pub fn path_seat(raw: &str) -> Result<crate::rules::Seat, Error> {
+    raw.parse()
+        .ok()
+        .and_then(crate::rules::Seat::new)
+        .ok_or_else(|| Error::validation(format!("seat must be 0..=3, got {raw:?}")))
+}
+
 /// The problem for a body serde_json could not read: a wrong value in well-formed JSON is
 /// `validation_failed`, anything else `bad_request`.
 pub fn json_problem(e: &serde_json::Error) -> Error {

@@ -4,28 +4,22 @@
 use actix_web::test::TestRequest;
 use serde_json::{Value, json};
 
-use crate::common::play::{get, post};
-use crate::common::{Session, TestDb, bearer, register, send};
+use crate::common::play::{get, post, put_json};
+use crate::common::{Reply, Session, TestDb, bearer, register, send};
 
-async fn set_seat<S, B>(
-    app: &S,
+async fn set_seat(
+    app: &impl actix_web::dev::Service<
+        actix_http::Request,
+        Response = actix_web::dev::ServiceResponse<impl actix_web::body::MessageBody>,
+        Error = actix_web::Error,
+    >,
     game: &str,
     seat: &str,
     body: Value,
     who: &Session,
-) -> crate::common::Reply
-where
-    S: actix_web::dev::Service<
-            actix_http::Request,
-            Response = actix_web::dev::ServiceResponse<B>,
-            Error = actix_web::Error,
-        >,
-    B: actix_web::body::MessageBody,
-{
-    let put = TestRequest::put()
-        .uri(&format!("/api/v1/games/{game}/seats/{seat}"))
-        .set_json(body);
-    send(app, bearer(put, &who.access)).await
+) -> Reply {
+    let uri = format!("/api/v1/games/{game}/seats/{seat}");
+    put_json(app, &uri, body, &who.access).await
 }
 
 fn invitations(feed: &Value) -> usize {

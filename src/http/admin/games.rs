@@ -9,7 +9,6 @@ use crate::http::pagination::{PageQuery, Paged, keyset_page};
 use crate::http::preconditions::with_etag;
 use crate::http::reply::{Reply, ok};
 use crate::http::views::game::{GameView, game_view};
-use crate::rules::Seat;
 
 use super::views::{AdminGameView, AdminGamesPage, full_state, summary};
 use super::{AbortRequest, Admin, Change, GamesQuery, OptionalReason, optional_reason, reason};
@@ -103,12 +102,7 @@ pub async fn abort_game(admin: Change<AbortRequest>) -> Reply {
 pub async fn seat_to_bot(admin: Change<OptionalReason, (uuid::Uuid, String)>) -> Reply {
     let why = optional_reason(admin.input.0.reason.as_deref())?;
     let (id, seat) = &*admin.path;
-    // Read as text, so that 4, 256 and -1 are all refused alike, by what a seat is.
-    let seat = seat
-        .parse()
-        .ok()
-        .and_then(Seat::new)
-        .ok_or_else(|| Error::validation(format!("seat must be 0..=3, got {seat:?}")))?;
+    let seat = crate::http::extract::path_seat(seat)?;
     let id = id.to_string();
     admin
         .change_game(move |conn, admin_id| {

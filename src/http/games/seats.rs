@@ -10,7 +10,6 @@ use crate::games::{self, SeatPlan};
 use crate::http::extract::{Json, Mine, OptionalJson};
 use crate::http::reply::Reply;
 use crate::http::views::game::GameView;
-use crate::rules::Seat;
 
 use super::{OnGame, answer};
 
@@ -164,12 +163,7 @@ pub async fn set_seat(
     call: Mine<web::Path<(uuid::Uuid, String)>, Json<SeatChangeRequest>>,
 ) -> Reply {
     let (id, seat) = &*call.path;
-    // Read as text, so that 4, 256 and -1 are all refused alike, by what a seat is.
-    let seat = seat
-        .parse()
-        .ok()
-        .and_then(Seat::new)
-        .ok_or_else(|| Error::validation(format!("seat must be 0..=3, got {seat:?}")))?;
+    let seat = crate::http::extract::path_seat(seat)?;
     let plan = call.input.0.clone().plan()?;
     let id = id.to_string();
     let done = call

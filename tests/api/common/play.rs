@@ -35,6 +35,19 @@ where
     send(app, bearer(TestRequest::put().uri(uri), token)).await
 }
 
+/// PUT with a JSON body and a token.
+pub async fn put_json<S, B>(app: &S, uri: &str, body: Value, token: &str) -> Reply
+where
+    S: Service<actix_http::Request, Response = ServiceResponse<B>, Error = actix_web::Error>,
+    B: actix_web::body::MessageBody,
+{
+    send(
+        app,
+        bearer(TestRequest::put().uri(uri).set_json(body), token),
+    )
+    .await
+}
+
 /// DELETE with a token.
 pub async fn delete<S, B>(app: &S, uri: &str, token: &str) -> Reply
 where
