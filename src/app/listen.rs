@@ -18,7 +18,8 @@
 //! change it left unannounced committed before that message, and the re-read it causes
 //! comes after the change.
 //!
-//! A lost connection is re-opened with backoff (0.1 s doubling to 5 s). Notifications sent
+//! A lost connection is re-opened with backoff (0.1 s doubling to 5 s while the database
+//! cannot be reached; after a connection that listened, from 0.1 s again). Notifications sent
 //! while it was down are lost, so after every (re)connect, once `LISTEN` is in place, it wakes
 //! every topic: each waiter re-reads once and nothing is missed. The count of the other
 //! listeners doubles as a ping that finds a connection that died silently. The thread ends
@@ -164,9 +165,19 @@ async fn run(
     notifier: Weak<Notifier>,
     status: Arc<ListenStatus>,
 ) {
-    let mut backoff = Duration::from_millis(100);
+    const FIRST_RETRY: Duration = Duration::from_millis(100);
+    let mut backoff = FIRST_RETRY;
     loop {
-        match session(&config, &tls, &notifier, &status).await {
+        let connects = status.connects();
+        let lost = session(&config, &tls, &notifier, &status).await;
+        // A connection that got as far as listening was a success: the backoff is for a
+        // database that cannot be reached, so the next loss starts it over. Otherwise each
+        // drop in a long life (a restart, a failover, an idle-connection killer) would cost
+        // the 5 s of the longest wait.
+        if status.connects() != connects {
+            backoff = FIRST_RETRY;
+        }
+        match lost {
             Ok(()) => return,
             Err(e) => {
                 tracing::warn!(error = %e, retry_ms = backoff.as_millis() as u64, "the listener lost its connection")

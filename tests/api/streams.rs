@@ -968,6 +968,42 @@ async fn an_instance_alone_sends_no_wake_ups_and_one_that_arrives_is_woken_at_on
     assert!(s1.listen.sent() > 0, "the first instance now announces");
 }
 
+#[actix_web::test]
+async fn the_listener_reconnects_at_once_after_each_of_many_lost_connections() {
+    let Some(base) = common::pg_base_url() else {
+        eprintln!("skipped: needs LEEKHA_TEST_DATABASE_URL (PostgreSQL)");
+        return;
+    };
+    let db = TestDb::migrated();
+    let state = db.state();
+    listening(&state).await;
+    use diesel::{Connection, RunQueryDsl};
+    let name = db.url.to_string().rsplit('/').next().unwrap().to_owned();
+    let mut admin = diesel::PgConnection::establish(&base).unwrap();
+    // The backoff once kept doubling across successful connections: from the sixth loss on,
+    // every loss cost the 5 s of the longest wait.
+    for loss in 1..=8 {
+        let before = state.listen.connects();
+        let started = Instant::now();
+        diesel::sql_query(format!(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity \
+             WHERE application_name = 'leekha-listen' AND datname = '{name}'"
+        ))
+        .execute(&mut admin)
+        .unwrap();
+        eventually(
+            || state.listen.connects() > before,
+            "the listener did not reconnect",
+        )
+        .await;
+        let took = started.elapsed();
+        assert!(
+            took < Duration::from_secs(2),
+            "loss {loss}: the listener took {took:?} to listen again"
+        );
+    }
+}
+
 /// An instance whose `DATABASE_URL` asks for TLS (`sslmode=require`, and `verify-ca` with the
 /// server's own certificate as the root) wakes and is woken like any other: its listener
 /// connects over TLS too. It once connected without TLS only, and never got through to a
