@@ -338,9 +338,11 @@ fn serve(config: Config, db: Db, started: Instant) -> Result<(), String> {
     let database = config.database_url.to_string();
     let state = AppState::init(config, db)?;
     let scheduler = crate::scheduler::Scheduler::spawn(state.clone());
-    // Beside the scheduler: pushes have their own, shorter, interval (a turn should reach
-    // the phone within a second).
-    let pusher = crate::push::Worker::spawn(state.clone())?;
+    // Beside the scheduler, so that a slow receiver never holds up a deadline: pushes, with
+    // their own, shorter, interval (a turn should reach the phone within a second), and
+    // webhooks.
+    let pusher = crate::push::worker(state.clone())?;
+    let webhooks = crate::webhooks::worker(state.clone())?;
     let stopper = scheduler.stopper();
     actix_web::rt::System::new().block_on(async move {
         // actix drains HTTP on SIGTERM/SIGINT; the scheduler hears the same signals itself, so
@@ -387,6 +389,7 @@ fn serve(config: Config, db: Db, started: Instant) -> Result<(), String> {
     // game is one transaction); it was asked to stop when the signal came.
     scheduler.stop();
     pusher.stop();
+    webhooks.stop();
     tracing::info!("shut down");
     Ok(())
 }

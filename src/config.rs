@@ -404,7 +404,8 @@ pub struct Config {
     #[arg(value_parser = ranged::<i64>("an integer", 1..=100_000))]
     pub max_active_games_per_user: i64,
     /// `LEEKHA_SCHEDULER_INTERVAL_MS`: how often each instance looks for due turns,
-    /// reminders and webhook deliveries; default 1000.
+    /// reminders and webhook deliveries (two loops: a slow receiver never holds up a turn);
+    /// default 1000.
     #[arg(long, env = "LEEKHA_SCHEDULER_INTERVAL_MS", default_value = "1000")]
     #[arg(value_parser = millis(10..=60_000))]
     pub scheduler_interval: Duration,

@@ -16,6 +16,7 @@ pub mod admin;
 pub mod app;
 pub mod audit;
 pub mod auth;
+pub mod background;
 pub mod bots;
 pub mod chat;
 pub mod cli;

@@ -1,6 +1,7 @@
-//! The background work of every instance: turns whose deadline passed (the server acts for
-//! the late seats with a bot), turn reminders, the end of players' time away, and webhook
-//! deliveries.
+//! The background work of every instance on its games: turns whose deadline passed (the
+//! server acts for the late seats with a bot), turn reminders, and the end of players' time
+//! away. Deliveries (webhooks, pushes) have loops of their own ([`crate::background`]), so
+//! that a slow receiver never holds up a deadline.
 //!
 //! What is done to a due game is the game service's [`games::wake`]; this module is the
 //! loop around it.
@@ -24,8 +25,6 @@ pub struct TickReport {
     pub reminders: usize,
     /// Transactions in which bots played on in a game with no human left to act.
     pub bot_steps: usize,
-    /// Webhook attempts made.
-    pub webhook_attempts: usize,
     /// Seats given back to players whose time away ran out.
     pub returned_from_away: usize,
 }
@@ -69,9 +68,8 @@ impl Scheduler {
         let handle = std::thread::Builder::new()
             .name("leekha-scheduler".into())
             .spawn(move || {
-                let agent = crate::webhooks::agent(state.config.webhook_allow_private);
                 while !seen.load(Ordering::Relaxed) {
-                    let bots_busy = match tick_unless_stopped(&state, &agent, &seen) {
+                    let bots_busy = match tick_unless_stopped(&state, &seen) {
                         Ok(report) => report.bot_steps > 0,
                         Err(e) => {
                             tracing::warn!(error = %e, "scheduler tick failed");
@@ -117,12 +115,12 @@ impl Drop for Scheduler {
     }
 }
 
-/// One pass: due turns, due reminders, ended times away, due webhooks. Blocking.
+/// One pass: due turns, due reminders, ended times away. Blocking.
 ///
 /// # Errors
 /// Database errors (the next tick tries again).
-pub fn tick(state: &AppState, agent: &ureq::Agent) -> Result<TickReport, Error> {
-    tick_unless_stopped(state, agent, &AtomicBool::new(false))
+pub fn tick(state: &AppState) -> Result<TickReport, Error> {
+    tick_unless_stopped(state, &AtomicBool::new(false))
 }
 
 /// [`tick`], returning early once `stop` is set: it is looked at before each game, so a
@@ -131,11 +129,7 @@ pub fn tick(state: &AppState, agent: &ureq::Agent) -> Result<TickReport, Error> 
 ///
 /// # Errors
 /// Database errors (the next tick tries again).
-pub fn tick_unless_stopped(
-    state: &AppState,
-    agent: &ureq::Agent,
-    stop: &AtomicBool,
-) -> Result<TickReport, Error> {
+pub fn tick_unless_stopped(state: &AppState, stop: &AtomicBool) -> Result<TickReport, Error> {
     let mut report = TickReport::default();
     let mut conn = state.db.conn()?;
     for id in games::due(&mut conn, 100)? {
@@ -171,10 +165,5 @@ pub fn tick_unless_stopped(
         report.returned_from_away += 1;
         state.published(&done);
     }
-    drop(conn);
-    if stop.load(Ordering::Relaxed) {
-        return Ok(report);
-    }
-    report.webhook_attempts = crate::webhooks::deliver_due(&state.clone().into(), agent, stop)?;
     Ok(report)
 }

@@ -5,9 +5,7 @@
 //! it gone, given up on other refusals or after [`MAX_AGE`].
 
 use std::io::Read;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::thread::JoinHandle;
 use std::time::Duration;
 
 use base64::Engine;
@@ -24,6 +22,10 @@ use crate::services::Services;
 
 /// How long a claimed push is reserved for the instance that claimed it.
 const LEASE: Duration = Duration::from_secs(30);
+
+/// The most pushes one pass attempts (the loop comes round again at once while it finds
+/// work).
+const PER_PASS: usize = 50;
 
 /// A push is given up this long after its notification: later, it would only be noise.
 pub const MAX_AGE: Duration = Duration::from_secs(6 * 3600);
@@ -179,16 +181,19 @@ impl Pusher {
         if !store::any_due(&mut conn, db::now())? {
             return Ok(0);
         }
-        let claimed: Vec<PushRow> = db::write_transaction(&mut conn, |conn| {
-            let now = db::now();
-            let lease = now + chrono::Duration::from_std(LEASE).unwrap_or_default();
-            Ok::<_, Error>(store::claim_due(conn, now, lease, 50)?)
-        })?;
         let mut attempts = 0;
-        for push in claimed {
-            if stop.load(Ordering::Relaxed) {
+        // One push claimed at a time, just before its attempt: a batch claimed at once could
+        // outlast its lease behind slow push services, and another instance would then
+        // claim and send the rest a second time.
+        while attempts < PER_PASS && !stop.load(Ordering::Relaxed) {
+            let claimed: Option<PushRow> = db::write_transaction(&mut conn, |conn| {
+                let now = db::now();
+                let lease = now + chrono::Duration::from_std(LEASE).unwrap_or_default();
+                Ok::<_, Error>(store::claim_due(conn, now, lease, 1)?.pop())
+            })?;
+            let Some(push) = claimed else {
                 break;
-            }
+            };
             self.attempt(&mut conn, &push)?;
             attempts += 1;
         }
@@ -424,65 +429,18 @@ impl Pusher {
     }
 }
 
-/// A running push worker thread; stops when dropped or on [`Worker::stop`].
-pub struct Worker {
-    flag: Arc<AtomicBool>,
-    handle: Option<JoinHandle<()>>,
-}
-
-impl Worker {
-    /// Starts the loop: every `LEEKHA_PUSH_INTERVAL_MS` one pass; at once again while it
-    /// finds work.
-    ///
-    /// # Errors
-    /// As [`Pusher::new`].
-    pub fn spawn(state: impl Into<Services>) -> Result<Self, String> {
-        let state: Services = state.into();
-        let interval = state.config.push_interval;
-        let mut pusher = Pusher::new(state)?;
-        let flag = Arc::new(AtomicBool::new(false));
-        let seen = flag.clone();
-        let handle = std::thread::Builder::new()
-            .name("leekha-push".into())
-            .spawn(move || {
-                while !seen.load(Ordering::Relaxed) {
-                    let busy = match pusher.deliver_due(&seen) {
-                        Ok(n) => n > 0,
-                        Err(e) => {
-                            tracing::warn!(error = %e, "push pass failed");
-                            false
-                        }
-                    };
-                    if !busy && !seen.load(Ordering::Relaxed) {
-                        std::thread::park_timeout(interval);
-                    }
-                }
-            })
-            .map_err(|e| e.to_string())?;
-        Ok(Self {
-            flag,
-            handle: Some(handle),
-        })
-    }
-
-    /// Stops the loop and waits for the push in hand.
-    pub fn stop(mut self) {
-        self.halt();
-    }
-
-    fn halt(&mut self) {
-        self.flag.store(true, Ordering::Relaxed);
-        if let Some(h) = self.handle.take() {
-            h.thread().unpark();
-            let _ = h.join();
-        }
-    }
-}
-
-impl Drop for Worker {
-    fn drop(&mut self) {
-        self.halt();
-    }
+/// Starts the push loop of this instance: every `LEEKHA_PUSH_INTERVAL_MS` one pass; at once
+/// again while it finds work.
+///
+/// # Errors
+/// As [`Pusher::new`], or when the thread cannot be made.
+pub fn worker(state: impl Into<Services>) -> Result<crate::background::Worker, String> {
+    let state: Services = state.into();
+    let interval = state.config.push_interval;
+    let mut pusher = Pusher::new(state)?;
+    crate::background::Worker::spawn("leekha-push", interval, move |stop| {
+        pusher.deliver_due(stop)
+    })
 }
 
 #[cfg(test)]

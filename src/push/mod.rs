@@ -20,7 +20,7 @@ use crate::db::outbox::NotificationRow;
 use crate::db::push::{self as store, DeviceRow, NewPush};
 use crate::error::Error;
 
-pub use deliver::{Pusher, Worker};
+pub use deliver::{Pusher, worker};
 
 /// What a push to one mobile device says, whichever provider carries it; each provider's
 /// message adds its own delivery fields.

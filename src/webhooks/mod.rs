@@ -159,24 +159,42 @@ pub fn deliver_due(
     stop: &std::sync::atomic::AtomicBool,
 ) -> Result<usize, Error> {
     let mut conn = state.db.conn()?;
-    let claimed: Vec<Delivery> = crate::db::write_transaction(&mut conn, claim)?;
     let mut attempts = 0;
-    for delivery in claimed {
-        // Each attempt may wait out the agent's 10 s on a slow receiver: a stop does not wait
-        // for the rest. What is left keeps its lease and is retried when the lease ends.
-        if stop.load(std::sync::atomic::Ordering::Relaxed) {
+    // One delivery claimed at a time, just before its attempt: a batch claimed at once
+    // could outlast its lease behind slow receivers (each may take the agent's 10 s), and
+    // another instance would then claim and send the rest a second time.
+    while attempts < PER_PASS && !stop.load(std::sync::atomic::Ordering::Relaxed) {
+        let Some(delivery) = crate::db::write_transaction(&mut conn, claim)? else {
             break;
-        }
+        };
         attempt(state, &mut conn, agent, &delivery)?;
         attempts += 1;
     }
     Ok(attempts)
 }
 
-fn claim(conn: &mut AnyConnection) -> Result<Vec<Delivery>, Error> {
+/// Starts the webhook loop of this instance, beside the scheduler's: every
+/// `LEEKHA_SCHEDULER_INTERVAL_MS` one pass of [`deliver_due`]; at once again while it finds
+/// work. A slow receiver holds up only deliveries, never the turns' deadlines.
+///
+/// # Errors
+/// When the thread cannot be made.
+pub fn worker(state: impl Into<Services>) -> Result<crate::background::Worker, String> {
+    let state: Services = state.into();
+    let interval = state.config.scheduler_interval;
+    let agent = agent(state.config.webhook_allow_private);
+    crate::background::Worker::spawn("leekha-webhooks", interval, move |stop| {
+        deliver_due(&state, &agent, stop)
+    })
+}
+
+/// The most deliveries one pass attempts.
+const PER_PASS: usize = 20;
+
+fn claim(conn: &mut AnyConnection) -> Result<Option<Delivery>, Error> {
     let now = db::now();
     let lease = now + chrono::Duration::from_std(LEASE).unwrap_or_default();
-    Ok(outbox::claim_due(conn, now, lease, 20)?)
+    Ok(outbox::claim_due(conn, now, lease, 1)?.pop())
 }
 
 /// The last error of a delivery given up because its webhook is gone.

@@ -191,8 +191,7 @@ async fn a_game_that_starts_while_a_player_is_away_starts_with_the_bot_in_their_
             .execute(&mut *conn)
             .unwrap();
     }
-    let agent = leekha::webhooks::agent(true);
-    let report = leekha::scheduler::tick(&state, &agent).unwrap();
+    let report = leekha::scheduler::tick(&state).unwrap();
     assert_eq!(report.returned_from_away, 1);
     let view = get(&app, &format!("/api/v1/games/{id}"), &dan.access).await;
     assert!(view.json["seats"][3]["bot"].is_null(), "{}", view.text);

@@ -35,12 +35,16 @@ fn expire(state: &AppState, id: &str, column: &str) {
     .unwrap();
 }
 
+/// One pass of the scheduler, then one of the webhook loop, as an instance's two threads do.
 fn tick(state: &AppState) -> scheduler::TickReport {
-    scheduler::tick(
-        state,
+    let report = scheduler::tick(state).unwrap();
+    leekha::webhooks::deliver_due(
+        &state.clone().into(),
         &leekha::webhooks::agent(state.config.webhook_allow_private),
+        &std::sync::atomic::AtomicBool::new(false),
     )
-    .unwrap()
+    .unwrap();
+    report
 }
 
 async fn feed<S, B>(app: &S, p: &Session) -> Vec<Value>
@@ -745,6 +749,32 @@ async fn a_removed_webhook_gives_up_its_pending_deliveries_at_once_and_says_why(
     let state2 = state.clone();
     web_block(move || tick(&state2)).await;
     assert_eq!(receiver.seen.lock().unwrap().len(), expected);
+}
+
+#[actix_web::test]
+async fn the_scheduler_acts_on_deadlines_without_waiting_on_any_webhook() {
+    // A receiver that would keep each request for the agent's 10 s: the deadlines' loop must
+    // not be the one that waits. Webhooks have a loop of their own.
+    let receiver = Receiver::failing_with(usize::MAX, "500 Internal Server Error\r\n");
+    let (state, app, me, expected, _db) =
+        hooked_start(&receiver, Duration::from_millis(50), 86_400).await;
+    assert!(expected > 0, "deliveries are queued");
+    let mine = send(
+        &app,
+        bearer(TestRequest::get().uri("/api/v1/me/games"), &me.access),
+    )
+    .await;
+    let id = mine.json["items"][0]["id"].as_str().unwrap().to_owned();
+    expire(&state, &id, "deadline");
+    let ticked = state.clone();
+    let report = web_block(move || scheduler::tick(&ticked).unwrap()).await;
+    assert_eq!(report.timeouts, 1, "{report:?}");
+    assert!(
+        receiver.seen.lock().unwrap().is_empty(),
+        "the scheduler's pass made no webhook request"
+    );
+    // The webhook loop's pass does.
+    deliver_until(&state, &receiver, expected).await;
 }
 
 async fn web_block<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {

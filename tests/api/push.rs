@@ -755,8 +755,8 @@ async fn four_phones_get_every_turn_in_order_once_from_two_instances() {
     }
     // Two instances' workers on one database, at the default interval.
     let workers = [
-        leekha::push::Worker::spawn(a.clone()).unwrap(),
-        leekha::push::Worker::spawn(b.clone()).unwrap(),
+        leekha::push::worker(a.clone()).unwrap(),
+        leekha::push::worker(b.clone()).unwrap(),
     ];
     let game = common::play::game_of(&app, &players, json!({"rules": {"target_score": 1}})).await;
     let uri = format!("/api/v1/games/{game}");
@@ -1315,7 +1315,7 @@ async fn the_push_worker_delivers_to_apns_from_its_thread() {
     )
     .await;
     // Started from async code, as the server does; the client is built on the worker's thread.
-    let worker = leekha::push::Worker::spawn(state.clone()).unwrap();
+    let worker = leekha::push::worker(state.clone()).unwrap();
     notify(&state, &alice.id, Kind::Invited, GAME);
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
     while service.requests().is_empty() && std::time::Instant::now() < deadline {

@@ -372,10 +372,9 @@ impl Drop for Server {
 /// scheduler thread does, in a few short transactions per game, after a last human leaves a
 /// game to the bots. Returns the number of bot transactions.
 pub fn play_out_bots(state: &AppState) -> usize {
-    let agent = leekha::webhooks::agent(state.config.webhook_allow_private);
     let mut steps = 0;
     for _ in 0..100_000 {
-        let report = leekha::scheduler::tick(state, &agent).expect("a scheduler tick");
+        let report = leekha::scheduler::tick(state).expect("a scheduler tick");
         if report.bot_steps == 0 {
             return steps;
         }
