@@ -213,6 +213,22 @@ pub fn after(
     )
 }
 
+/// Whether the user's feed holds a notification of `kind` about `game_id`.
+pub fn notified_about(
+    conn: &mut AnyConnection,
+    user_id: &str,
+    kind: &str,
+    game_id: &str,
+) -> QueryResult<bool> {
+    diesel::select(diesel::dsl::exists(
+        notifications::table
+            .filter(notifications::user_id.eq(user_id))
+            .filter(notifications::kind.eq(kind))
+            .filter(notifications::game_id.eq(game_id)),
+    ))
+    .get_result(conn)
+}
+
 /// The last seq of the user's feed.
 pub fn last_seq(conn: &mut AnyConnection, user_id: &str) -> QueryResult<i64> {
     users::table

@@ -5,7 +5,7 @@
 
 use serde_json::json;
 
-use crate::db::AnyConnection;
+use crate::db::{self, AnyConnection};
 use crate::error::Error;
 use crate::notifications::Kind;
 use crate::rules::Seat;
@@ -96,7 +96,16 @@ pub fn set_seat(
         row.bot_level = bot;
         row.bot_reason = bot.map(|_| BotReason::Seat);
         change.announce_seat(seat, "host");
-        if let Some(invited) = &invited {
+        // Told once per game: inviting again someone whose invitation was withdrawn is the
+        // same invitation, and must not let a host ring their phone at will.
+        if let Some(invited) = &invited
+            && !db::outbox::notified_about(
+                conn,
+                invited,
+                Kind::Invited.as_str(),
+                &change.table.row.id,
+            )?
+        {
             let by = change.table.name(user_id).unwrap_or_default().to_owned();
             change.notify(invited, Kind::Invited, json!({ "seat": n, "by": by }));
         }

@@ -95,6 +95,17 @@ async fn the_creator_opens_reinvites_and_fills_the_seats_no_player_holds() {
     assert_eq!(again.json["version"], kept.json["version"]);
     let feed = get(&app, "/api/v1/me/notifications", &dan.access).await;
     assert_eq!(invitations(&feed.json), 1);
+    // Withdrawn and made again, it is the same invitation: Dan's phone rings once per game.
+    for body in [
+        json!({"kind": "open"}),
+        json!({"kind": "invite", "username": "host_dan"}),
+    ] {
+        let changed = set_seat(&app, &game, "2", body, &host).await;
+        assert_eq!(changed.status, 200, "{}", changed.text);
+    }
+    let feed = get(&app, "/api/v1/me/notifications", &dan.access).await;
+    assert_eq!(invitations(&feed.json), 1, "{}", feed.text);
+    let kept = get(&app, &format!("/api/v1/games/{game}"), &host.access).await;
     let events = get(&app, &format!("/api/v1/games/{game}/events"), &host.access).await;
     let reasons: Vec<&str> = events.json["events"]
         .as_array()
@@ -103,7 +114,7 @@ async fn the_creator_opens_reinvites_and_fills_the_seats_no_player_holds() {
         .filter(|e| e["type"] == "seat_changed")
         .map(|e| e["data"]["reason"].as_str().unwrap())
         .collect();
-    assert_eq!(reasons, ["host", "host"], "{}", events.text);
+    assert_eq!(reasons, ["host"; 4], "{}", events.text);
 
     // What cannot be asked: a player's seat, no seat, the creator or a guest already at the
     // table, a bot in a rated game, a body of the wrong shape.
