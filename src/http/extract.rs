@@ -13,7 +13,7 @@ use crate::auth::Role;
 use crate::auth::tokens::TokenError;
 use crate::db::users::UserRow;
 use crate::error::Error;
-use crate::http::json_body::UniqueKeys;
+use crate::http::json_body::{UniqueKeys, object};
 use crate::http::problem::ApiError;
 
 /// The caller, authenticated by a bearer access token and re-checked against the database on
@@ -504,104 +504,6 @@ impl<T: serde::de::DeserializeOwned + 'static> FromRequest for Json<T> {
     }
 }
 
-/// A request body that is JSON, read as `T`: only an object will do, and a wrong value in it
-/// is `validation_failed`.
-///
-/// serde would also fill a struct from an array of its fields in order, which no schema of
-/// the API allows; and serde_json calls a wrong token where an enum belongs (`null` for a
-/// platform) a syntax error, although the body is JSON. Reading the body as a JSON value
-/// first settles both: what fails after that is a wrong value.
-///
-/// # Errors
-/// `validation_failed` for anything but an object, or an object that is not a `T`.
-pub fn object<T: serde::de::DeserializeOwned>(value: serde_json::Value) -> Result<T, Error> {
-    let kind = match &value {
-        serde_json::Value::Object(_) => None,
-        serde_json::Value::Array(_) => Some("an array"),
-        serde_json::Value::String(_) => Some("a string"),
-        serde_json::Value::Number(_) => Some("a number"),
-        serde_json::Value::Bool(_) => Some("a boolean"),
-        serde_json::Value::Null => Some("null"),
-    };
-    if let Some(kind) = kind {
-        return Err(Error::validation(format!(
-            "the body must be a JSON object, not {kind}"
-        )));
-    }
-    serde_path_to_error::deserialize(value).map_err(|e| {
-        let at = e.path().to_string();
-        let why = plain_words(&e.into_inner().to_string());
-        Error::validation(if at == "." {
-            why
-        } else {
-            format!("{at}: {why}")
-        })
-    })
-}
-
-/// serde's words for a wrong value, in a client's: the JSON type expected where serde names
-/// a Rust one (`u8`, `struct QuietHours with 3 elements`, `string or map`), and no more of a
-/// UUID parser's complaint than that the value is not a UUID.
-fn plain_words(message: &str) -> String {
-    let mut text = message.to_owned();
-    if let Some(at) = text.find("UUID parsing failed") {
-        text.truncate(at);
-        text.push_str("not a UUID");
-    }
-    for (rust, json) in [
-        ("u8", "an integer 0..=255"),
-        ("u16", "an integer 0..=65535"),
-        ("u32", "a non-negative integer"),
-        ("u64", "a non-negative integer"),
-        ("usize", "a non-negative integer"),
-        ("i16", "an integer"),
-        ("i32", "an integer"),
-        ("i64", "an integer"),
-        ("f32", "a number"),
-        ("f64", "a number"),
-        ("string or map", "a string"),
-    ] {
-        let from = format!("expected {rust}");
-        let mut out = String::with_capacity(text.len());
-        let mut rest = text.as_str();
-        while let Some(at) = rest.find(&from) {
-            let end = at + from.len();
-            let whole = !rest[end..].starts_with(|c: char| c.is_alphanumeric() || c == '_');
-            out.push_str(&rest[..at]);
-            out.push_str(if whole { "expected " } else { &from });
-            if whole {
-                out.push_str(json);
-            }
-            rest = &rest[end..];
-        }
-        out.push_str(rest);
-        text = out;
-    }
-    // `struct Name`, maybe `with N elements` (serde's word for an array read as a struct).
-    while let Some(at) = text.find("struct ") {
-        let after = &text[at + "struct ".len()..];
-        let name = after
-            .find(|c: char| !(c.is_alphanumeric() || c == '_'))
-            .unwrap_or(after.len());
-        let mut end = at + "struct ".len() + name;
-        let tail = &text[end..];
-        if let Some(elements) = tail.strip_prefix(" with ") {
-            let digits = elements.find(|c: char| !c.is_ascii_digit()).unwrap_or(0);
-            let unit = &elements[digits..];
-            if digits > 0 && (unit.starts_with(" elements") || unit.starts_with(" element")) {
-                let word = if unit.starts_with(" elements") {
-                    " elements"
-                } else {
-                    " element"
-                };
-                end += " with ".len() + digits + word.len();
-            }
-        }
-        text.replace_range(at..end, "an object");
-    }
-    text
-}
-
 fn refuse(error: Error) -> actix_web::Error {
     ApiError::from(error).into()
 }
@@ -628,57 +530,6 @@ mod tests {
             req = req.insert_header((*name, *value));
         }
         client_key(&req.to_http_request(), config)
-    }
-
-    #[derive(Debug, serde::Deserialize)]
-    #[allow(dead_code)]
-    struct Hours {
-        start: String,
-        end: String,
-    }
-
-    #[derive(Debug, serde::Deserialize)]
-    #[allow(dead_code)]
-    struct Body {
-        seat: Option<u8>,
-        limit: Option<i64>,
-        id: Option<uuid::Uuid>,
-        hours: Option<Hours>,
-        seats: Option<Vec<Hours>>,
-    }
-
-    fn refusal(body: serde_json::Value) -> String {
-        object::<Body>(body).unwrap_err().detail().to_owned()
-    }
-
-    #[test]
-    fn a_wrong_value_is_named_by_its_field_in_json_words() {
-        assert_eq!(
-            refusal(serde_json::json!({"seat": -1})),
-            "seat: invalid value: integer `-1`, expected an integer 0..=255"
-        );
-        assert_eq!(
-            refusal(serde_json::json!({"limit": "5"})),
-            "limit: invalid type: string \"5\", expected an integer"
-        );
-        assert_eq!(refusal(serde_json::json!({"id": "x"})), "id: not a UUID");
-        assert_eq!(
-            refusal(serde_json::json!({"hours": 5})),
-            "hours: invalid type: integer `5`, expected an object"
-        );
-        assert_eq!(
-            refusal(serde_json::json!({"seats": [{"start": "a"}]})),
-            "seats[0]: missing field `end`"
-        );
-        for detail in [
-            refusal(serde_json::json!({"seat": "x"})),
-            refusal(serde_json::json!({"hours": []})),
-        ] {
-            assert!(
-                !detail.contains("u8") && !detail.contains("struct") && !detail.contains("Hours"),
-                "{detail}"
-            );
-        }
     }
 
     #[test]

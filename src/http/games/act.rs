@@ -103,7 +103,7 @@ impl ActionRequest {
         user_id: &str,
         req: &HttpRequest,
     ) -> Result<Act, Error> {
-        let this: ActionRequest = crate::http::extract::object(body)?;
+        let this: ActionRequest = crate::http::json_body::object(body)?;
         let key = match req.headers().get("idempotency-key") {
             None => None,
             Some(v) => {
