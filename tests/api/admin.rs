@@ -8,7 +8,7 @@ use leekha::app::AppState;
 use leekha::rules::{Card, CardSet};
 use serde_json::{Value, json};
 
-use crate::common::play::{delete, four, game_of, get, legal_action, post};
+use crate::common::play::{delete, four, game_of, get, legal_action, of_kind, post};
 use crate::common::{self, PASSWORD, Session, TestDb, bearer, post_json, register, send};
 
 /// Makes a registered user an administrator, as `leekha admin create` would.
@@ -940,12 +940,7 @@ async fn a_seat_handed_to_a_bot_is_played_by_the_bot_and_players_see_it() {
     );
     // The player whose seat it was is told.
     let feed = get(&app, "/api/v1/me/notifications", &players[1].access).await;
-    let taken: Vec<&Value> = feed.json["notifications"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|n| n["type"] == "seat_taken_by_bot")
-        .collect();
+    let taken = of_kind(&feed.json, "seat_taken_by_bot");
     assert_eq!(taken.len(), 1, "{}", feed.text);
     assert_eq!(taken[0]["data"]["reason"], "admin");
     assert_eq!(taken[0]["data"]["seat"], 1);

@@ -4,7 +4,7 @@
 use serde_json::{Value, json};
 
 use crate::admin::admin;
-use crate::common::play::{four, game_of, get, get_all, legal_action, post};
+use crate::common::play::{four, game_of, get, get_all, legal_action, of_kind, post};
 use crate::common::{TestDb, register};
 
 fn texts(page: &Value) -> Vec<String> {
@@ -107,20 +107,10 @@ async fn seated_players_chat_in_text_and_phrases_as_events() {
 
     // The others hear of it in their feed; the author does not.
     let feed = get(&app, "/api/v1/me/notifications", &players[1].access).await;
-    let chats = feed.json["notifications"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|n| n["type"] == "chat_message")
-        .count();
+    let chats = of_kind(&feed.json, "chat_message").len();
     assert_eq!(chats, 2);
     let feed = get(&app, "/api/v1/me/notifications", &players[0].access).await;
-    let own = feed.json["notifications"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|n| n["type"] == "chat_message")
-        .count();
+    let own = of_kind(&feed.json, "chat_message").len();
     assert_eq!(own, 1, "only the other's message");
 
     for bad in [
@@ -231,14 +221,7 @@ async fn a_player_who_resigned_reads_the_chat_as_a_spectator_and_no_longer_posts
     )
     .await
     .assert_problem(403, "not_seated");
-    let chats = |feed: &Value| {
-        feed["notifications"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .filter(|n| n["type"] == "chat_message")
-            .count()
-    };
+    let chats = |feed: &Value| of_kind(feed, "chat_message").len();
     let feed = get(&app, "/api/v1/me/notifications", &players[1].access).await;
     assert_eq!(chats(&feed.json), 0, "{}", feed.text);
     let feed = get(&app, "/api/v1/me/notifications", &players[2].access).await;
@@ -324,11 +307,8 @@ async fn a_blocker_never_reads_the_blocked_users_words() {
     assert_eq!(said[1]["text"], "but this");
     // Nor is the blocker told that the blocked user spoke; others are.
     let speakers = |feed: &Value| -> Vec<String> {
-        feed["notifications"]
-            .as_array()
-            .unwrap()
+        of_kind(feed, "chat_message")
             .iter()
-            .filter(|n| n["type"] == "chat_message")
             .map(|n| n["data"]["username"].as_str().unwrap().to_owned())
             .collect()
     };

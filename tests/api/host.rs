@@ -4,7 +4,7 @@
 use actix_web::test::TestRequest;
 use serde_json::{Value, json};
 
-use crate::common::play::{get, post, put_json};
+use crate::common::play::{get, of_kind, post, put_json};
 use crate::common::{Reply, Session, TestDb, bearer, register, send};
 
 async fn set_seat(
@@ -23,12 +23,7 @@ async fn set_seat(
 }
 
 fn invitations(feed: &Value) -> usize {
-    feed["notifications"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|n| n["type"] == "invited")
-        .count()
+    of_kind(feed, "invited").len()
 }
 
 #[actix_web::test]

@@ -35,6 +35,16 @@ where
     send(app, bearer(TestRequest::put().uri(uri), token)).await
 }
 
+/// The notifications of `kind` in a page of the feed (`GET /me/notifications`).
+pub fn of_kind<'a>(feed: &'a Value, kind: &str) -> Vec<&'a Value> {
+    feed["notifications"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|n| n["type"] == kind)
+        .collect()
+}
+
 /// PUT with a JSON body and a token.
 pub async fn put_json<S, B>(app: &S, uri: &str, body: Value, token: &str) -> Reply
 where
