@@ -827,8 +827,8 @@ export interface paths {
          * Change a seat of a waiting game.
          * @description The game's creator, seated at it, sets a seat no player holds: open it to anyone,
          *     reserve it for a user (which withdraws the invitation it held, if any; the new invitee
-         *     gets an `invited` notification, once per game), or give it to a bot (not in a rated
-         *     game). The seat's
+         *     gets an `invited` notification, pushed silently if they had one for this game already),
+         *     or give it to a bot (not in a rated game). The seat's
          *     players see a `seat_changed` event with reason `host`; the game starts when that fills
          *     the table. Asking for what the seat already is changes nothing.
          */

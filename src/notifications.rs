@@ -62,6 +62,8 @@ pub struct Pending {
     pub game_id: Option<String>,
     /// Details.
     pub data: Value,
+    /// Pushed without sound or banner, as in quiet hours: the user heard of this already.
+    pub silent: bool,
 }
 
 /// The JSON a webhook receives.
@@ -123,7 +125,7 @@ pub fn write(
         };
         outbox::insert(conn, &row)?;
         let body = serde_json::to_string(&NotificationView::from(&row))?;
-        crate::push::enqueue(conn, &row, &body)?;
+        crate::push::enqueue(conn, &row, &body, p.silent)?;
         if let Some(url) = outbox::webhook_url(conn, &p.user_id)? {
             let id = uuid::Uuid::new_v4().to_string();
             outbox::insert_delivery(

@@ -170,6 +170,7 @@ pub fn request_friend(
                         "username": my_name,
                         "friends": friends,
                     }),
+                    silent: false,
                 }],
                 now,
             )?;

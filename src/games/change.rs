@@ -146,11 +146,25 @@ impl Change {
 
     /// Queues a notification for a user, written at commit.
     pub fn notify(&mut self, user_id: &str, kind: Kind, data: serde_json::Value) {
+        self.notify_with(user_id, kind, data, false);
+    }
+
+    /// Queues a notification for a user, written at commit and pushed silently when
+    /// `silent`: what the user heard of already still reaches their feed, and so every
+    /// screen that follows it, without ringing their phone again.
+    pub fn notify_with(
+        &mut self,
+        user_id: &str,
+        kind: Kind,
+        data: serde_json::Value,
+        silent: bool,
+    ) {
         self.notifications.push(Pending {
             user_id: user_id.to_owned(),
             kind,
             game_id: Some(self.table.row.id.clone()),
             data,
+            silent,
         });
     }
 
@@ -523,6 +537,7 @@ impl Change {
                                         "deadline": deadline.and_utc(),
                                         "phase": game.phase().to_string(),
                                     }),
+                                    silent: false,
                                 });
                             }
                         }

@@ -96,18 +96,18 @@ pub fn set_seat(
         row.bot_level = bot;
         row.bot_reason = bot.map(|_| BotReason::Seat);
         change.announce_seat(seat, "host");
-        // Told once per game: inviting again someone whose invitation was withdrawn is the
-        // same invitation, and must not let a host ring their phone at will.
-        if let Some(invited) = &invited
-            && !db::outbox::notified_about(
+        // Inviting again someone whose invitation was withdrawn is the same invitation: it
+        // reaches their feed, so that the games they follow live show it again, but it rings
+        // their phone once per game, so that a host cannot ring it at will.
+        if let Some(invited) = &invited {
+            let told = db::outbox::notified_about(
                 conn,
                 invited,
                 Kind::Invited.as_str(),
                 &change.table.row.id,
-            )?
-        {
+            )?;
             let by = change.table.name(user_id).unwrap_or_default().to_owned();
-            change.notify(invited, Kind::Invited, json!({ "seat": n, "by": by }));
+            change.notify_with(invited, Kind::Invited, json!({ "seat": n, "by": by }), told);
         }
         if change.is_full() {
             change.start()?;

@@ -161,6 +161,7 @@ fn remind(
                 kind: Kind::TurnReminder,
                 game_id: Some(id.to_owned()),
                 data: serde_json::json!({ "seat": seat.number(), "deadline": table.row.deadline.map(|d| d.and_utc()) }),
+                silent: false,
             })
         })
         .collect();

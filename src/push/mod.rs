@@ -321,12 +321,17 @@ pub fn remove(conn: &mut AnyConnection, user_id: &str, device_id: &str) -> Resul
 }
 
 /// Enqueues one push per device of the notification's recipient, unless the user's settings
-/// turn its kind off; silent in the user's quiet hours. Runs inside the notification's
-/// transaction, so a push exists exactly when its notification does.
+/// turn its kind off; silent when `silent` says so or in the user's quiet hours. Runs inside
+/// the notification's transaction, so a push exists exactly when its notification does.
 ///
 /// # Errors
 /// Database errors.
-pub fn enqueue(conn: &mut AnyConnection, row: &NotificationRow, body: &str) -> Result<(), Error> {
+pub fn enqueue(
+    conn: &mut AnyConnection,
+    row: &NotificationRow,
+    body: &str,
+    silent: bool,
+) -> Result<(), Error> {
     let devices = store::devices_of(conn, &row.user_id)?;
     if devices.is_empty() {
         return Ok(());
@@ -335,10 +340,11 @@ pub fn enqueue(conn: &mut AnyConnection, row: &NotificationRow, body: &str) -> R
     if !settings.push.enabled(&row.kind) || watching_live(&row.user_id, row.game_id.as_deref()) {
         return Ok(());
     }
-    let silent = settings
-        .quiet_hours
-        .as_ref()
-        .is_some_and(|q| q.contains(row.created_at));
+    let silent = silent
+        || settings
+            .quiet_hours
+            .as_ref()
+            .is_some_and(|q| q.contains(row.created_at));
     for device in devices {
         let id = uuid::Uuid::new_v4().to_string();
         store::insert_push(

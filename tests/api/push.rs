@@ -122,6 +122,7 @@ fn notify(state: &AppState, user: &str, kind: Kind, game: &str) {
             kind,
             game_id: Some(game.to_owned()),
             data: json!({"seat": 1, "phase": "playing"}),
+            silent: false,
         }],
         leekha::db::now(),
     )
@@ -504,6 +505,63 @@ async fn disabled_kinds_are_not_pushed_and_quiet_hours_push_silently() {
     assert_eq!(payload["type"], "your_turn");
     assert_eq!(payload["seq"], 2, "the feed still has both");
     assert_eq!(payload["silent"], true);
+}
+
+#[actix_web::test]
+async fn a_withdrawn_invitation_made_again_reaches_the_feed_and_is_pushed_silently() {
+    let db = TestDb::migrated();
+    let state = common::state_for(config_for(&db));
+    let app = common::app(state.clone()).await;
+    let host = common::register(&app, "host_p").await;
+    let dan = common::register(&app, "dan_p").await;
+    let service = Fake::start(|_| (201, vec![], vec![]));
+    let browser = Browser::new();
+    let sub = browser.subscription(&format!("{}/push/dan", service.url));
+    add_device(&app, &dan, sub).await;
+    let created = common::play::post(
+        &app,
+        "/api/v1/games",
+        json!({"seats": [{"kind": "me"}, {"kind": "invite", "username": "dan_p"},
+                         {"kind": "open"}, {"kind": "open"}]}),
+        &host.access,
+    )
+    .await;
+    assert_eq!(created.status, 201, "{}", created.text);
+    let seat = format!(
+        "/api/v1/games/{}/seats/1",
+        created.json["id"].as_str().unwrap()
+    );
+    let mut pusher = Pusher::new(state.clone()).unwrap();
+    assert_eq!(drain(&mut pusher), 1);
+    for body in [
+        json!({"kind": "open"}),
+        json!({"kind": "invite", "username": "dan_p"}),
+    ] {
+        let changed = common::play::put_json(&app, &seat, body, &host.access).await;
+        assert_eq!(changed.status, 200, "{}", changed.text);
+    }
+    assert_eq!(drain(&mut pusher), 1);
+    let got = service.requests();
+    let silent: Vec<(Value, Value)> = got
+        .iter()
+        .map(|r| browser.decrypt(&r.body))
+        .map(|p| (p["type"].clone(), p["silent"].clone()))
+        .collect();
+    assert_eq!(
+        silent,
+        [
+            (json!("invited"), json!(false)),
+            (json!("invited"), json!(true))
+        ],
+        "the phone rings once per game"
+    );
+    let feed = common::play::get(&app, "/api/v1/me/notifications", &dan.access).await;
+    assert_eq!(
+        common::play::of_kind(&feed.json, "invited").len(),
+        2,
+        "the feed, and the screens that follow it, hear of both: {}",
+        feed.text
+    );
 }
 
 #[actix_web::test]
