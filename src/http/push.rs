@@ -265,7 +265,11 @@ pub async fn put_settings(me: Mine<(), Json<NotificationSettings>>) -> Reply {
         q.check()?;
     }
     let saved = me
-        .mine(move |conn, id| push::settings::save(conn, id, settings, db::now()))
+        .mine(move |conn, id| {
+            db::write_transaction(conn, |conn| {
+                push::settings::save(conn, id, settings, db::now())
+            })
+        })
         .await?;
     ok(saved)
 }

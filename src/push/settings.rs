@@ -201,7 +201,9 @@ pub fn load(conn: &mut AnyConnection, user_id: &str) -> Result<NotificationSetti
     })
 }
 
-/// Checks and saves the user's settings; returns what is stored.
+/// Checks and saves the user's settings; returns what is stored. Takes the user's lock
+/// first, in the caller's write transaction: two first saves at once then update and insert
+/// one after the other, rather than both inserting.
 ///
 /// # Errors
 /// `validation_failed` for bad quiet hours; database errors.
@@ -222,6 +224,7 @@ pub fn save(
         q.as_ref().map(|q| q.end.clone()),
         q.map(|q| q.time_zone),
     );
+    crate::db::admin::lock_user(conn, user_id)?;
     store::save_settings(conn, user_id, &row, now)?;
     Ok(settings)
 }

@@ -565,6 +565,60 @@ async fn a_withdrawn_invitation_made_again_reaches_the_feed_and_is_pushed_silent
 }
 
 #[actix_web::test]
+async fn one_device_or_first_settings_sent_from_several_requests_at_once_is_one_success() {
+    let db = TestDb::migrated();
+    let app = common::app(common::state_for(config_for(&db))).await;
+    let browser = Browser::new();
+    // PostgreSQL lets the requests of one round run side by side: without the user's lock
+    // they inserted the same row twice, and the loser answered 409 (most rounds of five).
+    for round in 0..5 {
+        let user = common::register(&app, &format!("racer_{round}")).await;
+        let sub = browser.subscription(&format!("http://127.0.0.1:9/race/{round}"));
+        let registrations = (0..8).map(|_| {
+            send(
+                &app,
+                bearer(post_json("/api/v1/me/devices", sub.clone()), &user.access),
+            )
+        });
+        let uri = "/api/v1/me/notification-settings";
+        let mut settings = send(&app, bearer(TestRequest::get().uri(uri), &user.access))
+            .await
+            .json;
+        settings["push"]["your_turn"] = false.into();
+        let saves = (0..8).map(|_| {
+            send(
+                &app,
+                bearer(
+                    TestRequest::put().uri(uri).set_json(&settings),
+                    &user.access,
+                ),
+            )
+        });
+        let (registered, saved) = futures_util::future::join(
+            futures_util::future::join_all(registrations),
+            futures_util::future::join_all(saves),
+        )
+        .await;
+        let mut statuses: Vec<u16> = registered.iter().map(|r| r.status.as_u16()).collect();
+        statuses.sort_unstable();
+        assert_eq!(
+            statuses,
+            [200, 200, 200, 200, 200, 200, 200, 201],
+            "round {round}"
+        );
+        assert!(
+            registered
+                .iter()
+                .all(|r| r.json["id"] == registered[0].json["id"]),
+            "one device"
+        );
+        for r in &saved {
+            assert_eq!(r.status, 200, "round {round}: {}", r.text);
+        }
+    }
+}
+
+#[actix_web::test]
 async fn two_instances_deliver_each_push_once_and_in_order() {
     let db = TestDb::migrated();
     let a = common::state_for(config_for(&db));
