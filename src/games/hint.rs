@@ -5,7 +5,7 @@ use crate::db::AnyConnection;
 use crate::error::Error;
 use crate::rules::{Action, Card, Seat, SeatView};
 
-use super::{GameStatus, Table, decode_plays, seat_of};
+use super::{BotReason, GameStatus, Table, decode_plays, seat_of};
 
 /// What a hint is computed from: the caller's own view and the round's public plays only.
 #[derive(Debug)]
@@ -39,12 +39,17 @@ pub fn prepare(conn: &mut AnyConnection, game_id: &str, user_id: &str) -> Result
         )
         .with_code("not_seated"));
     }
-    // A seat a bot plays for a time is the bot's to act on: nothing to suggest.
-    if table.bot_reason(seat).is_some() {
-        return Err(Error::conflict(
-            "nothing_to_do",
-            "a bot plays your seat: reclaim it (after timeouts or while away) to play again",
-        ));
+    // A seat a bot plays for a time is the bot's to act on: nothing to suggest, but the
+    // way back, which depends on why the bot plays.
+    if let Some(reason) = table.bot_reason(seat) {
+        let detail = if reason == BotReason::Away {
+            "a bot plays your seat while you are away: come back (DELETE /api/v1/me/away) to play again".to_owned()
+        } else {
+            format!(
+                "a bot plays your seat after your turns timed out: reclaim it (POST /api/v1/games/{game_id}/reclaim) to play again"
+            )
+        };
+        return Err(Error::conflict("nothing_to_do", detail));
     }
     let game = table.game()?.ok_or_else(not_running)?;
     let version = table.row.version;

@@ -114,6 +114,18 @@ async fn while_away_the_bot_plays_at_once_and_returning_gives_the_seat_back() {
     assert!(view.json["legal_actions"].is_null(), "{}", view.text);
     assert!(view.json["seats"][0]["bot"].is_string());
     assert_eq!(view.json["seats"][0]["player"]["username"], ann.username);
+    // A hint has nothing to suggest, and says the way back: not a reclaim, which is for
+    // timeouts, but the end of the time away.
+    let hint = get(&app, &format!("/api/v1/games/{id}/hint"), &ann.access).await;
+    hint.assert_problem(409, "nothing_to_do");
+    assert!(
+        hint.json["detail"]
+            .as_str()
+            .unwrap()
+            .contains("DELETE /api/v1/me/away"),
+        "{}",
+        hint.text
+    );
     let acted = play_on(&app, &id, &rest, Some(ann), 12).await;
     assert!(acted >= 12, "the others played on: {acted} actions");
 

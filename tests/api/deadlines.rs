@@ -407,6 +407,21 @@ async fn two_timeouts_in_a_row_hand_the_seat_to_a_bot_until_its_player_reclaims_
     assert_eq!(others_bots, 0);
 
     let url = format!("/api/v1/games/{id}/reclaim");
+    // A hint has nothing to suggest, and says the way back.
+    let hint = send(
+        &app,
+        bearer(
+            TestRequest::get().uri(&format!("/api/v1/games/{id}/hint")),
+            &players[leader].access,
+        ),
+    )
+    .await;
+    hint.assert_problem(409, "nothing_to_do");
+    assert!(
+        hint.json["detail"].as_str().unwrap().contains(&url),
+        "{}",
+        hint.text
+    );
     let other = &players[(leader + 1) % 4];
     send(&app, bearer(TestRequest::post().uri(&url), &other.access))
         .await
