@@ -88,22 +88,15 @@ pub fn end_due(conn: &mut AnyConnection, limit: i64) -> Result<Vec<Committed>, E
     Ok(games)
 }
 
-/// Hands the seats of away players to the bot in a game that has just started.
+/// Starts a game whose table is full ([`Change::start`]), the seats of players who are away
+/// going to the bot before the deal.
 ///
 /// # Errors
 /// Database and rules errors.
-pub fn hand_over_away_seats(conn: &mut AnyConnection, change: &mut Change) -> Result<(), Error> {
+pub fn start_game(conn: &mut AnyConnection, change: &mut Change) -> Result<(), Error> {
     let humans: Vec<String> = change.humans().into_iter().map(|(_, u)| u).collect();
     let away = db::users::away_among(conn, &humans, db::now())?;
-    if away.is_empty() {
-        return Ok(());
-    }
-    for (seat, user) in change.humans() {
-        if away.contains(&user) && change.table.bot_of(seat).is_none() {
-            change.hand_to_bot(seat, BotReason::Away);
-        }
-    }
-    change.run_bots()
+    change.start(&away)
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]

@@ -246,8 +246,10 @@ impl Change {
             .all(|s| s.user_id.is_some() || s.bot_level.is_some())
     }
 
-    /// Deals the first round: called when the fourth seat is taken.
-    pub fn start(&mut self) -> Result<(), Error> {
+    /// Deals the first round: called when the fourth seat is taken. The seats of the `away`
+    /// players go to the bot between `game_started` and the deal (`seat_changed`, `away`),
+    /// so that events replayed in order show the bot holding them before any card is seen.
+    pub fn start(&mut self, away: &[String]) -> Result<(), Error> {
         let rules = self.table.rules()?;
         let seed: [u8; 32] = rand::random();
         let (game, events) = Game::with_events(rules, seed);
@@ -276,6 +278,9 @@ impl Change {
                 Kind::GameStarted,
                 serde_json::json!({ "seat": seat.number() }),
             );
+            if away.contains(&user) && self.table.bot_of(seat).is_none() {
+                self.hand_to_bot(seat, BotReason::Away);
+            }
         }
         self.push_rules_events(events);
         self.game = Some(game);

@@ -213,8 +213,7 @@ pub fn create(conn: &mut AnyConnection, creator: &str, new: NewGame) -> Result<C
             }
         }
         if change.is_full() {
-            change.start()?;
-            super::away::hand_over_away_seats(conn, &mut change)?;
+            super::away::start_game(conn, &mut change)?;
         }
         let table = change.commit(conn)?;
         let seat = table.seat_of(creator);

@@ -110,8 +110,7 @@ pub fn set_seat(
             change.notify_with(invited, Kind::Invited, json!({ "seat": n, "by": by }), told);
         }
         if change.is_full() {
-            change.start()?;
-            super::away::hand_over_away_seats(conn, &mut change)?;
+            super::away::start_game(conn, &mut change)?;
         }
         change.commit_for(conn, host)
     })

@@ -94,8 +94,7 @@ pub fn join(
         }
         change.announce_seat(seat, "joined");
         if change.is_full() {
-            change.start()?;
-            super::away::hand_over_away_seats(conn, &mut change)?;
+            super::away::start_game(conn, &mut change)?;
         }
         change.commit_for(conn, Some(seat))
     })

@@ -193,6 +193,26 @@ async fn a_game_that_starts_while_a_player_is_away_starts_with_the_bot_in_their_
     assert_eq!(view.json["status"], "active");
     assert!(view.json["seats"][3]["bot"].is_string(), "{}", view.text);
     assert!(view.json["legal_actions"].is_null());
+    // Replayed in order, the events show the bot in the seat before the deal.
+    let events = get_all(
+        &app,
+        &format!("/api/v1/games/{id}/events"),
+        "events",
+        &dan.access,
+    )
+    .await;
+    let order: Vec<String> = events.json["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| match e["type"].as_str().unwrap() {
+            "seat_changed" => format!("seat_changed {}", e["data"]["reason"].as_str().unwrap()),
+            kind => kind.to_owned(),
+        })
+        .skip_while(|e| e != "game_started")
+        .take(3)
+        .collect();
+    assert_eq!(order, ["game_started", "seat_changed away", "round_dealt"]);
 
     // The end of the time away, as the scheduler finds it.
     {
