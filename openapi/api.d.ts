@@ -806,7 +806,9 @@ export interface paths {
          *     when the seat must act. The caller keeps the seat's record (and its result). Until
          *     the game ends the caller sees it as a spectator does (this answer too: `my_seat`
          *     null, no hand), so the hand the bot plays out reaches no one; the finished game shows
-         *     the seat as theirs again. So does a seat an administrator handed to a bot.
+         *     the seat as theirs again. So does a seat an administrator handed to a bot. A seat a
+         *     bot plays for a time (after timeouts, or while away) can be resigned too: the bot then
+         *     keeps it for good.
          */
         post: operations["resign"];
         delete?: never;
@@ -7819,7 +7821,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description A bot plays the seat now */
+            /** @description A bot plays the seat now, for the rest of the game */
             200: {
                 headers: {
                     /** @description The game's version as an entity tag, e.g. `"12"`: send it as `If-None-Match` to get 304 while nothing changed, or as `If-Match` with an action */
@@ -7868,7 +7870,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description `game_not_active`, or the seat is already a bot's */
+            /** @description The game is not running (`game_not_active`), or a bot holds the seat for good already: resigned, or handed over by an administrator (`already_resigned`) */
             409: {
                 headers: {
                     [name: string]: unknown;

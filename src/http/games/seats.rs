@@ -79,11 +79,13 @@ seat_changes! {
     /// when the seat must act. The caller keeps the seat's record (and its result). Until
     /// the game ends the caller sees it as a spectator does (this answer too: `my_seat`
     /// null, no hand), so the hand the bot plays out reaches no one; the finished game shows
-    /// the seat as theirs again. So does a seat an administrator handed to a bot.
+    /// the seat as theirs again. So does a seat an administrator handed to a bot. A seat a
+    /// bot plays for a time (after timeouts, or while away) can be resigned too: the bot then
+    /// keeps it for good.
     resign as "resign" at "/games/{id}/resign" by games::resign, [
-        (status = 200, description = "A bot plays the seat now", body = GameView),
+        (status = 200, description = "A bot plays the seat now, for the rest of the game", body = GameView),
         (status = 403, description = "Not seated (`not_seated`), or banned"),
-        (status = 409, description = "`game_not_active`, or the seat is already a bot's"),
+        (status = 409, description = "The game is not running (`game_not_active`), or a bot holds the seat for good already: resigned, or handed over by an administrator (`already_resigned`)"),
     ];
 
     /// Take the caller's seat back from a bot.
