@@ -189,6 +189,76 @@ test('an illegal pass cannot be selected', async () => {
   assert.fail('no deal in 20 had a short suit');
 });
 
+test('a card on its way freezes the hand, and a card the server did not answer is sent again until it is in', async () => {
+  const { page, problems, context } = await open(browser, server.url);
+  await page.selectOption('select[name=level]', 'random');
+  await page.click('#play-guest');
+  await page.waitForSelector('#send-pass');
+  while ((await page.locator('.hand button.chosen').count()) < 3) {
+    await page.locator('.hand button.card:not([disabled]):not(.chosen)').first().click();
+  }
+  await page.click('#send-pass');
+  const myTurn = () => page.waitForFunction(() => !document.getElementById('send-pass')
+    && document.querySelectorAll('.hand button.card.legal:not([disabled])').length > 0, undefined, { timeout: 30_000 });
+  await myTurn();
+
+  // A slow answer: until it is in, no other card of that hand can be chosen (it would be
+  // sent on its own into the next trick, which the player has not seen).
+  /** @type {string[]} */
+  const posts = [];
+  const actions = '**/api/v1/games/*/actions';
+  await page.route(actions, async (route) => {
+    posts.push(route.request().postData() ?? '');
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    await route.continue();
+  });
+  await page.locator('.hand button.card.legal:not([disabled])').first().click();
+  await page.waitForTimeout(500);
+  assert.equal(await page.locator('.hand button.card:not([disabled])').count(), 0, 'the hand waits for the answer');
+  await page.waitForFunction(() => document.querySelectorAll('.hand button.card:not([disabled])').length > 0
+    || !document.querySelector('.hand button.card'), undefined, { timeout: 30_000 }).catch(() => {});
+  await page.unroute(actions);
+  assert.equal(posts.length, 1, 'one card sent');
+
+  // No answer at all: the card is sent again, with its key, once the server can be reached.
+  await myTurn();
+  const card = String(await page.locator('.hand button.card.legal:not([disabled])').first().getAttribute('data-card'));
+  await context.setOffline(true);
+  await page.locator(`.hand button[data-card="${card}"]`).click();
+  await page.waitForFunction(() => (document.getElementById('status')?.textContent ?? '').length > 0);
+  await page.waitForTimeout(1_500);
+  await context.setOffline(false);
+  await page.waitForFunction((c) => !document.querySelector(`.hand button[data-card="${c}"]`), card, { timeout: 30_000 });
+  const view = await gameView(page);
+  assert.ok(!view.round.hand.includes(card), `${card} was played`);
+  assert.deepEqual(problems.filter((p) => !p.includes('ERR_INTERNET_DISCONNECTED')), []);
+  await context.close();
+});
+
+test('a double click creates one game and a signed-out tab leaves the table', async () => {
+  const stamp = Date.now().toString(36);
+  const { page, problems, context } = await open(browser, server.url);
+  await signUp(page, `dbl_${stamp}`);
+  await page.click('a[href="#/create"]');
+  await page.dblclick('form.create button.primary');
+  await page.waitForSelector('.table');
+  await page.waitForTimeout(500);
+  const mine = await page.evaluate(async () => {
+    const session = JSON.parse(localStorage.getItem('leekha.session') ?? '{}');
+    const res = await fetch('/api/v1/me/games?status=waiting', { headers: { authorization: `Bearer ${session.access_token}` } });
+    return res.json();
+  });
+  assert.equal(mine.items.length, 1, 'one game');
+  // The same account signs out in another tab: this one leaves the table.
+  const other = await context.newPage();
+  await other.goto(`${server.url}/#/account`);
+  await other.getByRole('button', { name: 'Log out' }).click();
+  await page.waitForSelector('#play-guest');
+  assert.equal(await page.locator('.table').count(), 0);
+  clean(problems);
+  await context.close();
+});
+
 test('a hint picks a legal pass, chat shows a phrase, and resigning lets the bots finish', async () => {
   const { page, problems, context } = await open(browser, server.url);
   page.on('dialog', (d) => d.accept());
@@ -287,6 +357,9 @@ test('the Arabic page is right-to-left and speaks Arabic', async () => {
     return x('east') > x('west');
   });
   assert.ok(await rightOfWest(), 'the next seat is drawn on the right');
+  // So is the card the next seat plays: the trick's grid is not mirrored either.
+  const trickDirection = await page.evaluate(() => getComputedStyle(/** @type {Element} */ (document.querySelector('.trick'))).direction);
+  assert.equal(trickDirection, 'ltr', 'each card of the trick lies on the side of its player');
   // The server's refusals read in Arabic as well (the API's English detail is for English).
   const table = page.url();
   await page.goto(`${server.url}/#/game/00000000-0000-4000-8000-000000000000`);

@@ -70,10 +70,13 @@ let offline = false;
 /**
  * Shows a message in the status line (errors, mostly); empty clears it.
  * @param {string} text
+ * @param {'error' | 'ok'} [tone] `ok` for what went as asked, not in an error's colours
  */
-export function say(text) {
+export function say(text, tone = 'error') {
   offline = false;
-  byId('status').textContent = text;
+  const status = byId('status');
+  status.textContent = text;
+  status.classList.toggle('ok', tone === 'ok');
 }
 
 /** @param {unknown} err */
@@ -84,13 +87,48 @@ export function fail(err) {
   if (code === 'banned' || code === 'account_deleted') return;
   // fetch's own failure (no answer at all) says "Failed to fetch" in English whatever the
   // page's language: say that the server cannot be reached, in the user's.
-  if (err instanceof TypeError && /fetch|network|load failed/i.test(err.message)) {
+  if (unreachable(err)) {
     say(t('error.offline'));
     offline = true;
     return;
   }
   const local = typeof code === 'string' ? problemText(code) : null;
   say(t('error.generic', { detail: local ?? (err instanceof Error ? err.message : String(err)) }));
+}
+
+/**
+ * Whether a request failed without any answer (offline, the server restarting), as fetch
+ * says it: such a request may be sent again.
+ * @param {unknown} err
+ */
+export function unreachable(err) {
+  return err instanceof TypeError && /fetch|network|load failed/i.test(err.message);
+}
+
+/**
+ * Runs `work` for each `type` event on `el`, one at a time: while one runs, the next are
+ * dropped and `el`'s buttons are disabled, so that a double click does not create two games,
+ * post a message twice or take a seat twice. A form's submit never navigates.
+ * @param {HTMLElement} el a button, or a form
+ * @param {'click' | 'submit'} type
+ * @param {(e: Event) => unknown} work
+ */
+export function onceAtATime(el, type, work) {
+  let running = false;
+  el.addEventListener(type, async (e) => {
+    if (type === 'submit') e.preventDefault();
+    if (running) return;
+    running = true;
+    const controls = el instanceof HTMLButtonElement ? [el] : [...el.querySelectorAll('button')];
+    const were = controls.map((b) => b.disabled);
+    controls.forEach((b) => { b.disabled = true; });
+    try {
+      await work(e);
+    } finally {
+      running = false;
+      controls.forEach((b, i) => { b.disabled = were[i]; });
+    }
+  });
 }
 
 /** The server answered again: a status line that said it could not be reached is cleared. */

@@ -2,7 +2,7 @@
 // creating a game with every rule option, and the account.
 
 import { call, currentUser, guest, signIn, signOut, updateMe } from './api.js';
-import { duration, fail, go, h, replace, say } from './dom.js';
+import { duration, fail, go, h, onceAtATime, replace, say } from './dom.js';
 import { t } from './i18n.js';
 import { enablePush, pushState } from './push.js';
 import { followFeed } from './live.js';
@@ -69,8 +69,7 @@ function authForm(which, wanted) {
     h('label', {}, t('auth.username'), h('input', { name: 'username', required: true, autocomplete: 'username', pattern: '[A-Za-z0-9_]{3,32}' })),
     h('label', {}, t('auth.password'), h('input', { name: 'password', type: 'password', required: true, minlength: 8, autocomplete: which === 'login' ? 'current-password' : 'new-password' })),
     h('button', { class: 'primary' }, t(`auth.${which}`)));
-  form.addEventListener('submit', async (e) => {
-    e.preventDefault();
+  onceAtATime(form, 'submit', async () => {
     const data = new FormData(form);
     try {
       await signIn(which, String(data.get('username')), String(data.get('password')));
@@ -104,7 +103,7 @@ export function lobby(root) {
     else replace(list, ...page.items.map((game) => {
       const seated = game.seats.some((s) => s.player?.id === me?.id);
       const join = h('button', { type: 'button', class: 'primary' }, seated ? t('mine.open') : t('lobby.join'));
-      join.addEventListener('click', async () => {
+      onceAtATime(join, 'click', async () => {
         try {
           if (!seated) await call('POST', `/games/${game.id}/join`, { body: {} });
           go(`game/${game.id}`);
@@ -225,8 +224,7 @@ export function createGame(root) {
     h('label', { class: 'check' },
       h('input', { name: 'allow_spectators', type: 'checkbox', checked: true }), t('create.spectators')),
     h('button', { class: 'primary' }, t('create.submit')));
-  form.addEventListener('submit', async (e) => {
-    e.preventDefault();
+  onceAtATime(form, 'submit', async () => {
     const data = new FormData(form);
     const text = (/** @type {string} */ k) => String(data.get(k) ?? '');
     /** @type {Record<string, unknown>} */
@@ -272,8 +270,7 @@ export function account(root) {
     h('label', {}, t('auth.password'), h('input', { name: 'password', type: 'password', minlength: 8, autocomplete: 'new-password', required: user.is_guest })),
     user.is_guest ? null : h('label', {}, t('auth.current_password'), h('input', { name: 'current_password', type: 'password', autocomplete: 'current-password' })),
     h('button', { class: 'primary' }, t('account.save')));
-  form.addEventListener('submit', async (e) => {
-    e.preventDefault();
+  onceAtATime(form, 'submit', async () => {
     const data = new FormData(form);
     /** @type {S['UpdateMe']} */
     const change = { username: String(data.get('username')) };
@@ -281,7 +278,9 @@ export function account(root) {
     if (data.get('current_password')) change.current_password = String(data.get('current_password'));
     try {
       await updateMe(change);
-      say(t('account.saved'));
+      // Drawn again from the account as it is now: its name, and no password left typed.
+      account(root, '');
+      say(t('account.saved'), 'ok');
     } catch (err) {
       fail(err);
     }

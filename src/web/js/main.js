@@ -77,14 +77,21 @@ window.addEventListener('hashchange', render);
 // A message that the server cannot be reached goes once it answers again.
 onAnswer(reached);
 
+// Whose pages are on screen: when that account signs out (here or in another tab) or gives
+// way to another, they go, hand and all. Signing in is followed by the page that asked.
+let shownFor = currentUser()?.id ?? null;
 onSession(() => {
-  nav();
+  const now = currentUser()?.id ?? null;
+  const gone = shownFor !== null && now !== shownFor;
+  shownFor = now;
   // The server ended the session (a ban, a deleted account): back to the start, saying why.
   const why = takeEnded();
-  if (why) {
+  if (why || gone) {
     render();
-    say(t(`session.${why}`));
+    if (why) say(t(`session.${why}`));
+    return;
   }
+  nav();
 });
 render();
 if (currentUser()) reloadMe().catch(() => {});

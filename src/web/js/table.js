@@ -4,8 +4,8 @@
 
 import { ApiError, call, currentUser, newKey } from './api.js';
 import { RANKS, cardBack, cardFace, cardName, cardShort, isLegalPass, parse, passableNext, sortHand } from './cards.js';
-import { duration, fail, go, h, replace, say } from './dom.js';
-import { currentLang, t, tn } from './i18n.js';
+import { duration, fail, go, h, onceAtATime, replace, say, unreachable } from './dom.js';
+import { currentLang, problemText, t, tn } from './i18n.js';
 import { follow } from './live.js';
 import { seatLabel } from './lobby.js';
 
@@ -22,6 +22,11 @@ let phrases = null;
 
 /** @type {View} */
 export function table(root, id) {
+  // A link cut short or mistyped names no game: nothing to ask the server, or to follow.
+  if (!/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(id)) {
+    say(problemText('not_found') ?? '');
+    return undefined;
+  }
   /** @type {GameView | null} */
   let view = null;
   /** @type {string[]} */
@@ -32,6 +37,11 @@ export function table(root, id) {
   // passed on): the hand takes the focus back as soon as a card can be played again.
   let handWantsFocus = false;
   let busy = false;
+  // The version of the view the action on its way was chosen from: until the game moves on,
+  // the hand is that decision's, already taken, and does not take another click.
+  /** @type {number | null} */
+  let sentFrom = null;
+  let closed = false;
   /** @type {S['ActionRequest'] | null} */
   let queued = null;
   let reading = false;
@@ -64,8 +74,9 @@ export function table(root, id) {
         show(await call('GET', `/games/${id}`));
       } while (stale);
     } catch (e) {
-      // No such game, or no longer ours to see: its events will not come either.
-      if (e instanceof ApiError && (e.status === 403 || e.status === 404)) live.stop();
+      // No such game (or no such id), or no longer ours to see: its events will not come
+      // either.
+      if (e instanceof ApiError && [400, 403, 404].includes(e.status)) live.stop();
       fail(e);
     } finally {
       reading = false;
@@ -129,27 +140,45 @@ export function table(root, id) {
     // The stream can show the next trick before the answer to our last action is in; a card
     // chosen then is held and sent after that answer, if it is still legal, not dropped.
     if (busy) {
-      queued = action;
+      if (view.version !== sentFrom) queued = action;
       return;
     }
     busy = true;
+    sentFrom = view.version;
+    draw();
+    // No expected_version: the server judges the action against the latest state, and
+    // while it is our move only a chat line or a seat change can move the game, which
+    // must not refuse the card. The key makes sending it again after no answer harmless.
+    const key = newKey();
     try {
-      // No expected_version: the server judges the action against the latest state, and
-      // while it is our move only a chat line or a seat change can move the game, which
-      // must not refuse the card. The key makes a retry after a dropped answer harmless.
-      show(await call('POST', `/games/${id}/actions`, {
-        body: action,
-        headers: { 'idempotency-key': newKey() },
-      }));
+      for (let attempt = 0; ; attempt++) {
+        try {
+          show(await call('POST', `/games/${id}/actions`, {
+            body: action,
+            headers: { 'idempotency-key': key },
+          }));
+          break;
+        } catch (e) {
+          // No answer at all (offline, the server restarting): the move is not dropped but
+          // sent again, with the same key, for as long as the table is open, while the
+          // status line says the server cannot be reached.
+          if (!unreachable(e) || closed) throw e;
+          fail(e);
+          await new Promise((resolve) => setTimeout(resolve, Math.min(1000 * 2 ** attempt, 15_000)));
+          if (closed) throw e;
+        }
+      }
     } catch (e) {
       // Someone moved first: the fresh view tells what is legal now.
       if (e instanceof ApiError && e.code === 'version_conflict') read();
-      else fail(e);
+      else if (!closed) fail(e);
     } finally {
       busy = false;
+      sentFrom = null;
       const next = queued;
       queued = null;
       if (next && stillLegal(next)) act(next);
+      else if (!closed) draw();
     }
   };
 
@@ -214,11 +243,11 @@ export function table(root, id) {
 
     const seats = v.seats.map((s) => {
       const turn = v.turn?.seats.includes(s.seat) ?? false;
-      return h('div', { class: `seat ${place(s.seat)} ${turn ? 'turn' : ''}`, 'data-seat': s.seat, 'aria-label': `${nameOf(s.seat)}${turn ? `, ${t('table.turn')}` : ''}` },
+      return h('div', { class: `seat ${place(s.seat)} ${turn ? 'turn' : ''}`, 'data-seat': s.seat, role: 'group', 'aria-label': `${nameOf(s.seat)}${turn ? `, ${t('table.turn')}` : ''}` },
         h('div', { class: 'name' }, nameOf(s.seat), s.team !== null && v.rules.mode === 'partnership' ? ` (${s.team === 0 ? 'A' : 'B'})` : '',
-          round && round.dealer === s.seat ? h('span', { class: 'dealer', title: t('table.dealer'), 'aria-label': t('table.dealer') }, t('table.dealer_mark')) : null),
+          round && round.dealer === s.seat ? h('span', { class: 'dealer', title: t('table.dealer'), role: 'img', 'aria-label': t('table.dealer') }, t('table.dealer_mark')) : null),
         h('div', { class: 'score' }, t('table.score', { total: s.total_score }), s.round_points > 0 ? ` · ${t('table.round_points', { n: s.round_points })}` : ''),
-        s.seat !== me && round ? h('div', { class: 'backs', 'aria-label': t('table.cards', { n: s.cards_in_hand }) },
+        s.seat !== me && round ? h('div', { class: 'backs', role: 'img', 'aria-label': t('table.cards', { n: s.cards_in_hand }) },
           ...Array.from({ length: Math.min(s.cards_in_hand, 13) }, () => cardBack())) : null,
         round?.phase === 'passing' && round.passes_committed[s.seat] ? h('div', { class: 'passed-mark' }, '✓') : null,
         seatControls(s));
@@ -243,9 +272,11 @@ export function table(root, id) {
     const passing = legal?.type === 'pass' ? legal : null;
     const playable = legal?.type === 'play' ? new Set(legal.cards) : new Set();
     const open = passing ? passableNext(selected, hand, passing) : new Set();
+    // The move chosen from this very view is on its way: nothing more to choose from it.
+    const waiting = busy && sentFrom === v.version;
     const cards = hand.map((code) => {
       const chosen = selected.includes(code);
-      const enabled = passing ? chosen || open.has(code) : playable.has(code);
+      const enabled = !waiting && (passing ? chosen || open.has(code) : playable.has(code));
       const btn = h('button', {
         type: 'button',
         class: `card ${enabled ? 'legal' : 'inert'} ${chosen ? 'chosen' : ''} ${hinted === code ? 'hinted' : ''} ${received.has(code) ? 'received' : ''}`,
@@ -336,7 +367,7 @@ export function table(root, id) {
         countdown),
       h('p', { class: 'turn-line', id: 'turn-line', role: 'status', 'aria-live': 'polite' }, status),
       h('div', { class: 'felt' }, ...seats,
-        h('div', { class: 'trick', 'aria-label': t('table.trick') }, ...trickCards)),
+        h('div', { class: 'trick', role: 'group', 'aria-label': t('table.trick') }, ...trickCards)),
       lastBox,
       over,
       result,
@@ -398,8 +429,7 @@ export function table(root, id) {
       h('li', {}, h('b', {}, nameOf(m.seat)), ': ', m.text)));
     const input = h('input', { name: 'text', maxlength: 200, placeholder: t('chat.placeholder'), 'aria-label': t('chat.placeholder') });
     const form = h('form', { class: 'say' }, input, h('button', {}, t('chat.send')));
-    form.addEventListener('submit', async (e) => {
-      e.preventDefault();
+    onceAtATime(form, 'submit', async () => {
       if (!input.value.trim()) return;
       const ok = await post('chat', { text: input.value });
       if (ok) input.value = '';
@@ -423,6 +453,7 @@ export function table(root, id) {
   document.addEventListener('keydown', keys);
   say('');
   return () => {
+    closed = true;
     live.stop();
     clearInterval(clock);
     document.removeEventListener('keydown', keys);
@@ -436,7 +467,7 @@ export function table(root, id) {
  */
 function button(label, onClick, attrs = {}) {
   const b = h('button', { type: 'button', ...attrs }, label);
-  b.addEventListener('click', () => { onClick(); });
+  onceAtATime(b, 'click', onClick);
   return b;
 }
 
