@@ -36,9 +36,9 @@ export function table(root, id) {
   // The keyboard was in the hand when its cards went inert (the card was played, the turn
   // passed on): the hand takes the focus back as soon as a card can be played again.
   let handWantsFocus = false;
-  let busy = false;
-  // The version of the view the action on its way was chosen from: until the game moves on,
-  // the hand is that decision's, already taken, and does not take another click.
+  // The version of the view the action on its way was chosen from (null: none is on its
+  // way): until the game moves on, the hand is that decision's, already taken, and does not
+  // take another click.
   /** @type {number | null} */
   let sentFrom = null;
   let closed = false;
@@ -139,11 +139,10 @@ export function table(root, id) {
     if (!view) return;
     // The stream can show the next trick before the answer to our last action is in; a card
     // chosen then is held and sent after that answer, if it is still legal, not dropped.
-    if (busy) {
+    if (sentFrom !== null) {
       if (view.version !== sentFrom) queued = action;
       return;
     }
-    busy = true;
     sentFrom = view.version;
     draw();
     // No expected_version: the server judges the action against the latest state, and
@@ -173,7 +172,6 @@ export function table(root, id) {
       if (e instanceof ApiError && e.code === 'version_conflict') read();
       else if (!closed) fail(e);
     } finally {
-      busy = false;
       sentFrom = null;
       const next = queued;
       queued = null;
@@ -273,7 +271,7 @@ export function table(root, id) {
     const playable = legal?.type === 'play' ? new Set(legal.cards) : new Set();
     const open = passing ? passableNext(selected, hand, passing) : new Set();
     // The move chosen from this very view is on its way: nothing more to choose from it.
-    const waiting = busy && sentFrom === v.version;
+    const waiting = sentFrom === v.version;
     const cards = hand.map((code) => {
       const chosen = selected.includes(code);
       const enabled = !waiting && (passing ? chosen || open.has(code) : playable.has(code));
