@@ -259,6 +259,47 @@ test('a double click creates one game and a signed-out tab leaves the table', as
   await context.close();
 });
 
+test('a partnership table shows its rules, its team totals and which team won', async () => {
+  const { page, problems, context } = await open(browser, server.url);
+  page.on('dialog', (d) => d.accept());
+  await signUp(page, `team_${Date.now().toString(36)}`);
+  await page.click('a[href="#/create"]');
+  await page.selectOption('select[name=preset]', 'partnership');
+  await page.fill('input[name=target_score]', '20');
+  await page.selectOption('select[name=forced_leekha]', 'queen_only');
+  for (const seat of [1, 2, 3]) await page.selectOption(`select[name=seat${seat}]`, 'bot');
+  await page.click('form.create button.primary');
+  await page.waitForSelector('#send-pass');
+  // Every option of the game, folded; the one chosen reads as chosen.
+  await page.click('#rules summary');
+  assert.equal(await page.locator('#rules dt').count(), 9);
+  assert.equal(await page.locator('#rules dd[data-rule=forced_leekha]').innerText(), 'queen only');
+  assert.equal(await page.locator('#rules dd[data-rule=mode]').innerText(), 'partnership');
+  // A redraw (the bots' passes) keeps the rules open.
+  await page.click('#hint');
+  await page.click('#send-pass');
+  await page.waitForFunction(() => !document.querySelector('#send-pass'));
+  assert.equal(await page.locator('#rules').getAttribute('open'), '');
+  assert.match(await page.locator('#team-totals').innerText(), /^Team A: \d+ · Team B: \d+$/);
+  await page.click('#resign');
+  await page.waitForSelector('#result .teams li', { timeout: 60_000 });
+  const view = await gameView(page);
+  const totals = [0, 1].map((team) => view.seats
+    .filter((/** @type {{team: number}} */ s) => s.team === team)
+    .reduce((/** @type {number} */ sum, /** @type {{total_score: number}} */ s) => sum + s.total_score, 0));
+  const lines = await page.locator('#result .teams li').evaluateAll((items) =>
+    items.map((li) => ({ team: li.getAttribute('data-team'), text: li.textContent, winner: li.classList.contains('winner') })));
+  assert.equal(lines.length, 2);
+  for (const [team, line] of lines.entries()) {
+    const lost = view.result.losing_team === team;
+    assert.equal(line.winner, !lost);
+    assert.match(line.text ?? '', new RegExp(`^Team ${team === 0 ? 'A' : 'B'} \\(.+ & .+\\): ${totals[team]}, ${lost ? 'lost' : 'won'}$`));
+  }
+  assert.equal(await page.locator('#team-totals').innerText(), `Team A: ${totals[0]} · Team B: ${totals[1]}`);
+  clean(problems);
+  await context.close();
+});
+
 test('a hint picks a legal pass, chat shows a phrase, and resigning lets the bots finish', async () => {
   const { page, problems, context } = await open(browser, server.url);
   page.on('dialog', (d) => d.accept());
@@ -517,7 +558,7 @@ test('an invitation by username shows up live in my games, and the invitee takes
   await host.page.click('form.create button.primary');
   await host.page.waitForSelector('.table');
   // Seats are counted from 1 for people: the bot at the API's seat 2 is the third.
-  assert.match(await host.page.locator('.seat[data-seat="2"] .name').innerText(), /^Bot 3 /);
+  assert.match(await host.page.locator('.seat[data-seat="2"] .name').innerText(), /^Bot 3\s/);
   // While the game waits, the host changes the seats no player holds, and not their own.
   assert.equal(await host.page.locator('.seat[data-seat="0"] .seat-controls').count(), 0);
   await host.page.click('.seat[data-seat="3"] [data-change=bot]');

@@ -157,7 +157,7 @@ export function myGames(root) {
 }
 
 /** Every rule option and its values, as the OpenAPI document enumerates them. */
-const RULES = /** @type {const} */ ({
+export const RULES = /** @type {const} */ ({
   mode: ['solo', 'partnership'],
   pass_direction: ['right', 'left', 'alternate', 'none'],
   pass_restriction: ['on', 'off'],

@@ -7,7 +7,7 @@ import { RANKS, cardBack, cardFace, cardName, cardShort, isLegalPass, parse, pas
 import { duration, fail, go, h, onceAtATime, replace, say, unreachable } from './dom.js';
 import { currentLang, problemText, t, tn } from './i18n.js';
 import { follow } from './live.js';
-import { seatLabel } from './lobby.js';
+import { RULES, seatLabel } from './lobby.js';
 
 /** @typedef {import('leekha-api').components['schemas']} S */
 /** @typedef {S['GameView']} GameView */
@@ -242,7 +242,12 @@ export function table(root, id) {
     const seats = v.seats.map((s) => {
       const turn = v.turn?.seats.includes(s.seat) ?? false;
       return h('div', { class: `seat ${place(s.seat)} ${turn ? 'turn' : ''}`, 'data-seat': s.seat, role: 'group', 'aria-label': `${nameOf(s.seat)}${turn ? `, ${t('table.turn')}` : ''}` },
-        h('div', { class: 'name' }, nameOf(s.seat), s.team !== null && v.rules.mode === 'partnership' ? ` (${s.team === 0 ? 'A' : 'B'})` : '',
+        // A bot's level goes on a line of its own in smaller type: "(Intermediate)" beside the
+        // name was broken mid-word on a 320 px phone (the level is "Medium" now, for the same
+        // reason).
+        h('div', { class: 'name' }, s.bot && s.seat !== me ? t('table.bot_short', { n: s.seat + 1 }) : nameOf(s.seat),
+          s.team !== null && v.rules.mode === 'partnership' ? ` (${s.team === 0 ? 'A' : 'B'})` : '',
+          s.bot && s.seat !== me ? h('span', { class: 'level' }, t(`level.${s.bot}`)) : null,
           round && round.dealer === s.seat ? h('span', { class: 'dealer', title: t('table.dealer'), role: 'img', 'aria-label': t('table.dealer') }, t('table.dealer_mark')) : null),
         h('div', { class: 'score' }, t('table.score', { total: s.total_score }), s.round_points > 0 ? ` · ${t('table.round_points', { n: s.round_points })}` : ''),
         s.seat !== me && round ? h('div', { class: 'backs', role: 'img', 'aria-label': t('table.cards', { n: s.cards_in_hand }) },
@@ -332,7 +337,8 @@ export function table(root, id) {
     else if (me === null) status = `${t('table.spectating')} ${status}`;
     if (v.spectators > 0) status = [status, t('table.watchers', { n: v.spectators })].filter(Boolean).join(' · ');
 
-    const result = v.status === 'finished' && v.result ? resultPanel(v, nameOf) : null;
+    const teams = teamsOf(v, nameOf);
+    const result = v.status === 'finished' && v.result ? resultPanel(v, nameOf, teams) : null;
     if (v.status === 'finished' && me !== null) {
       actions.push(button(t('table.rematch'), async () => {
         const next = await post('rematch');
@@ -355,6 +361,8 @@ export function table(root, id) {
       ? (had.dataset.card ? `button[data-card="${had.dataset.card}"]` : had.id ? `#${had.id}` : null)
       : null;
     const oldHand = board.querySelector('.hand');
+    // The rules stay unfolded across redraws once the player has opened them.
+    const rulesOpen = board.querySelector('#rules')?.hasAttribute('open') ?? false;
     const handAt = had instanceof HTMLElement && had.dataset.card && oldHand
       ? [...oldHand.querySelectorAll('button.card')].indexOf(had)
       : -1;
@@ -362,7 +370,10 @@ export function table(root, id) {
       h('div', { class: 'info' },
         h('span', {}, round ? t('table.round', { n: round.number }) : ''),
         h('span', {}, t(`mode.${v.rules.mode}`), ' · ', t('table.target', { n: v.rules.target_score })),
+        teams ? h('span', { class: 'team-totals', id: 'team-totals' },
+          teams.map((team) => t('table.team_total', { team: team.letter, total: team.total })).join(' · ')) : null,
         countdown),
+      rulesBox(v.rules, rulesOpen),
       h('p', { class: 'turn-line', id: 'turn-line', role: 'status', 'aria-live': 'polite' }, status),
       h('div', { class: 'felt' }, ...seats,
         h('div', { class: 'trick', role: 'group', 'aria-label': t('table.trick') }, ...trickCards)),
@@ -470,14 +481,57 @@ function button(label, onClick, attrs = {}) {
 }
 
 /**
+ * A partnership's two teams (rule book §7: partners sit across, a team's total is the sum of
+ * its players'), or null in solo.
  * @param {GameView} v
  * @param {(seat: number) => string} nameOf
+ * @returns {{team: number, letter: string, names: string, total: number}[] | null}
  */
-function resultPanel(v, nameOf) {
+function teamsOf(v, nameOf) {
+  if (v.rules.mode !== 'partnership') return null;
+  return [0, 1].map((team) => {
+    const members = v.seats.filter((s) => s.team === team);
+    return {
+      team,
+      letter: team === 0 ? 'A' : 'B',
+      names: members.map((s) => nameOf(s.seat)).join(' & '),
+      total: members.reduce((sum, s) => sum + s.total_score, 0),
+    };
+  });
+}
+
+/**
+ * Every rule the game is played by, folded away: the options beyond mode and target change
+ * what is legal (a pass restriction, a forced Leekha), so a player may need to look them up.
+ * @param {S['RulesView']} rules
+ * @param {boolean} open
+ */
+function rulesBox(rules, open) {
+  const rows = [
+    h('dt', {}, t('rule.target_score')), h('dd', {}, String(rules.target_score)),
+    ...Object.keys(RULES).flatMap((name) => {
+      const value = /** @type {Record<string, string>} */ (/** @type {unknown} */ (rules))[name];
+      return [h('dt', {}, t(`rule.${name}`)), h('dd', { 'data-rule': name }, t(`value.${name}.${value}`))];
+    }),
+  ];
+  return h('details', { class: 'rules', id: 'rules', open }, h('summary', {}, t('table.rules')), h('dl', {}, ...rows));
+}
+
+/**
+ * @param {GameView} v
+ * @param {(seat: number) => string} nameOf
+ * @param {{team: number, letter: string, names: string, total: number}[] | null} teams
+ */
+function resultPanel(v, nameOf, teams) {
   const result = /** @type {S['ResultView']} */ (v.result);
   return h('section', { class: 'result', id: 'result', 'aria-label': t('table.finished') },
     h('h2', {}, t('table.finished')),
     h('p', {}, tn('table.winners', result.winners.length, { names: result.winners.map(nameOf).join(', ') })),
+    teams ? h('ul', { class: 'teams' }, ...teams.map((team) => {
+      const lost = result.losing_team === team.team;
+      return h('li', { class: lost ? '' : 'winner', 'data-team': team.team },
+        t(lost ? 'table.team_lost' : 'table.team_won', { team: team.letter, names: team.names, total: team.total }));
+    })) : null,
     h('ul', { class: 'ranking' }, ...result.ranking.map((r) =>
       h('li', { class: result.winners.includes(r.seat) ? 'winner' : '' }, t('table.rank', { rank: r.rank, name: nameOf(r.seat), total: r.total_score })))));
 }
