@@ -41,12 +41,18 @@ pub fn is_visible(c: char) -> bool {
 /// Checks and normalizes a reason (a report's, an administrator's): trimmed, Unicode NFC,
 /// 1..=[`MAX_REASON_CHARS`] characters with at least one visible; line breaks and tabs are
 /// allowed, other control characters (terminal escapes among them) and [disguises](is_disguise)
-/// are not.
+/// are not. A line break is kept as `\n` however it came: a browser's text area and Windows
+/// send `\r\n`, old Macs `\r`.
 ///
 /// # Errors
 /// `validation_failed` saying what is wrong.
 pub fn check_reason(raw: &str) -> Result<String, Error> {
-    let text: String = raw.trim().nfc().collect();
+    let text: String = raw
+        .trim()
+        .replace("\r\n", "\n")
+        .replace('\r', "\n")
+        .nfc()
+        .collect();
     let n = text.chars().count();
     if n == 0 || n > MAX_REASON_CHARS {
         return Err(Error::validation(format!(
@@ -77,6 +83,10 @@ mod tests {
         assert_eq!(
             check_reason("  spam\nand more\t \n").unwrap(),
             "spam\nand more"
+        );
+        assert_eq!(
+            check_reason("one\r\ntwo\rthree\r\n").unwrap(),
+            "one\ntwo\nthree"
         );
         // Counted after NFC: an accent sent as a combining mark is one character.
         assert!(check_reason(&"e\u{301}".repeat(500)).is_ok());

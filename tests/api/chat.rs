@@ -345,10 +345,11 @@ async fn moderators_hide_messages_for_everyone_and_mute_users() {
     )
     .await
     .assert_problem(400, "validation_failed");
+    // A text area's line break (CRLF) is a line break, kept as one LF.
     let reported = post(
         &app,
         &report,
-        json!({"reason": "insults"}),
+        json!({"reason": "insults\r\nand threats"}),
         &players[1].access,
     )
     .await;
@@ -377,6 +378,7 @@ async fn moderators_hide_messages_for_everyone_and_mute_users() {
     assert_eq!(queue.status, 200, "{}", queue.text);
     assert_eq!(queue.json["items"].as_array().unwrap().len(), 1);
     assert_eq!(queue.json["items"][0]["message"]["text"], "something rude");
+    assert_eq!(queue.json["items"][0]["reason"], "insults\nand threats");
     assert_eq!(queue.json["items"][0]["reporter"]["username"], "mod_1");
     assert_eq!(
         queue.json["items"][0]["message"]["user"]["username"], players[0].username,
