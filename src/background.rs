@@ -1,12 +1,14 @@
 //! A background loop of an instance: one thread that runs a pass every interval, and at once
 //! again while a pass finds work; stopped when asked, after the item in hand. Pushes and
 //! webhook deliveries each have one, so that a slow push service or receiver holds up only
-//! its own kind of delivery, never the turns' deadlines (the scheduler's loop).
+//! its own kind of delivery, never the turns' deadlines (the scheduler's loop); and they send
+//! on several lanes, one user at a time each, so that it holds up only its own user's.
 //!
 //! May import: `error`. Nothing else.
 
-use std::sync::Arc;
+use std::collections::HashSet;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
@@ -57,6 +59,90 @@ impl Worker {
         })
     }
 
+    /// Starts the thread `name` that claims items one at a time and sends each on a thread of
+    /// its own, at most `lanes` at once and never two of one key (a user) at once: a
+    /// receiver that takes its time (up to the sender's timeout) then holds up only its own
+    /// user's items, not everyone's. `claim(busy)` claims the next item of a key not in
+    /// `busy` (or says there is none); `run` sends it. The claimer waits `interval` while
+    /// nothing is due or every lane is taken, and comes round at once when a lane frees.
+    /// Stopping waits for the items in hand.
+    ///
+    /// # Errors
+    /// When the thread cannot be made.
+    pub fn spawn_lanes<J: Send + 'static>(
+        name: &str,
+        lanes: usize,
+        interval: Duration,
+        mut claim: impl FnMut(&[String]) -> Result<Option<(String, J)>, Error> + Send + 'static,
+        run: impl Fn(J) -> Result<(), Error> + Send + Sync + 'static,
+    ) -> Result<Self, String> {
+        let flag = Arc::new(AtomicBool::new(false));
+        let seen = flag.clone();
+        let label = name.to_owned();
+        let run = Arc::new(run);
+        let handle = std::thread::Builder::new()
+            .name(name.to_owned())
+            .spawn(move || {
+                let busy: Arc<Mutex<HashSet<String>>> = Arc::default();
+                let mut running: Vec<JoinHandle<()>> = Vec::new();
+                while !seen.load(Ordering::Relaxed) {
+                    running.retain(|h| !h.is_finished());
+                    let keys: Vec<String> = lock(&busy).iter().cloned().collect();
+                    if keys.len() >= lanes {
+                        std::thread::park_timeout(interval);
+                        continue;
+                    }
+                    let job = match claim(&keys) {
+                        Ok(Some(job)) => job,
+                        Ok(None) => {
+                            std::thread::park_timeout(interval);
+                            continue;
+                        }
+                        Err(e) => {
+                            tracing::warn!(worker = %label, error = %e, "a background claim failed");
+                            std::thread::park_timeout(interval);
+                            continue;
+                        }
+                    };
+                    let (key, item) = job;
+                    lock(&busy).insert(key.clone());
+                    // Released however the lane ends (a panic, a thread that could not be
+                    // made): the key's next item must not wait forever.
+                    let lane = Lane {
+                        busy: busy.clone(),
+                        key,
+                        claimer: std::thread::current(),
+                    };
+                    let run = run.clone();
+                    let lane_label = label.clone();
+                    let spawned = std::thread::Builder::new()
+                        .name(format!("{label}-lane"))
+                        .spawn(move || {
+                            if let Err(e) = run(item) {
+                                tracing::warn!(worker = %lane_label, error = %e, "a background item failed");
+                            }
+                            drop(lane);
+                        });
+                    match spawned {
+                        Ok(h) => running.push(h),
+                        // The item keeps its lease and is claimed again when it runs out.
+                        Err(e) => {
+                            tracing::warn!(worker = %label, error = %e, "no thread for a background item");
+                            std::thread::park_timeout(interval);
+                        }
+                    }
+                }
+                for h in running {
+                    let _ = h.join();
+                }
+            })
+            .map_err(|e| e.to_string())?;
+        Ok(Self {
+            flag,
+            handle: Some(handle),
+        })
+    }
+
     /// Stops the loop and waits for the item in hand.
     pub fn stop(mut self) {
         self.halt();
@@ -69,6 +155,26 @@ impl Worker {
             let _ = h.join();
         }
     }
+}
+
+/// A lane's hold on its key, given back (and the claimer woken) when the lane ends.
+struct Lane {
+    busy: Arc<Mutex<HashSet<String>>>,
+    key: String,
+    claimer: std::thread::Thread,
+}
+
+impl Drop for Lane {
+    fn drop(&mut self) {
+        lock(&self.busy).remove(&self.key);
+        self.claimer.unpark();
+    }
+}
+
+/// The set of busy keys; a lane that panicked while holding it left it whole.
+fn lock(busy: &Mutex<HashSet<String>>) -> std::sync::MutexGuard<'_, HashSet<String>> {
+    busy.lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 impl Drop for Worker {

@@ -64,8 +64,8 @@ macro_rules! record_end {
 /// table filtered to them, for the caller to order and load. When none is due it returns
 /// `Ok(Vec::new())` from the enclosing function at once, so an idle poll costs one query.
 macro_rules! claim_due {
-    ($conn:expr, $table:ident, $due:expr, ($now:expr, $lease:expr, $limit:expr)) => {{
-        let ids = $crate::db::outbox::due_ids($conn, $due, $now, $limit)?;
+    ($conn:expr, $table:ident, $due:expr, ($now:expr, $lease:expr, $limit:expr, $skip:expr)) => {{
+        let ids = $crate::db::outbox::due_ids($conn, $due, $now, $limit, $skip)?;
         if ids.is_empty() {
             return Ok(Vec::new());
         }

@@ -244,28 +244,59 @@ struct IdRow {
 }
 
 /// The ids `due` selects: a query of an outbox table aliased `d`, with the placeholders
-/// `{now}` and `{limit}`. On PostgreSQL the rows stay locked until the transaction ends and
-/// other instances skip them (`SKIP LOCKED`); on SQLite the single writer keeps claims apart.
+/// `{now}`, `{limit}` and `{skip}` (where the condition leaving out the `skip` users' rows
+/// goes: those a lane of this instance is sending to now). On PostgreSQL the rows stay
+/// locked until the transaction ends and other instances skip them (`SKIP LOCKED`); on
+/// SQLite the single writer keeps claims apart.
 pub(super) fn due_ids(
     conn: &mut AnyConnection,
     due: &str,
     now: NaiveDateTime,
     limit: i64,
+    skip: &[String],
 ) -> QueryResult<Vec<String>> {
-    use diesel::sql_types::{BigInt, Timestamp};
+    use diesel::sql_types::{BigInt, Text, Timestamp};
+    let postgres = matches!(conn, AnyConnection::Postgresql(_));
+    let marks: Vec<String> = (0..skip.len())
+        .map(|i| {
+            if postgres {
+                format!("${}", i + 3)
+            } else {
+                "?".to_owned()
+            }
+        })
+        .collect();
+    let skipped = if skip.is_empty() {
+        String::new()
+    } else {
+        format!(" AND d.user_id NOT IN ({})", marks.join(", "))
+    };
+    let (now_mark, limit_mark) = if postgres { ("$1", "$2") } else { ("?", "?") };
+    let sql = due
+        .replace("{now}", now_mark)
+        .replace("{skip}", &skipped)
+        .replace("{limit}", limit_mark);
+    // The placeholders come in the order now, skip…, limit on SQLite (positional `?`), and
+    // are numbered on PostgreSQL: bind in the text's order.
     let rows: Vec<IdRow> = match conn {
-        AnyConnection::Postgresql(pg) => diesel::sql_query(format!(
-            "{} FOR UPDATE OF d SKIP LOCKED",
-            due.replace("{now}", "$1").replace("{limit}", "$2")
-        ))
-        .bind::<Timestamp, _>(now)
-        .bind::<BigInt, _>(limit)
-        .load(pg)?,
-        AnyConnection::Sqlite(lite) => {
-            diesel::sql_query(due.replace("{now}", "?").replace("{limit}", "?"))
+        AnyConnection::Postgresql(pg) => {
+            let mut query = diesel::sql_query(format!("{sql} FOR UPDATE OF d SKIP LOCKED"))
+                .into_boxed()
                 .bind::<Timestamp, _>(now)
-                .bind::<BigInt, _>(limit)
-                .load(lite)?
+                .bind::<BigInt, _>(limit);
+            for user in skip {
+                query = query.bind::<Text, _>(user.clone());
+            }
+            query.load(pg)?
+        }
+        AnyConnection::Sqlite(lite) => {
+            let mut query = diesel::sql_query(sql)
+                .into_boxed()
+                .bind::<Timestamp, _>(now);
+            for user in skip {
+                query = query.bind::<Text, _>(user.clone());
+            }
+            query.bind::<BigInt, _>(limit).load(lite)?
         }
     };
     Ok(rows.into_iter().map(|r| r.id).collect())
@@ -273,18 +304,19 @@ pub(super) fn due_ids(
 
 /// Due deliveries, oldest first.
 const DUE: &str = "SELECT d.id FROM webhook_deliveries d WHERE d.delivered_at IS NULL \
-     AND d.failed_at IS NULL AND d.next_attempt_at <= {now} ORDER BY d.next_attempt_at, d.seq \
-     LIMIT {limit}";
+     AND d.failed_at IS NULL AND d.next_attempt_at <= {now}{skip} ORDER BY d.next_attempt_at, \
+     d.seq LIMIT {limit}";
 
-/// Claims up to `limit` due deliveries until `lease` (other instances skip them meanwhile).
-/// Run it in a write transaction.
+/// Claims up to `limit` due deliveries, none of the `skip` users', until `lease` (other
+/// instances skip them meanwhile). Run it in a write transaction.
 pub fn claim_due(
     conn: &mut AnyConnection,
     now: NaiveDateTime,
     lease: NaiveDateTime,
     limit: i64,
+    skip: &[String],
 ) -> QueryResult<Vec<Delivery>> {
-    claim_due!(conn, webhook_deliveries, DUE, (now, lease, limit))
+    claim_due!(conn, webhook_deliveries, DUE, (now, lease, limit, skip))
         // Attempted in this order: a user's notifications of one moment go out as their feed
         // has them.
         .order((

@@ -227,6 +227,8 @@ pub struct PushRow {
     pub id: String,
     /// Target device.
     pub device_id: String,
+    /// Recipient.
+    pub user_id: String,
     /// Notification seq.
     pub seq: i64,
     /// Kind.
@@ -248,7 +250,8 @@ pub struct PushRow {
 const DUE: &str = "SELECT d.id FROM push_deliveries d WHERE d.delivered_at IS NULL \
      AND d.failed_at IS NULL AND d.next_attempt_at <= {now} AND NOT EXISTS (SELECT 1 FROM \
      push_deliveries e WHERE e.device_id = d.device_id AND e.delivered_at IS NULL \
-     AND e.failed_at IS NULL AND e.seq < d.seq) ORDER BY d.next_attempt_at, d.seq LIMIT {limit}";
+     AND e.failed_at IS NULL AND e.seq < d.seq){skip} ORDER BY d.next_attempt_at, d.seq \
+     LIMIT {limit}";
 
 /// Whether any push is due: a read without locks, so that an idle worker never takes
 /// SQLite's write lock.
@@ -263,17 +266,18 @@ pub fn any_due(conn: &mut AnyConnection, now: NaiveDateTime) -> QueryResult<bool
         .map(|found| found.is_some())
 }
 
-/// Claims up to `limit` due pushes (at most one per device, its oldest pending) until
-/// `lease`: other instances skip them meanwhile (`FOR UPDATE SKIP LOCKED` on PostgreSQL,
-/// SQLite's single writer otherwise), and skip the device's later pushes until this one is
-/// done. Run it in a write transaction.
+/// Claims up to `limit` due pushes (at most one per device, its oldest pending), none of the
+/// `skip` users', until `lease`: other instances skip them meanwhile (`FOR UPDATE SKIP
+/// LOCKED` on PostgreSQL, SQLite's single writer otherwise), and skip the device's later
+/// pushes until this one is done. Run it in a write transaction.
 pub fn claim_due(
     conn: &mut AnyConnection,
     now: NaiveDateTime,
     lease: NaiveDateTime,
     limit: i64,
+    skip: &[String],
 ) -> QueryResult<Vec<PushRow>> {
-    claim_due!(conn, push_deliveries, DUE, (now, lease, limit))
+    claim_due!(conn, push_deliveries, DUE, (now, lease, limit, skip))
         .order((
             push_deliveries::created_at.asc(),
             push_deliveries::seq.asc(),

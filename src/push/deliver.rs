@@ -6,6 +6,7 @@
 
 use std::io::Read;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use base64::Engine;
@@ -15,17 +16,21 @@ use super::apns::{self, Apns};
 use super::fcm::{self, Fcm};
 use super::webpush::{self, Vapid};
 use super::{Alert, Platform, messages};
+use crate::db;
 use crate::db::push::{self as store, DeviceRow, PushEnd, PushRow};
-use crate::db::{self, AnyConnection};
 use crate::error::Error;
 use crate::services::Services;
 
 /// How long a claimed push is reserved for the instance that claimed it.
 const LEASE: Duration = Duration::from_secs(30);
 
-/// The most pushes one pass attempts (the loop comes round again at once while it finds
-/// work).
+/// The most pushes one pass of [`Pusher::deliver_due`] attempts.
 const PER_PASS: usize = 50;
+
+/// How many pushes an instance's worker sends at once, one user's at a time each: a Web Push
+/// endpoint is the user's to choose, and one that takes the agent's whole 10 s must hold up
+/// only its own user's pushes.
+pub const LANES: usize = 16;
 
 /// A push is given up this long after its notification: later, it would only be noise.
 pub const MAX_AGE: Duration = Duration::from_secs(6 * 3600);
@@ -33,7 +38,6 @@ pub const MAX_AGE: Duration = Duration::from_secs(6 * 3600);
 /// How long a push service may keep a message for an offline device: as long as the push is
 /// worth trying ([`MAX_AGE`]), on every platform.
 const TTL_SECONDS: u64 = MAX_AGE.as_secs();
-
 /// What a push service answered.
 #[derive(Debug, Clone)]
 pub struct Answer {
@@ -124,13 +128,14 @@ pub fn topic(collapse_key: &str) -> String {
 /// Everything the worker needs to send: the VAPID key, the FCM and APNs senders with their
 /// token caches (the APNs one with its HTTP/2 connection), and two HTTP/1.1 clients (Web
 /// Push endpoints are the users' and go through the address guard; FCM's URL is the
-/// operator's).
+/// operator's). Shared by the worker's lanes: Web Push and FCM pushes go out side by side;
+/// APNs pushes, over the one HTTP/2 connection, one at a time.
 #[derive(Debug)]
 pub struct Pusher {
     state: Services,
     vapid: Vapid,
     fcm: Option<Fcm>,
-    apns: Option<Apns>,
+    apns: Option<Mutex<Apns>>,
     guarded: ureq::Agent,
     plain: ureq::Agent,
 }
@@ -166,42 +171,53 @@ impl Pusher {
             state,
             vapid,
             fcm,
-            apns,
+            apns: apns.map(Mutex::new),
             plain,
         })
     }
 
-    /// Claims up to 50 due pushes and makes one attempt each; returns the attempts made.
-    /// Returns early when `stop` is set (what is left keeps its lease and goes out later).
+    /// Claims up to 50 due pushes, one after the other, and makes one attempt each; returns
+    /// the attempts made. Returns early when `stop` is set (what is left keeps its lease and
+    /// goes out later). The worker sends on [`LANES`] instead.
     ///
     /// # Errors
     /// Database errors.
-    pub fn deliver_due(&mut self, stop: &AtomicBool) -> Result<usize, Error> {
-        let mut conn = self.state.db.conn()?;
-        if !store::any_due(&mut conn, db::now())? {
-            return Ok(0);
-        }
+    pub fn deliver_due(&self, stop: &AtomicBool) -> Result<usize, Error> {
         let mut attempts = 0;
-        // One push claimed at a time, just before its attempt: a batch claimed at once could
-        // outlast its lease behind slow push services, and another instance would then
-        // claim and send the rest a second time.
         while attempts < PER_PASS && !stop.load(Ordering::Relaxed) {
-            let claimed: Option<PushRow> = db::write_transaction(&mut conn, |conn| {
-                let now = db::now();
-                let lease = now + chrono::Duration::from_std(LEASE).unwrap_or_default();
-                Ok::<_, Error>(store::claim_due(conn, now, lease, 1)?.pop())
-            })?;
-            let Some(push) = claimed else {
+            let Some(push) = self.claim(&[])? else {
                 break;
             };
-            self.attempt(&mut conn, &push)?;
+            self.attempt(&push)?;
             attempts += 1;
         }
         Ok(attempts)
     }
 
-    fn attempt(&mut self, conn: &mut AnyConnection, push: &PushRow) -> Result<(), Error> {
-        let Some(device) = store::device(conn, &push.device_id)? else {
+    /// Claims the next due push of a user not in `busy`, if any. Only a read when nothing is
+    /// due, so that an idle worker never takes SQLite's write lock.
+    ///
+    /// # Errors
+    /// Database errors.
+    fn claim(&self, busy: &[String]) -> Result<Option<PushRow>, Error> {
+        let mut conn = self.state.db.conn()?;
+        if !store::any_due(&mut conn, db::now())? {
+            return Ok(None);
+        }
+        // One push claimed at a time, just before its attempt: a batch claimed at once could
+        // outlast its lease behind slow push services, and another instance would then
+        // claim and send the rest a second time.
+        db::write_transaction(&mut conn, |conn| {
+            let now = db::now();
+            let lease = now + chrono::Duration::from_std(LEASE).unwrap_or_default();
+            Ok::<_, Error>(store::claim_due(conn, now, lease, 1, busy)?.pop())
+        })
+    }
+
+    /// One attempt at a claimed push, and its outcome recorded. No database connection is
+    /// held while the push service answers: the lanes would otherwise take the pool's.
+    fn attempt(&self, push: &PushRow) -> Result<(), Error> {
+        let Some(device) = store::device(&mut *self.state.db.conn()?, &push.device_id)? else {
             // Removed since the claim: its pushes went with it.
             return Ok(());
         };
@@ -212,7 +228,7 @@ impl Pusher {
         };
         if self.shown_live(&device.user_id, push) {
             let now = db::now();
-            db::write_transaction(conn, |conn| {
+            db::write_transaction(&mut *self.state.db.conn()?, |conn| {
                 store::record_attempt(
                     conn,
                     &push.id,
@@ -271,7 +287,7 @@ impl Pusher {
                 (PushEnd::RetryAt(at), "retry")
             }
         };
-        db::write_transaction(conn, |conn| {
+        db::write_transaction(&mut *self.state.db.conn()?, |conn| {
             if verdict == Verdict::Gone {
                 // The device and every push still queued for it go.
                 store::forget_device(conn, &device.id)?;
@@ -307,7 +323,7 @@ impl Pusher {
     }
 
     fn send(
-        &mut self,
+        &self,
         platform: Platform,
         device: &DeviceRow,
         push: &PushRow,
@@ -376,7 +392,7 @@ impl Pusher {
                 Ok(Answer::read(reply))
             }
             Platform::Fcm => {
-                let Some(fcm) = self.fcm.as_mut() else {
+                let Some(fcm) = &self.fcm else {
                     return Err("FCM is not configured (LEEKHA_FCM_CREDENTIALS_FILE)".into());
                 };
                 let mut data = data();
@@ -399,7 +415,7 @@ impl Pusher {
                 )
             }
             Platform::Apns => {
-                let Some(apns) = self.apns.as_mut() else {
+                let Some(apns) = &self.apns else {
                     return Err("APNs is not configured (LEEKHA_APNS_KEY_FILE)".into());
                 };
                 // The same key as the other services, as long as APNs takes it.
@@ -412,7 +428,7 @@ impl Pusher {
                     + chrono::Duration::from_std(MAX_AGE).unwrap_or_default())
                 .and_utc()
                 .timestamp();
-                apns.send(&apns::Message {
+                lock(apns).send(&apns::Message {
                     alert: Alert {
                         token: &device.token,
                         title: &title,
@@ -429,18 +445,31 @@ impl Pusher {
     }
 }
 
-/// Starts the push loop of this instance: every `LEEKHA_PUSH_INTERVAL_MS` one pass; at once
-/// again while it finds work.
+/// Starts the push loop of this instance: every `LEEKHA_PUSH_INTERVAL_MS` it looks for due
+/// pushes, and sends them on up to [`LANES`] threads, one user's at a time each.
 ///
 /// # Errors
 /// As [`Pusher::new`], or when the thread cannot be made.
 pub fn worker(state: impl Into<Services>) -> Result<crate::background::Worker, String> {
     let state: Services = state.into();
     let interval = state.config.push_interval;
-    let mut pusher = Pusher::new(state)?;
-    crate::background::Worker::spawn("leekha-push", interval, move |stop| {
-        pusher.deliver_due(stop)
-    })
+    let pusher = Arc::new(Pusher::new(state)?);
+    let sender = pusher.clone();
+    crate::background::Worker::spawn_lanes(
+        "leekha-push",
+        LANES,
+        interval,
+        move |busy| Ok(pusher.claim(busy)?.map(|p| (p.user_id.clone(), p))),
+        move |push| sender.attempt(&push),
+    )
+}
+
+/// The APNs sender; one whose lane panicked mid-send is still usable (its connection is made
+/// again as needed).
+fn lock<T>(sender: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    sender
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 #[cfg(test)]

@@ -3,6 +3,7 @@
 //! then `POST {LEEKHA_FCM_URL}/v1/projects/{project_id}/messages:send`.
 
 use std::io::Read;
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use serde::Deserialize;
@@ -65,12 +66,14 @@ pub struct Message<'a> {
     pub ttl_seconds: u64,
 }
 
-/// An FCM sender with its cached access token.
+/// An FCM sender with its cached access token, shared by the push worker's lanes: they ask
+/// for a token one at a time (so one asks, the others wait for its answer), and send side by
+/// side.
 pub struct Fcm {
     creds: Credentials,
     key: jsonwebtoken::EncodingKey,
     url: String,
-    token: Option<(String, Instant)>,
+    token: Mutex<Option<(String, Instant)>>,
 }
 
 impl std::fmt::Debug for Fcm {
@@ -100,13 +103,14 @@ impl Fcm {
             creds,
             key,
             url: url.trim_end_matches('/').to_owned(),
-            token: None,
+            token: Mutex::new(None),
         })
     }
 
     /// The cached access token, or a new one from `token_uri`.
-    fn access_token(&mut self, agent: &ureq::Agent) -> Result<String, String> {
-        if let Some((token, until)) = &self.token
+    fn access_token(&self, agent: &ureq::Agent) -> Result<String, String> {
+        let mut cached = self.cached();
+        if let Some((token, until)) = &*cached
             && Instant::now() < *until
         {
             return Ok(token.clone());
@@ -150,15 +154,22 @@ impl Fcm {
             serde_json::from_str(&text).map_err(|e| format!("token reply: {e}"))?;
         let lifetime = Duration::from_secs(parsed.expires_in.unwrap_or(3600));
         let until = Instant::now() + lifetime.saturating_sub(RENEW_BEFORE);
-        self.token = Some((parsed.access_token.clone(), until));
+        *cached = Some((parsed.access_token.clone(), until));
         Ok(parsed.access_token)
+    }
+
+    /// The token cache; one whose holder panicked is still a cache (at worst empty).
+    fn cached(&self) -> std::sync::MutexGuard<'_, Option<(String, Instant)>> {
+        self.token
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     /// Sends one message.
     ///
     /// # Errors
     /// No access token, or the request did not get an answer.
-    pub fn send(&mut self, agent: &ureq::Agent, msg: &Message<'_>) -> Result<Answer, String> {
+    pub fn send(&self, agent: &ureq::Agent, msg: &Message<'_>) -> Result<Answer, String> {
         let bearer = self.access_token(agent)?;
         let m = &msg.alert;
         let mut message = serde_json::json!({
@@ -186,8 +197,12 @@ impl Fcm {
             .map_err(|e| e.to_string())?;
         let answer = Answer::read(reply);
         if answer.status == 401 {
-            // Revoked or expired early: the next attempt asks for a new token.
-            self.token = None;
+            // Revoked or expired early: the next attempt asks for a new token (unless another
+            // lane got a new one meanwhile).
+            let mut cached = self.cached();
+            if cached.as_ref().is_some_and(|(token, _)| *token == bearer) {
+                *cached = None;
+            }
         }
         Ok(answer)
     }

@@ -158,24 +158,21 @@ pub fn deliver_due(
     agent: &ureq::Agent,
     stop: &std::sync::atomic::AtomicBool,
 ) -> Result<usize, Error> {
-    let mut conn = state.db.conn()?;
     let mut attempts = 0;
-    // One delivery claimed at a time, just before its attempt: a batch claimed at once
-    // could outlast its lease behind slow receivers (each may take the agent's 10 s), and
-    // another instance would then claim and send the rest a second time.
     while attempts < PER_PASS && !stop.load(std::sync::atomic::Ordering::Relaxed) {
-        let Some(delivery) = crate::db::write_transaction(&mut conn, claim)? else {
+        let Some(delivery) = claim(state, &[])? else {
             break;
         };
-        attempt(state, &mut conn, agent, &delivery)?;
+        attempt(state, agent, &delivery)?;
         attempts += 1;
     }
     Ok(attempts)
 }
 
 /// Starts the webhook loop of this instance, beside the scheduler's: every
-/// `LEEKHA_SCHEDULER_INTERVAL_MS` one pass of [`deliver_due`]; at once again while it finds
-/// work. A slow receiver holds up only deliveries, never the turns' deadlines.
+/// `LEEKHA_SCHEDULER_INTERVAL_MS` it looks for due deliveries, and sends them on up to
+/// [`LANES`] threads, one user's at a time each. A slow receiver holds up only its own
+/// user's deliveries, never other users' nor the turns' deadlines.
 ///
 /// # Errors
 /// When the thread cannot be made.
@@ -183,18 +180,35 @@ pub fn worker(state: impl Into<Services>) -> Result<crate::background::Worker, S
     let state: Services = state.into();
     let interval = state.config.scheduler_interval;
     let agent = agent(state.config.webhook_allow_private);
-    crate::background::Worker::spawn("leekha-webhooks", interval, move |stop| {
-        deliver_due(&state, &agent, stop)
-    })
+    let sender = state.clone();
+    crate::background::Worker::spawn_lanes(
+        "leekha-webhooks",
+        LANES,
+        interval,
+        move |busy| Ok(claim(&state, busy)?.map(|d| (d.user_id.clone(), d))),
+        move |delivery| attempt(&sender, &agent, &delivery),
+    )
 }
 
-/// The most deliveries one pass attempts.
+/// The most deliveries one pass of [`deliver_due`] attempts.
 const PER_PASS: usize = 20;
 
-fn claim(conn: &mut AnyConnection) -> Result<Option<Delivery>, Error> {
-    let now = db::now();
-    let lease = now + chrono::Duration::from_std(LEASE).unwrap_or_default();
-    Ok(outbox::claim_due(conn, now, lease, 1)?.pop())
+/// How many deliveries an instance's worker sends at once, one user's at a time each: a
+/// receiver that never answers holds up its own user's deliveries for the agent's 10 s, not
+/// everyone's.
+pub const LANES: usize = 8;
+
+/// Claims the next due delivery of a user not in `busy`, if any. One delivery is claimed
+/// at a time, just before its attempt: a batch claimed at once could outlast its lease
+/// behind slow receivers (each may take the agent's 10 s), and another instance would then
+/// claim and send the rest a second time.
+fn claim(state: &Services, busy: &[String]) -> Result<Option<Delivery>, Error> {
+    let mut conn = state.db.conn()?;
+    crate::db::write_transaction(&mut conn, |conn| {
+        let now = db::now();
+        let lease = now + chrono::Duration::from_std(LEASE).unwrap_or_default();
+        Ok(outbox::claim_due(conn, now, lease, 1, busy)?.pop())
+    })
 }
 
 /// The last error of a delivery given up because its webhook is gone.
@@ -213,16 +227,14 @@ pub fn remove(conn: &mut AnyConnection, user_id: &str) -> Result<(), Error> {
     })?)
 }
 
-fn attempt(
-    state: &Services,
-    conn: &mut AnyConnection,
-    agent: &ureq::Agent,
-    d: &Delivery,
-) -> Result<(), Error> {
+/// One attempt at a claimed delivery, and its outcome recorded. No database connection is
+/// held while the receiver answers: the lanes would otherwise take the pool's.
+fn attempt(state: &Services, agent: &ureq::Agent, d: &Delivery) -> Result<(), Error> {
     // Removed since it was claimed (or the user is gone): no request is made, so none is
     // counted.
-    let Some(secret) = outbox::webhook_secret(conn, &d.user_id)?.flatten() else {
-        outbox::give_up_deliveries(conn, &d.user_id, REMOVED, db::now())?;
+    let secret = outbox::webhook_secret(&mut *state.db.conn()?, &d.user_id)?.flatten();
+    let Some(secret) = secret else {
+        outbox::give_up_deliveries(&mut *state.db.conn()?, &d.user_id, REMOVED, db::now())?;
         state.metrics.webhook_delivery("failed");
         return Ok(());
     };
@@ -270,7 +282,15 @@ fn attempt(
         // The last try comes at the end of the window, not after it.
         AttemptEnd::RetryAt((now + backoff).min(given_up_at))
     };
-    outbox::record_attempt(conn, &d.id, n, status, error.as_deref(), now, end)?;
+    outbox::record_attempt(
+        &mut *state.db.conn()?,
+        &d.id,
+        n,
+        status,
+        error.as_deref(),
+        now,
+        end,
+    )?;
     state.metrics.webhook_delivery(if delivered {
         "delivered"
     } else if too_old {

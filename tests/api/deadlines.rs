@@ -767,6 +767,60 @@ async fn a_removed_webhook_gives_up_its_pending_deliveries_at_once_and_says_why(
 }
 
 #[actix_web::test]
+async fn a_receiver_that_never_answers_holds_up_only_its_own_users_webhooks() {
+    // Accepts, reads nothing, answers nothing: each request waits out the agent's 10 s.
+    let tarpit = TcpListener::bind("127.0.0.1:0").unwrap();
+    let tarpit_port = tarpit.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        let mut held = Vec::new();
+        for stream in tarpit.incoming() {
+            held.push(stream);
+        }
+    });
+    let receiver = Receiver::start(0);
+    let db = TestDb::migrated();
+    let mut config = db.config();
+    config.webhook_allow_private = true;
+    let state = common::state_for(config);
+    let app = common::app(state.clone()).await;
+    let mut users = Vec::new();
+    for (name, port) in [("stuck", tarpit_port), ("served", receiver.port)] {
+        let user = register(&app, name).await;
+        let put = TestRequest::put().uri("/api/v1/me/webhook").set_json(
+            json!({"url": format!("http://127.0.0.1:{port}/hook"), "secret": HOOK_SECRET}),
+        );
+        assert_eq!(send(&app, bearer(put, &user.access)).await.status, 200);
+        users.push(user);
+    }
+    // The stuck user's notifications come first, so a single sender would take them first.
+    for user in &users {
+        let game =
+            json!({"seats": [{"kind": "me"}, {"kind": "bot"}, {"kind": "bot"}, {"kind": "bot"}]});
+        let created = send(&app, bearer(post_json("/api/v1/games", game), &user.access)).await;
+        assert_eq!(created.status, 201);
+    }
+    let expected = feed(&app, &users[1]).await.len();
+    assert!(expected >= 2, "game_started and your_turn");
+    let worker = leekha::webhooks::worker(state.clone()).unwrap();
+    let started = Instant::now();
+    while receiver.seen.lock().unwrap().len() < expected
+        && started.elapsed() < Duration::from_secs(30)
+    {
+        actix_web::rt::time::sleep(Duration::from_millis(20)).await;
+    }
+    let took = started.elapsed();
+    let delivered = receiver.seen.lock().unwrap().len();
+    web_block(move || worker.stop()).await;
+    assert_eq!(delivered, expected);
+    // One after another, they would have waited out 10 s per stuck delivery; a generous
+    // bound, far under it.
+    assert!(
+        took < Duration::from_secs(5),
+        "the other user's webhooks took {took:?}"
+    );
+}
+
+#[actix_web::test]
 async fn the_scheduler_acts_on_deadlines_without_waiting_on_any_webhook() {
     // A receiver that would keep each request for the agent's 10 s: the deadlines' loop must
     // not be the one that waits. Webhooks have a loop of their own.

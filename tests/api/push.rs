@@ -145,7 +145,7 @@ where
 }
 
 /// Runs the pusher until nothing is due now.
-fn drain(pusher: &mut Pusher) -> usize {
+fn drain(pusher: &Pusher) -> usize {
     let stop = AtomicBool::new(false);
     let mut total = 0;
     loop {
@@ -373,8 +373,8 @@ async fn a_web_push_arrives_encrypted_and_signed_and_a_gone_subscription_is_remo
         .to_owned();
 
     notify(&state, &alice.id, Kind::YourTurn, GAME);
-    let mut pusher = Pusher::new(state.clone()).unwrap();
-    assert_eq!(drain(&mut pusher), 1);
+    let pusher = Pusher::new(state.clone()).unwrap();
+    assert_eq!(drain(&pusher), 1);
     let got = service.requests();
     assert_eq!(got.len(), 1);
     let req = &got[0];
@@ -416,7 +416,7 @@ async fn a_web_push_arrives_encrypted_and_signed_and_a_gone_subscription_is_remo
 
     *gone.lock().unwrap() = true;
     notify(&state, &alice.id, Kind::YourTurn, GAME);
-    assert_eq!(drain(&mut pusher), 1);
+    assert_eq!(drain(&pusher), 1);
     let list = send(
         &app,
         bearer(TestRequest::get().uri("/api/v1/me/devices"), &alice.access),
@@ -448,8 +448,8 @@ async fn a_failed_web_push_reports_its_status_but_not_what_a_private_endpoint_sa
     .await;
     assert_eq!(r.status, 201, "{}", r.text);
     notify(&state, &alice.id, Kind::YourTurn, GAME);
-    let mut pusher = Pusher::new(state.clone()).unwrap();
-    assert_eq!(drain(&mut pusher), 1);
+    let pusher = Pusher::new(state.clone()).unwrap();
+    assert_eq!(drain(&pusher), 1);
     assert_eq!(service.requests().len(), 1);
     let list = devices_of(&app, &alice.access).await;
     assert_eq!(
@@ -496,8 +496,8 @@ async fn disabled_kinds_are_not_pushed_and_quiet_hours_push_silently() {
     assert_eq!(r.status, 200, "{}", r.text);
     notify(&state, &alice.id, Kind::GameStarted, GAME);
     notify(&state, &alice.id, Kind::YourTurn, GAME);
-    let mut pusher = Pusher::new(state.clone()).unwrap();
-    assert_eq!(drain(&mut pusher), 1, "game_started is off");
+    let pusher = Pusher::new(state.clone()).unwrap();
+    assert_eq!(drain(&pusher), 1, "game_started is off");
     let got = service.requests();
     assert_eq!(got.len(), 1);
     assert_eq!(got[0].headers["urgency"], "low");
@@ -531,8 +531,8 @@ async fn a_withdrawn_invitation_made_again_reaches_the_feed_and_is_pushed_silent
         "/api/v1/games/{}/seats/1",
         created.json["id"].as_str().unwrap()
     );
-    let mut pusher = Pusher::new(state.clone()).unwrap();
-    assert_eq!(drain(&mut pusher), 1);
+    let pusher = Pusher::new(state.clone()).unwrap();
+    assert_eq!(drain(&pusher), 1);
     for body in [
         json!({"kind": "open"}),
         json!({"kind": "invite", "username": "dan_p"}),
@@ -540,7 +540,7 @@ async fn a_withdrawn_invitation_made_again_reaches_the_feed_and_is_pushed_silent
         let changed = common::play::put_json(&app, &seat, body, &host.access).await;
         assert_eq!(changed.status, 200, "{}", changed.text);
     }
-    assert_eq!(drain(&mut pusher), 1);
+    assert_eq!(drain(&pusher), 1);
     let got = service.requests();
     let silent: Vec<(Value, Value)> = got
         .iter()
@@ -646,7 +646,7 @@ async fn two_instances_deliver_each_push_once_and_in_order() {
         .map(|state| {
             let stop = stop.clone();
             std::thread::spawn(move || {
-                let mut pusher = Pusher::new(state).unwrap();
+                let pusher = Pusher::new(state).unwrap();
                 while !stop.load(std::sync::atomic::Ordering::Relaxed) {
                     if pusher.deliver_due(&stop).unwrap() == 0 {
                         std::thread::sleep(std::time::Duration::from_millis(5));
@@ -772,8 +772,8 @@ async fn fcm_gets_an_oauth_token_once_retries_429_after_retry_after_and_drops_un
     assert_eq!(r.status, 201, "{}", r.text);
 
     notify(&state, &alice.id, Kind::YourTurn, GAME);
-    let mut pusher = Pusher::new(state.clone()).unwrap();
-    assert_eq!(drain(&mut pusher), 1, "429: not yet due again");
+    let pusher = Pusher::new(state.clone()).unwrap();
+    assert_eq!(drain(&pusher), 1, "429: not yet due again");
     let list = send(
         &app,
         bearer(TestRequest::get().uri("/api/v1/me/devices"), &alice.access),
@@ -786,7 +786,7 @@ async fn fcm_gets_an_oauth_token_once_retries_429_after_retry_after_and_drops_un
     assert!(error.contains("fcm answered 429"), "{}", list.text);
     assert!(!list.text.contains(token), "tokens are never shown");
     std::thread::sleep(std::time::Duration::from_millis(1100));
-    assert_eq!(drain(&mut pusher), 1);
+    assert_eq!(drain(&pusher), 1);
     let got = service.requests();
     let paths: Vec<&str> = got.iter().map(|r| r.path.as_str()).collect();
     assert_eq!(
@@ -817,7 +817,7 @@ async fn fcm_gets_an_oauth_token_once_retries_429_after_retry_after_and_drops_un
     // A 404 that does not say UNREGISTERED fails the push but keeps the device.
     *answers.lock().unwrap() = vec![4040];
     notify(&state, &alice.id, Kind::YourTurn, GAME);
-    assert_eq!(drain(&mut pusher), 1);
+    assert_eq!(drain(&pusher), 1);
     let list = send(
         &app,
         bearer(TestRequest::get().uri("/api/v1/me/devices"), &alice.access),
@@ -832,7 +832,7 @@ async fn fcm_gets_an_oauth_token_once_retries_429_after_retry_after_and_drops_un
 
     *answers.lock().unwrap() = vec![404];
     notify(&state, &alice.id, Kind::YourTurn, GAME);
-    assert_eq!(drain(&mut pusher), 1);
+    assert_eq!(drain(&pusher), 1);
     let list = send(
         &app,
         bearer(TestRequest::get().uri("/api/v1/me/devices"), &alice.access),
@@ -1031,7 +1031,7 @@ fn verify_provider_token(req: &Request) -> (String, i64) {
 
 /// Runs the pusher on a thread of its own, as the worker does: reqwest's blocking client
 /// refuses to run inside the test's async runtime.
-fn drain_apart(pusher: &mut Pusher) -> usize {
+fn drain_apart(pusher: &Pusher) -> usize {
     std::thread::scope(|s| s.spawn(|| drain(pusher)).join().unwrap())
 }
 
@@ -1111,8 +1111,8 @@ async fn an_apns_push_goes_over_http2_with_a_provider_token_and_gone_devices_are
 
     notify(&state, &alice.id, Kind::YourTurn, GAME);
     notify(&state, &bob.id, Kind::YourTurn, GAME);
-    let mut pusher = Pusher::new(state.clone()).unwrap();
-    assert_eq!(drain_apart(&mut pusher), 2);
+    let pusher = Pusher::new(state.clone()).unwrap();
+    assert_eq!(drain_apart(&pusher), 2);
     let got = service.requests();
     assert_eq!(got.len(), 2);
     let alices = got
@@ -1152,7 +1152,7 @@ async fn an_apns_push_goes_over_http2_with_a_provider_token_and_gone_devices_are
 
     *uninstalled.lock().unwrap() = true;
     notify(&state, &alice.id, Kind::YourTurn, GAME);
-    assert_eq!(drain_apart(&mut pusher), 1);
+    assert_eq!(drain_apart(&pusher), 1);
     let got = service.requests();
     assert_eq!(got.len(), 3);
     assert_eq!(
@@ -1216,14 +1216,14 @@ async fn apns_429_waits_for_retry_after_and_an_expired_provider_token_is_renewed
     .await;
 
     notify(&state, &alice.id, Kind::YourTurn, GAME);
-    let mut pusher = Pusher::new(state.clone()).unwrap();
-    assert_eq!(drain_apart(&mut pusher), 1, "429: not yet due again");
+    let pusher = Pusher::new(state.clone()).unwrap();
+    assert_eq!(drain_apart(&pusher), 1, "429: not yet due again");
     let list = devices_of(&app, &alice.access).await;
     let error = list["items"][0]["last_error"].as_str().unwrap_or_default();
     assert!(error.contains("apns answered 429"), "{list}");
     assert!(!list.to_string().contains(PHONE), "tokens are never shown");
     std::thread::sleep(std::time::Duration::from_millis(1100));
-    assert_eq!(drain_apart(&mut pusher), 1);
+    assert_eq!(drain_apart(&pusher), 1);
     let got = service.requests();
     assert_eq!(got.len(), 2);
     let gap = got[1].request.at - got[0].request.at;
@@ -1246,7 +1246,7 @@ async fn apns_429_waits_for_retry_after_and_an_expired_provider_token_is_renewed
     // the same push goes out in the same attempt.
     *expired_until.lock().unwrap() = iat;
     notify(&state, &alice.id, Kind::GameFinished, GAME);
-    assert_eq!(drain_apart(&mut pusher), 1);
+    assert_eq!(drain_apart(&pusher), 1);
     let got = service.requests();
     assert_eq!(got.len(), 4);
     assert_eq!(verify_provider_token(&got[2].request).0, first);
@@ -1292,8 +1292,8 @@ async fn quiet_hours_send_an_apns_background_push() {
     let put = TestRequest::put().uri(uri).set_json(&settings);
     assert_eq!(send(&app, bearer(put, &alice.access)).await.status, 200);
     notify(&state, &alice.id, Kind::YourTurn, GAME);
-    let mut pusher = Pusher::new(state.clone()).unwrap();
-    assert_eq!(drain_apart(&mut pusher), 1);
+    let pusher = Pusher::new(state.clone()).unwrap();
+    assert_eq!(drain_apart(&pusher), 1);
     let got = service.requests();
     let req = &got[0].request;
     assert_eq!(req.headers["apns-push-type"], "background");
@@ -1348,8 +1348,8 @@ async fn an_untrusted_apns_certificate_is_retried_and_reported_without_the_token
     let alice = common::register(&app, "alice").await;
     add_device(&app, &alice, json!({"platform": "apns", "token": PHONE})).await;
     notify(&state, &alice.id, Kind::YourTurn, GAME);
-    let mut pusher = Pusher::new(state.clone()).unwrap();
-    assert_eq!(drain_apart(&mut pusher), 1, "retried later");
+    let pusher = Pusher::new(state.clone()).unwrap();
+    assert_eq!(drain_apart(&pusher), 1, "retried later");
     assert!(service.requests().is_empty());
     let list = devices_of(&app, &alice.access).await;
     let error = list["items"][0]["last_error"].as_str().unwrap_or_default();
@@ -1388,9 +1388,9 @@ async fn a_burst_of_apns_pushes_shares_one_connection_in_feed_order() {
             notify(&state, &user.id, Kind::YourTurn, GAME);
         }
     }
-    let mut pusher = Pusher::new(state.clone()).unwrap();
+    let pusher = Pusher::new(state.clone()).unwrap();
     let started = std::time::Instant::now();
-    assert_eq!(drain_apart(&mut pusher), 100);
+    assert_eq!(drain_apart(&pusher), 100);
     let took = started.elapsed();
     eprintln!(
         "100 APNs pushes to the local fake in {:.0} ms ({:.2} ms each)",
@@ -1411,6 +1411,75 @@ async fn a_burst_of_apns_pushes_shares_one_connection_in_feed_order() {
             .collect();
         assert_eq!(seqs, (1..=25).collect::<Vec<_>>(), "{name}: in order, once");
     }
+}
+
+#[actix_web::test]
+async fn an_endpoint_that_never_answers_holds_up_only_its_own_users_pushes() {
+    let db = TestDb::migrated();
+    let state = common::state_for(config_for(&db));
+    let app = common::app(state.clone()).await;
+    // The slow user's endpoints take longer than the sender waits (10 s); the others answer.
+    let slow_asked = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let counted = slow_asked.clone();
+    let service = Fake::start(move |r| {
+        if r.path.contains("/slow") {
+            counted.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            std::thread::sleep(std::time::Duration::from_secs(12));
+        }
+        (201, vec![], vec![])
+    });
+    let slow = common::register(&app, "tarpit").await;
+    let mut browsers = Vec::new();
+    for i in 0..3 {
+        let browser = Browser::new();
+        add_device(
+            &app,
+            &slow,
+            browser.subscription(&format!("{}/push/slow{i}", service.url)),
+        )
+        .await;
+        browsers.push(browser);
+    }
+    let quick: Vec<Session> = [
+        common::register(&app, "quick1").await,
+        common::register(&app, "quick2").await,
+    ]
+    .into();
+    for (i, user) in quick.iter().enumerate() {
+        let browser = Browser::new();
+        add_device(
+            &app,
+            user,
+            browser.subscription(&format!("{}/push/quick{i}", service.url)),
+        )
+        .await;
+        browsers.push(browser);
+    }
+    let worker = leekha::push::worker(state.clone()).unwrap();
+    notify(&state, &slow.id, Kind::YourTurn, GAME);
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let asked = std::time::Instant::now();
+    for user in &quick {
+        notify(&state, &user.id, Kind::YourTurn, GAME);
+    }
+    let paths = || -> Vec<String> { service.requests().iter().map(|r| r.path.clone()).collect() };
+    let quick_in = |p: &Vec<String>| p.iter().filter(|p| p.contains("/quick")).count();
+    while quick_in(&paths()) < 2 && asked.elapsed() < std::time::Duration::from_secs(20) {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let took = asked.elapsed();
+    let seen = paths();
+    let slow_in_flight = slow_asked.load(std::sync::atomic::Ordering::SeqCst);
+    worker.stop();
+    assert_eq!(quick_in(&seen), 2, "{seen:?}");
+    // Sent one after another, they waited out the slow endpoints' 10 s (three of them);
+    // on lanes, they go at once. A generous bound, far under the sender's timeout.
+    assert!(
+        took < std::time::Duration::from_secs(5),
+        "the other users' pushes took {took:?}"
+    );
+    // One lane at a time for the slow user: its other devices waited their turn.
+    assert_eq!(slow_in_flight, 1, "the slow user's endpoints asked at once");
 }
 
 #[actix_web::test]
@@ -1468,8 +1537,8 @@ async fn a_turn_is_not_pushed_to_a_user_who_has_the_game_open_unless_configured(
         notify(&state, &alice.id, Kind::YourTurn, GAME);
         notify(&state, &alice.id, Kind::GameFinished, GAME);
         notify(&state, &alice.id, Kind::YourTurn, "another-game");
-        let mut pusher = Pusher::new(state.clone()).unwrap();
-        drain(&mut pusher);
+        let pusher = Pusher::new(state.clone()).unwrap();
+        drain(&pusher);
         let kinds: Vec<(String, i64)> = service
             .requests()
             .iter()
