@@ -36,8 +36,14 @@ pub const LANES: usize = 16;
 pub const MAX_AGE: Duration = Duration::from_secs(6 * 3600);
 
 /// How long a push service may keep a message for an offline device: as long as the push is
-/// worth trying ([`MAX_AGE`]), on every platform.
-const TTL_SECONDS: u64 = MAX_AGE.as_secs();
+/// still worth trying, up to [`MAX_AGE`] after its notification on every platform, so a
+/// retry asks for what is left of it (at least a second: 0 means "now or never" to Web
+/// Push).
+fn ttl_seconds(created_at: chrono::NaiveDateTime, now: chrono::NaiveDateTime) -> u64 {
+    let age = (now - created_at).num_seconds().max(0).unsigned_abs();
+    MAX_AGE.as_secs().saturating_sub(age).max(1)
+}
+
 /// What a push service answered.
 #[derive(Debug, Clone)]
 pub struct Answer {
@@ -384,7 +390,7 @@ impl Pusher {
                     )
                     .header("content-encoding", "aes128gcm")
                     .header("content-type", "application/octet-stream")
-                    .header("ttl", &TTL_SECONDS.to_string())
+                    .header("ttl", &ttl_seconds(push.created_at, db::now()).to_string())
                     .header("urgency", urgency)
                     .header("topic", &topic(&collapse))
                     .send(&sealed[..])
@@ -410,7 +416,7 @@ impl Pusher {
                             silent: push.silent,
                         },
                         collapse_key: &collapse,
-                        ttl_seconds: TTL_SECONDS,
+                        ttl_seconds: ttl_seconds(push.created_at, db::now()),
                     },
                 )
             }
