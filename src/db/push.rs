@@ -219,6 +219,21 @@ pub fn insert_push(conn: &mut AnyConnection, push: &NewPush<'_>) -> QueryResult<
         .map(drop)
 }
 
+/// Takes the lock of a push token (or Web Push endpoint) for the rest of the transaction:
+/// whoever registers it takes it first, so that two accounts registering one phone at once
+/// are judged one after the other (the second moves the device to itself) rather than
+/// colliding on the unique token. A no-op on SQLite, whose writers are serialized.
+pub fn lock_token(conn: &mut AnyConnection, platform: &str, token: &str) -> QueryResult<()> {
+    let AnyConnection::Postgresql(pg) = conn else {
+        return Ok(());
+    };
+    diesel::sql_query("SELECT pg_advisory_xact_lock(hashtext('leekha.device.' || $1 || ':' || $2))")
+        .bind::<diesel::sql_types::Text, _>(platform)
+        .bind::<diesel::sql_types::Text, _>(token)
+        .execute(pg)
+        .map(drop)
+}
+
 /// A claimed push.
 #[derive(Debug, Clone, Queryable, Selectable)]
 #[diesel(table_name = push_deliveries)]

@@ -222,8 +222,9 @@ pub struct Registered {
 /// Registers the device for the user: the same token or endpoint again is the same device
 /// (its keys and locale refreshed); one held by another user moves to this one as a new
 /// device (the phone changed hands). Beyond [`MAX_DEVICES`] the oldest are dropped. Takes the
-/// user's lock first, in the caller's write transaction: the same device registered from two
-/// requests at once is then found by the second, not inserted twice (a unique violation).
+/// user's lock, then the token's, in the caller's write transaction: the same device
+/// registered from two requests at once, of one account or of two, is then found by the
+/// second, not inserted twice (a unique violation) nor moved while it is refreshed.
 ///
 /// # Errors
 /// Database errors.
@@ -241,6 +242,7 @@ pub fn register(
     } = checked;
     let (p256dh, auth) = keys.unzip();
     crate::db::admin::lock_user(conn, user_id)?;
+    store::lock_token(conn, platform.as_str(), &token)?;
     if let Some(existing) = store::device_by_token(conn, platform.as_str(), &token)? {
         if existing.user_id == user_id {
             store::refresh_device(

@@ -619,6 +619,60 @@ async fn one_device_or_first_settings_sent_from_several_requests_at_once_is_one_
 }
 
 #[actix_web::test]
+async fn one_phone_registered_by_two_accounts_at_once_ends_with_one_of_them() {
+    let db = TestDb::migrated();
+    let app = common::app(common::state_for(config_for(&db))).await;
+    let browser = Browser::new();
+    let users = [
+        common::register(&app, "handed_a").await,
+        common::register(&app, "handed_b").await,
+    ];
+    // PostgreSQL runs the requests side by side: without the token's lock, two accounts
+    // inserted the same token (409 to the loser), or one moved the device while the other
+    // refreshed it (404 "device").
+    for round in 0..5 {
+        let sub = browser.subscription(&format!("http://127.0.0.1:9/handed/{round}"));
+        let registrations = (0..8).map(|i| {
+            send(
+                &app,
+                bearer(
+                    post_json("/api/v1/me/devices", sub.clone()),
+                    &users[i % 2].access,
+                ),
+            )
+        });
+        let registered = futures_util::future::join_all(registrations).await;
+        for r in &registered {
+            assert!(
+                r.status == 200 || r.status == 201,
+                "round {round}: {} {}",
+                r.status,
+                r.text
+            );
+        }
+        // The phone is one device, of one account.
+        let mut holders = 0;
+        for user in &users {
+            let list = send(
+                &app,
+                bearer(TestRequest::get().uri("/api/v1/me/devices"), &user.access),
+            )
+            .await;
+            holders += list.json["items"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter(|d| registered.iter().any(|r| r.json["id"] == d["id"]))
+                .count();
+        }
+        assert!(
+            holders <= 1,
+            "round {round}: {holders} devices hold the phone"
+        );
+    }
+}
+
+#[actix_web::test]
 async fn two_instances_deliver_each_push_once_and_in_order() {
     let db = TestDb::migrated();
     let a = common::state_for(config_for(&db));
