@@ -965,7 +965,9 @@ export interface paths {
          * Block a user.
          * @description The blocked user can no longer join a game where the caller sits, invite the caller or
          *     ask the caller to be friends (403 `blocked`); any friendship or request between the two
-         *     ends. Games already under way go on. Blocking again changes nothing (200).
+         *     ends, and their invitations to the waiting games where the caller sits are withdrawn (the
+         *     seat opens: `seat_changed`, reason `invite_withdrawn`). Games already under way go on.
+         *     Blocking again changes nothing (200).
          */
         put: operations["put_block"];
         post?: never;
@@ -3274,7 +3276,7 @@ export interface components {
          * @description Why a seat changed hands.
          * @enum {string}
          */
-        SeatChangeReason: "joined" | "left" | "invite_declined" | "resigned" | "timeout" | "admin" | "reclaimed" | "away" | "returned" | "host";
+        SeatChangeReason: "joined" | "left" | "invite_declined" | "invite_withdrawn" | "resigned" | "timeout" | "admin" | "reclaimed" | "away" | "returned" | "host";
         /** @description A seat as the game's creator wants it now. */
         SeatChangeRequest: {
             /** @description `open`, `invite` (needs `username`) or `bot`. */

@@ -4,7 +4,8 @@
 //! either order; the second request turns both into a friendship. A block keeps a user away
 //! from the blocker: the blocked user cannot join a game where the blocker sits, invite the
 //! blocker, or send them a friend request. Blocking ends any friendship or request between
-//! the two. Games already under way are left alone.
+//! the two; the game service then withdraws the blocked user's invitations to the blocker's
+//! waiting tables ([`crate::games::block`]). Games already under way are left alone.
 
 use chrono::NaiveDateTime;
 use serde_json::json;

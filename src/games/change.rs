@@ -209,7 +209,7 @@ impl Change {
 
     /// A `seat_changed` event telling who holds `seat` now (and who held it, when a bot took
     /// over), for `reason`: joined | left | resigned | timeout | admin | reclaimed |
-    /// invite_declined | away | returned | host.
+    /// invite_declined | invite_withdrawn | away | returned | host.
     pub fn announce_seat(&mut self, seat: Seat, reason: &str) {
         let row = &self.table.seats[seat.index()];
         let user_id = row.user_id.clone();

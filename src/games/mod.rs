@@ -34,7 +34,7 @@ pub use hot::HotTables;
 pub use lifecycle::{abort, inspect};
 pub use record::{Record, replay};
 pub use rematch::{Rematch, rematch};
-pub use seats::{join, leave, leave_waiting, reclaim, resign, seat_to_bot, withdraw};
+pub use seats::{block, join, leave, leave_waiting, reclaim, resign, seat_to_bot, withdraw};
 pub use table::{Table, decode_plays, encode_plays, encode_to_act};
 pub use timeouts::{Woken, due, wake};
 pub use view::view;

@@ -163,6 +163,40 @@ pub fn leave_waiting(conn: &mut AnyConnection, user_id: &str) -> Result<Vec<Comm
     Ok(done)
 }
 
+/// `me` blocks `username` ([`crate::social::block`]); then the blocked user's invitations to
+/// the waiting games where `me` sits are withdrawn (the seat opens, `seat_changed` with
+/// reason `invite_withdrawn`, which does not say who blocked whom): the join would refuse
+/// them (403 `blocked`), so the seat would wait for a player who can never take it. Each
+/// game in a transaction of its own, after the block's.
+///
+/// # Errors
+/// As [`crate::social::block`]; database errors.
+pub fn block(
+    conn: &mut AnyConnection,
+    me: &str,
+    username: &str,
+) -> Result<(crate::social::Changed<()>, Vec<Committed>), Error> {
+    let changed = crate::social::block(conn, me, username)?;
+    let blocked = changed.other.id.clone();
+    let mut withdrawn = Vec::new();
+    for id in store::waiting_game_ids_of(conn, &blocked)? {
+        let done = locked(conn, &id, |conn, table| {
+            let Some(seat) = table.invitation_of(&blocked) else {
+                return Ok(None);
+            };
+            if table.status() != GameStatus::Waiting || table.seat_of(me).is_none() {
+                return Ok(None);
+            }
+            let mut change = Change::new(table)?;
+            change.seat_mut(seat).invited_user_id = None;
+            change.announce_seat(seat, "invite_withdrawn");
+            change.commit_for(conn, None).map(Some)
+        })?;
+        withdrawn.extend(done);
+    }
+    Ok((changed, withdrawn))
+}
+
 /// A deleted account gives up its place in every game not over yet: it leaves the waiting
 /// ones (declining their invitations; a game left without humans is aborted), and a bot plays
 /// out its seats in the running ones (`seat_changed`, reason `resigned`), the result staying

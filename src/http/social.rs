@@ -169,7 +169,9 @@ pub async fn list_blocks(me: Mine<(), Query<PageQuery>>) -> Reply {
 ///
 /// The blocked user can no longer join a game where the caller sits, invite the caller or
 /// ask the caller to be friends (403 `blocked`); any friendship or request between the two
-/// ends. Games already under way go on. Blocking again changes nothing (200).
+/// ends, and their invitations to the waiting games where the caller sits are withdrawn (the
+/// seat opens: `seat_changed`, reason `invite_withdrawn`). Games already under way go on.
+/// Blocking again changes nothing (200).
 #[utoipa::path(operation_id = "put_block", tag = "social", security(("bearer" = [])),
     params(("username" = String, Path, description = "The user to block")),
     responses(
@@ -180,7 +182,10 @@ pub async fn list_blocks(me: Mine<(), Query<PageQuery>>) -> Reply {
         (status = 409, description = "At most 1,000 blocked users (`too_many_blocks`)")))]
 #[put("/me/blocks/{username}")]
 pub async fn put_block(on: About) -> Reply {
-    let changed = on.about(social::block).await?;
+    let (changed, withdrawn) = on.about(crate::games::block).await?;
+    for done in &withdrawn {
+        on.state.published(done);
+    }
     let view = RelatedUser::from(&changed.other);
     made_or_held(changed.created, "/api/v1/me/blocks", view)
 }

@@ -376,6 +376,74 @@ async fn the_lobby_can_list_only_friends_games() {
 }
 
 #[actix_web::test]
+async fn a_block_withdraws_the_blocked_users_invitations_to_the_blockers_waiting_tables() {
+    let db = TestDb::migrated();
+    let app = crate::common::app(db.state()).await;
+    let host = register(&app, "wd_host").await;
+    let guest = register(&app, "wd_guest").await;
+    let other = register(&app, "wd_other").await;
+    let filler = register(&app, "wd_fill").await;
+    let invite = |name: &str| json!({"seats": [{"kind": "me"}, {"kind": "invite", "username": name}, {"kind": "open"}, {"kind": "open"}]});
+    // The blocker's own table, a table where the blocker sits at another's, and one without
+    // the blocker.
+    let own = post(&app, "/api/v1/games", invite("wd_guest"), &host.access).await;
+    assert_eq!(own.status, 201, "{}", own.text);
+    let sat = post(&app, "/api/v1/games", invite("wd_guest"), &other.access).await;
+    let elsewhere = post(&app, "/api/v1/games", invite("wd_guest"), &filler.access).await;
+    let [own, sat, elsewhere] =
+        [own, sat, elsewhere].map(|g| g.json["id"].as_str().unwrap().to_owned());
+    let joined = post(
+        &app,
+        &format!("/api/v1/games/{sat}/join"),
+        json!({}),
+        &host.access,
+    )
+    .await;
+    assert_eq!(joined.status, 200, "{}", joined.text);
+
+    let blocked = put(&app, "/api/v1/me/blocks/wd_guest", &host.access).await;
+    assert_eq!(blocked.status, 201, "{}", blocked.text);
+
+    for id in [&own, &sat] {
+        let view = get(&app, &format!("/api/v1/games/{id}"), &host.access).await;
+        assert_eq!(view.json["seats"][1]["open"], true, "{}", view.text);
+        assert!(view.json["seats"][1]["invited"].is_null(), "{}", view.text);
+        let events = get(&app, &format!("/api/v1/games/{id}/events"), &host.access).await;
+        let last = events.json["events"]
+            .as_array()
+            .unwrap()
+            .last()
+            .unwrap()
+            .clone();
+        assert_eq!(last["type"], "seat_changed", "{}", events.text);
+        assert_eq!(last["data"]["reason"], "invite_withdrawn");
+        assert_eq!(last["data"]["seat"], 1);
+        assert!(last["data"]["user_id"].is_null(), "names nobody: {last}");
+    }
+    // The invitation the blocker has no part in stays; the others are gone from the
+    // guest's list, and their seats are anyone's.
+    let mine = get(&app, "/api/v1/me/games?status=waiting", &guest.access).await;
+    let ids: Vec<&str> = mine.json["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|g| g["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids, [elsewhere.as_str()], "{}", mine.text);
+    let taken = post(
+        &app,
+        &format!("/api/v1/games/{own}/join"),
+        json!({"seat": 1}),
+        &filler.access,
+    )
+    .await;
+    assert_eq!(taken.status, 200, "{}", taken.text);
+    // Blocking again withdraws nothing more.
+    let again = put(&app, "/api/v1/me/blocks/wd_guest", &host.access).await;
+    assert_eq!(again.status, 200, "{}", again.text);
+}
+
+#[actix_web::test]
 async fn the_block_list_pages_like_every_list_the_latest_blocked_first() {
     let db = TestDb::migrated();
     let app = crate::common::app(db.state()).await;

@@ -181,6 +181,9 @@ pub enum SeatChangeReason {
     Left,
     /// The invited user declined.
     InviteDeclined,
+    /// The invitation was withdrawn: a player at the table blocked the invited user, who
+    /// could not have joined (which player is not said).
+    InviteWithdrawn,
     /// Its player resigned; a bot plays it.
     Resigned,
     /// Two turns in a row timed out; a bot plays it until its player reclaims it.
