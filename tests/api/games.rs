@@ -2064,6 +2064,8 @@ async fn rule_options_the_rules_do_not_know_are_invalid_rules() {
         json!({"forced_leekha": {"off": null}}),
         json!({"talbees": true}),
         json!({"talbes": "on"}),
+        json!({"talbes": true}),
+        json!({"target": 51}),
         json!(["classic"]),
     ] {
         let created = send(
@@ -2080,6 +2082,16 @@ async fn rule_options_the_rules_do_not_know_are_invalid_rules() {
             !detail.contains("expected string or map"),
             "{rules}: {detail}"
         );
+        // A misspelt option is named unknown, whatever its value, not as if it took one.
+        if let Some(name) = ["talbes", "target"]
+            .into_iter()
+            .find(|n| rules.get(n).is_some())
+        {
+            assert!(
+                detail.contains(&format!("unknown field `{name}`")),
+                "{rules}: {detail}"
+            );
+        }
     }
     let created = send(
         &app,

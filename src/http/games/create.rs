@@ -53,7 +53,12 @@ impl RulesInput {
         for (name, option) in options {
             let (fits, kind) = match name.as_str() {
                 "target_score" => (option.is_number(), "a number"),
-                _ => (option.is_string(), "a string"),
+                "preset" | "mode" | "pass_direction" | "pass_restriction" | "forced_leekha"
+                | "talbees" | "dealer_rotation" | "solo_tie" | "team_loss" => {
+                    (option.is_string(), "a string")
+                }
+                // Not an option: serde names it unknown, with the options there are.
+                _ => continue,
             };
             if !(fits || option.is_null()) {
                 return Err(format!("rules.{name} must be {kind}, not {option}"));
