@@ -1450,7 +1450,10 @@ export interface components {
         ActionRequest: components["schemas"]["ActionRequestPass"] | components["schemas"]["ActionRequestPlay"];
         /** @description Pass cards to the seat the round's direction names. */
         ActionRequestPass: {
-            /** @description Exactly 3 cards of the hand. */
+            /**
+             * @description Exactly 3 cards of the hand (422 `wrong_card_count` otherwise); a list longer than
+             *     a deck is 400 `validation_failed`.
+             */
             cards: components["schemas"]["CardCode"][];
             /**
              * Format: int64

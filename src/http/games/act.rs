@@ -25,7 +25,9 @@ use super::OnGameByToken;
 pub enum ActionRequest {
     /// Pass cards to the seat the round's direction names.
     Pass {
-        /// Exactly 3 cards of the hand.
+        /// Exactly 3 cards of the hand (422 `wrong_card_count` otherwise); a list longer than
+        /// a deck is 400 `validation_failed`.
+        #[schema(max_items = 52)]
         cards: Vec<CardCode>,
         /// Refuse with 409 `version_conflict` unless the game is at this version (same as
         /// the `If-Match` header).
