@@ -155,6 +155,8 @@ pub fn build_app(
         .wrap_fn(|req, srv| adjust::each_response(req, srv, compression::mark_plain))
         .wrap(Compress::default())
         .wrap_fn(|req, srv| adjust::each_response(req, srv, compression::unmark))
+        // Outside compression, whose bodies are streams.
+        .wrap_fn(|req, srv| adjust::each_response(req, srv, transport::http10_without_chunks))
         // Outside CORS and compression: their refusals (a preflight from another origin, no
         // acceptable encoding) get the problem envelope too, and keep their headers.
         .wrap(ErrorHandlers::new().default_handler(problem_safety_net))

@@ -357,6 +357,25 @@ fn problem_answer(line: &[u8], fields: &[&str], problem: &Problem) -> Vec<u8> {
     out
 }
 
+/// An HTTP/1.0 client reads no chunked body, and RFC 9112 (6.1) forbids sending it one: a
+/// body whose length is not known up front (an event stream, a compressed answer) goes to
+/// it as the bytes up to the connection's close. Sized bodies keep their `Content-Length`.
+pub fn http10_without_chunks<B: actix_web::body::MessageBody>(
+    res: &mut actix_web::dev::ServiceResponse<B>,
+) {
+    if res.request().version() != actix_web::http::Version::HTTP_10
+        || !matches!(
+            res.response().body().size(),
+            actix_web::body::BodySize::Stream
+        )
+    {
+        return;
+    }
+    let head = res.response_mut().head_mut();
+    head.no_chunking(true);
+    head.set_connection_type(actix_http::ConnectionType::Close);
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -307,3 +307,41 @@ fn an_unfinished_second_head_on_a_kept_alive_connection_is_closed() {
     assert!(second.contains("\r\ndate: "), "{second}");
     assert!(waited < Duration::from_secs(5), "{waited:?}");
 }
+
+#[test]
+fn an_http_1_0_client_gets_no_chunked_body() {
+    let db = TestDb::migrated();
+    let port = free_port();
+    let _server = start_with(&db, port, &[]);
+    // A compressed answer is a stream of unknown length: to HTTP/1.1 it goes chunked, to
+    // HTTP/1.0 (which has no chunks) as the bytes up to the close.
+    for (version, chunked) in [("1.1", true), ("1.0", false)] {
+        let mut stream = TcpStream::connect(("127.0.0.1", port)).unwrap();
+        write!(
+            stream,
+            "GET /openapi.json HTTP/{version}\r\nHost: localhost\r\nAccept-Encoding: gzip\r\n\
+             Connection: close\r\n\r\n"
+        )
+        .unwrap();
+        let started = Instant::now();
+        stream
+            .set_read_timeout(Some(Duration::from_secs(10)))
+            .unwrap();
+        let mut raw = Vec::new();
+        stream.read_to_end(&mut raw).unwrap();
+        assert!(started.elapsed() < Duration::from_secs(10));
+        let end = raw.windows(4).position(|w| w == b"\r\n\r\n").unwrap();
+        let head = String::from_utf8_lossy(&raw[..end]).to_ascii_lowercase();
+        assert!(head.starts_with(&format!("http/{version} 200")), "{head}");
+        assert!(head.contains("content-encoding: gzip"), "{head}");
+        assert_eq!(
+            head.contains("transfer-encoding: chunked"),
+            chunked,
+            "{head}"
+        );
+        if !chunked {
+            // The body itself, a gzip stream, starts right after the head.
+            assert_eq!(&raw[end + 4..end + 6], [0x1f, 0x8b], "{head}");
+        }
+    }
+}
