@@ -214,4 +214,71 @@ mod tests {
             "an idle pass waits its interval"
         );
     }
+
+    #[test]
+    fn lanes_run_items_side_by_side_never_two_of_one_key_and_a_stop_waits_for_them() {
+        // Twelve items of three keys, each taking 50 ms, on four lanes.
+        let queue: Arc<Mutex<Vec<(String, usize)>>> = Arc::new(Mutex::new(
+            (0..12).map(|i| (format!("user{}", i % 3), i)).collect(),
+        ));
+        let running: Arc<Mutex<Vec<String>>> = Arc::default();
+        let overlaps = Arc::new(AtomicUsize::new(0));
+        let most = Arc::new(AtomicUsize::new(0));
+        let done = Arc::new(AtomicUsize::new(0));
+        let claimed = queue.clone();
+        let (inside, twice, peak, finished) = (
+            running.clone(),
+            overlaps.clone(),
+            most.clone(),
+            done.clone(),
+        );
+        let worker = Worker::spawn_lanes(
+            "test-lanes",
+            4,
+            Duration::from_millis(10),
+            move |busy| {
+                let mut queue = claimed.lock().unwrap();
+                let next = queue.iter().position(|(key, _)| !busy.contains(key));
+                Ok(next.map(|i| {
+                    let (key, item) = queue.remove(i);
+                    (key.clone(), (key, item))
+                }))
+            },
+            move |(key, _item): (String, usize)| {
+                {
+                    let mut now = inside.lock().unwrap();
+                    if now.contains(&key) {
+                        twice.fetch_add(1, Ordering::SeqCst);
+                    }
+                    now.push(key.clone());
+                    peak.fetch_max(now.len(), Ordering::SeqCst);
+                }
+                std::thread::sleep(Duration::from_millis(50));
+                let mut now = inside.lock().unwrap();
+                let at = now.iter().position(|k| *k == key).unwrap();
+                now.remove(at);
+                finished.fetch_add(1, Ordering::SeqCst);
+                Ok(())
+            },
+        )
+        .unwrap();
+        let started = std::time::Instant::now();
+        while done.load(Ordering::SeqCst) < 12 {
+            assert!(
+                started.elapsed() < Duration::from_secs(10),
+                "the lanes stalled"
+            );
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        worker.stop();
+        assert_eq!(
+            overlaps.load(Ordering::SeqCst),
+            0,
+            "one item of a key at a time"
+        );
+        // Side by side, and never beyond the three keys (the fourth lane has none to take).
+        let most = most.load(Ordering::SeqCst);
+        assert!((2..=3).contains(&most), "{most} at once");
+        assert!(queue.lock().unwrap().is_empty());
+    }
 }
