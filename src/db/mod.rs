@@ -60,19 +60,25 @@ macro_rules! record_end {
 }
 
 /// Claims the rows of an outbox table (`webhook_deliveries`, `push_deliveries`) that its
-/// `due` query selects ([`outbox::due_ids`]) until `lease`, and evaluates to a query of the
-/// table filtered to them, for the caller to order and load. When none is due it returns
-/// `Ok(Vec::new())` from the enclosing function at once, so an idle poll costs one query.
+/// `due` query selects ([`outbox::due_ids`]) as a [`outbox::Claim`] asks, and loads them as
+/// `$row`s, oldest first (a user's notifications of one moment go out as their feed has
+/// them). When none is due it returns `Ok(Vec::new())` at once, so an idle poll costs one
+/// query.
 macro_rules! claim_due {
-    ($conn:expr, $table:ident, $due:expr, ($now:expr, $lease:expr, $limit:expr, $skip:expr)) => {{
-        let ids = $crate::db::outbox::due_ids($conn, $due, $now, $limit, $skip)?;
+    ($conn:expr, $table:ident, $due:expr, $row:ty, $claim:expr) => {{
+        let claim: &$crate::db::outbox::Claim<'_> = $claim;
+        let ids = $crate::db::outbox::due_ids($conn, $due, claim)?;
         if ids.is_empty() {
             return Ok(Vec::new());
         }
         diesel::update($table::table.filter($table::id.eq_any(&ids)))
-            .set($table::next_attempt_at.eq($lease))
+            .set($table::next_attempt_at.eq(claim.lease))
             .execute($conn)?;
-        $table::table.filter($table::id.eq_any(ids))
+        $table::table
+            .filter($table::id.eq_any(ids))
+            .order(($table::created_at.asc(), $table::seq.asc()))
+            .select(<$row>::as_select())
+            .load($conn)
     }};
 }
 

@@ -243,18 +243,31 @@ struct IdRow {
     id: String,
 }
 
+/// What a claim of due outbox rows asks for.
+#[derive(Debug, Clone, Copy)]
+pub struct Claim<'a> {
+    /// Due is at or before this.
+    pub now: NaiveDateTime,
+    /// Claimed rows are kept from other claims until then.
+    pub lease: NaiveDateTime,
+    /// At most this many.
+    pub limit: i64,
+    /// None of these users' (those a lane of this instance is sending to now).
+    pub skip: &'a [String],
+}
+
 /// The ids `due` selects: a query of an outbox table aliased `d`, with the placeholders
 /// `{now}`, `{limit}` and `{skip}` (where the condition leaving out the `skip` users' rows
-/// goes: those a lane of this instance is sending to now). On PostgreSQL the rows stay
-/// locked until the transaction ends and other instances skip them (`SKIP LOCKED`); on
-/// SQLite the single writer keeps claims apart.
+/// goes). On PostgreSQL the rows stay locked until the transaction ends and other instances
+/// skip them (`SKIP LOCKED`); on SQLite the single writer keeps claims apart.
 pub(super) fn due_ids(
     conn: &mut AnyConnection,
     due: &str,
-    now: NaiveDateTime,
-    limit: i64,
-    skip: &[String],
+    claim: &Claim<'_>,
 ) -> QueryResult<Vec<String>> {
+    let Claim {
+        now, limit, skip, ..
+    } = *claim;
     use diesel::sql_types::{BigInt, Text, Timestamp};
     let postgres = matches!(conn, AnyConnection::Postgresql(_));
     let marks: Vec<String> = (0..skip.len())
@@ -307,24 +320,10 @@ const DUE: &str = "SELECT d.id FROM webhook_deliveries d WHERE d.delivered_at IS
      AND d.failed_at IS NULL AND d.next_attempt_at <= {now}{skip} ORDER BY d.next_attempt_at, \
      d.seq LIMIT {limit}";
 
-/// Claims up to `limit` due deliveries, none of the `skip` users', until `lease` (other
-/// instances skip them meanwhile). Run it in a write transaction.
-pub fn claim_due(
-    conn: &mut AnyConnection,
-    now: NaiveDateTime,
-    lease: NaiveDateTime,
-    limit: i64,
-    skip: &[String],
-) -> QueryResult<Vec<Delivery>> {
-    claim_due!(conn, webhook_deliveries, DUE, (now, lease, limit, skip))
-        // Attempted in this order: a user's notifications of one moment go out as their feed
-        // has them.
-        .order((
-            webhook_deliveries::created_at.asc(),
-            webhook_deliveries::seq.asc(),
-        ))
-        .select(Delivery::as_select())
-        .load(conn)
+/// Claims due deliveries as `claim` asks (other instances skip them meanwhile). Run it in a
+/// write transaction.
+pub fn claim_due(conn: &mut AnyConnection, claim: &Claim<'_>) -> QueryResult<Vec<Delivery>> {
+    claim_due!(conn, webhook_deliveries, DUE, Delivery, claim)
 }
 
 /// Records attempt `n` of a delivery and where it leaves the delivery.

@@ -281,24 +281,15 @@ pub fn any_due(conn: &mut AnyConnection, now: NaiveDateTime) -> QueryResult<bool
         .map(|found| found.is_some())
 }
 
-/// Claims up to `limit` due pushes (at most one per device, its oldest pending), none of the
-/// `skip` users', until `lease`: other instances skip them meanwhile (`FOR UPDATE SKIP
-/// LOCKED` on PostgreSQL, SQLite's single writer otherwise), and skip the device's later
-/// pushes until this one is done. Run it in a write transaction.
+/// Claims due pushes as `claim` asks (at most one per device, its oldest pending): other
+/// instances skip them meanwhile (`FOR UPDATE SKIP LOCKED` on PostgreSQL, SQLite's single
+/// writer otherwise), and skip the device's later pushes until this one is done. Run it in
+/// a write transaction.
 pub fn claim_due(
     conn: &mut AnyConnection,
-    now: NaiveDateTime,
-    lease: NaiveDateTime,
-    limit: i64,
-    skip: &[String],
+    claim: &super::outbox::Claim<'_>,
 ) -> QueryResult<Vec<PushRow>> {
-    claim_due!(conn, push_deliveries, DUE, (now, lease, limit, skip))
-        .order((
-            push_deliveries::created_at.asc(),
-            push_deliveries::seq.asc(),
-        ))
-        .select(PushRow::as_select())
-        .load(conn)
+    claim_due!(conn, push_deliveries, DUE, PushRow, claim)
 }
 
 /// Where an attempt leaves a push: the ends of a webhook delivery's attempt.

@@ -216,7 +216,13 @@ impl Pusher {
         db::write_transaction(&mut conn, |conn| {
             let now = db::now();
             let lease = now + chrono::Duration::from_std(LEASE).unwrap_or_default();
-            Ok::<_, Error>(store::claim_due(conn, now, lease, 1, busy)?.pop())
+            let claim = db::outbox::Claim {
+                now,
+                lease,
+                limit: 1,
+                skip: busy,
+            };
+            Ok::<_, Error>(store::claim_due(conn, &claim)?.pop())
         })
     }
 

@@ -207,7 +207,13 @@ fn claim(state: &Services, busy: &[String]) -> Result<Option<Delivery>, Error> {
     crate::db::write_transaction(&mut conn, |conn| {
         let now = db::now();
         let lease = now + chrono::Duration::from_std(LEASE).unwrap_or_default();
-        Ok(outbox::claim_due(conn, now, lease, 1, busy)?.pop())
+        let claim = outbox::Claim {
+            now,
+            lease,
+            limit: 1,
+            skip: busy,
+        };
+        Ok(outbox::claim_due(conn, &claim)?.pop())
     })
 }
 
