@@ -70,7 +70,14 @@ impl Cursor {
                 .map(Cursor::Offset)
                 .ok_or_else(invalid);
         }
-        let time = |t: &str| NaiveDateTime::parse_from_str(t, TIME_FORMAT).map_err(|_| invalid());
+        // Only the years of times this server makes: PostgreSQL's timestamps end at 4713 BC,
+        // and a forged cursor before that was a 500 there (SQLite compares it as text).
+        let time = |t: &str| {
+            NaiveDateTime::parse_from_str(t, TIME_FORMAT)
+                .ok()
+                .filter(|at| (1..=9999).contains(&chrono::Datelike::year(at)))
+                .ok_or_else(invalid)
+        };
         // Every list is ordered by a UUID last: anything else in that place was not made here.
         let uuid = |id: &str| {
             uuid::Uuid::parse_str(id)
@@ -289,7 +296,14 @@ mod tests {
         ] {
             assert_eq!(Cursor::decode(&c.encode()).unwrap(), c);
         }
-        for junk in ["u:2||2026-12-01T10:00:00|x", "u:1|||", "u:1|x|y|z|w"] {
+        for junk in [
+            "u:2||2026-12-01T10:00:00|x",
+            "u:1|||",
+            "u:1|x|y|z|w",
+            "-5000-01-01T00:00:00|0b6f5c1e-6a43-4f7e-9a53-3b1f4f3c2d10",
+            "u:1|-5000-01-01T00:00:00|2026-12-01T10:00:00|0b6f5c1e-6a43-4f7e-9a53-3b1f4f3c2d10",
+            "12026-12-01T10:00:00|0b6f5c1e-6a43-4f7e-9a53-3b1f4f3c2d10",
+        ] {
             assert!(Cursor::decode(&opaque(junk)).is_err(), "{junk}");
         }
         assert!(Cursor::decode("!!").is_err());

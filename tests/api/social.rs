@@ -496,3 +496,29 @@ async fn the_block_list_pages_like_every_list_the_latest_blocked_first() {
             .assert_problem(400, "validation_failed");
     }
 }
+
+#[actix_web::test]
+async fn a_forged_cursor_with_a_time_no_list_can_hold_is_400_on_every_list() {
+    use base64::Engine;
+    let db = TestDb::migrated();
+    let app = crate::common::app(db.state()).await;
+    let me = register(&app, "forger").await;
+    let id = "00000000-0000-0000-0000-000000000000";
+    // Before PostgreSQL's first timestamp (4713 BC), and after the years this server makes.
+    for at in ["-5000-01-01T00:00:00", "12026-01-01T00:00:00"] {
+        for (list, key) in [
+            ("/api/v1/games", format!("{at}|{id}")),
+            ("/api/v1/me/blocks", format!("{at}|{id}")),
+            (
+                "/api/v1/me/games",
+                format!("u:1|{at}|2026-01-01T00:00:00|{id}"),
+            ),
+            ("/api/v1/me/games", format!("u:0||{at}|{id}")),
+        ] {
+            let cursor = base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(key);
+            get(&app, &format!("{list}?cursor={cursor}"), &me.access)
+                .await
+                .assert_problem(400, "validation_failed");
+        }
+    }
+}
