@@ -359,11 +359,12 @@ impl<P, I> Mine<P, I> {
 }
 
 /// Whether a request body of this media type is read as JSON: `application/json` or any
-/// `+json` type, parameters (`charset=utf-8`) aside. This is the rule of actix-web's `Json`
-/// extractor (a `json` subtype or a `+json` suffix), so endpoints with a required body and
-/// those with an optional one ([`OptionalJson`]) accept the same types.
+/// `+json` type, parameters (`charset=utf-8`) aside. Endpoints with a required body
+/// ([`Json`]) and those with an optional one ([`OptionalJson`]) accept the same types; not
+/// actix-web's wider rule (any `json` subtype: `text/json` too).
 pub fn is_json(mime: &actix_web::mime::Mime) -> bool {
-    mime.subtype() == actix_web::mime::JSON || mime.suffix() == Some(actix_web::mime::JSON)
+    use actix_web::mime::{APPLICATION, JSON};
+    (mime.type_() == APPLICATION && mime.subtype() == JSON) || mime.suffix() == Some(JSON)
 }
 
 /// The problem for a body that could not be read, in words a client can act on: actix's own
@@ -496,11 +497,29 @@ impl<T: serde::de::DeserializeOwned + 'static> FromRequest for Json<T> {
     type Future = Pin<Box<dyn Future<Output = Result<Self, actix_web::Error>>>>;
 
     fn from_request(req: &HttpRequest, payload: &mut Payload) -> Self::Future {
-        let body = web::Json::<UniqueKeys>::from_request(req, payload);
+        let body = UniqueKeys::from_request(req, payload);
         Box::pin(async move {
-            let web::Json(UniqueKeys(value)) = body.await?;
+            let UniqueKeys(value) = body.await?;
             object(value).map(Self).map_err(refuse)
         })
+    }
+}
+
+/// A required JSON body of any shape, for a handler that judges its shape later: read as
+/// [`Json`] reads its body.
+impl FromRequest for UniqueKeys {
+    type Error = actix_web::Error;
+    type Future = Pin<Box<dyn Future<Output = Result<Self, actix_web::Error>>>>;
+
+    fn from_request(req: &HttpRequest, payload: &mut Payload) -> Self::Future {
+        // actix-web reads any `json` subtype; the API reads only those of [`is_json`].
+        if let Ok(Some(mime)) = req.mime_type()
+            && !is_json(&mime)
+        {
+            return Box::pin(std::future::ready(Err(refuse(unsupported_media_type()))));
+        }
+        let body = web::Json::<UniqueKeys>::from_request(req, payload);
+        Box::pin(async move { Ok(body.await?.into_inner()) })
     }
 }
 

@@ -1,7 +1,7 @@
 //! `POST /games/{id}/actions`.
 
 use actix_web::http::{StatusCode, header};
-use actix_web::{HttpRequest, HttpResponse, post, web};
+use actix_web::{HttpRequest, HttpResponse, post};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use utoipa::ToSchema;
@@ -168,7 +168,7 @@ impl ActionRequest {
         (status = 422, description = "Illegal: `not_your_turn`, `wrong_phase`, `card_not_in_hand`, `must_follow_suit`, `must_play_leekha`, `talbees`, `pass_restriction`, `wrong_card_count`, `duplicate_card`, `already_committed`, `game_over`, `idempotency_key_reused`", headers(
             ("Idempotent-Replayed" = String, description = "`true` when this is the stored refusal of an earlier request with the same `Idempotency-Key`; absent otherwise")))))]
 #[post("/games/{id}/actions")]
-pub async fn act(on: OnGameByToken<(HttpRequest, web::Json<UniqueKeys>)>) -> Reply {
+pub async fn act(on: OnGameByToken<(HttpRequest, UniqueKeys)>) -> Reply {
     let Call {
         state,
         user: caller,
@@ -178,7 +178,7 @@ pub async fn act(on: OnGameByToken<(HttpRequest, web::Json<UniqueKeys>)>) -> Rep
     let id = path.into_inner().to_string();
     // Judged by the service after the account check, so a banned caller hears 403 whatever
     // it sent.
-    let command = ActionRequest::command(body.into_inner().0, &id, &caller.user_id, &req);
+    let command = ActionRequest::command(body.0, &id, &caller.user_id, &req);
     let acted = games::submit(
         &state.db,
         &state.hot,
