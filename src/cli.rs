@@ -280,6 +280,8 @@ fn create_admin(db: &Db, username: &str) -> Result<String, String> {
             }
         }
         None => {
+            // A new account's name follows the rules of a chosen one: `guest_` is the guests'.
+            Username::chosen(username.as_str(), None).map_err(|e| e.detail().to_owned())?;
             let hash = Password::parse(&password)
                 .map_err(|e| e.detail().to_owned())?
                 .hash()

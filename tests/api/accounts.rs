@@ -911,17 +911,22 @@ async fn without_a_secret_sqlite_keeps_a_generated_one_and_postgres_refuses_to_s
 #[test]
 fn the_admin_command_creates_an_admin_with_a_password_from_the_environment() {
     let db = TestDb::migrated();
-    let run = |password: &str| {
+    let run_as = |name: &str, password: &str| {
         std::process::Command::new(env!("CARGO_BIN_EXE_leekha"))
-            .args(["admin", "create", "root_admin"])
+            .args(["admin", "create", name])
             .env("DATABASE_URL", db.url.expose())
             .env("LEEKHA_ADMIN_PASSWORD", password)
             .env("RUST_LOG", "warn")
             .output()
             .unwrap()
     };
+    let run = |password: &str| run_as("root_admin", password);
     let out = run("short");
     assert!(!out.status.success(), "a short password is refused");
+    // A new account's name is held to the rules of a chosen one.
+    let out = run_as("guest_root", "an admin password");
+    assert!(!out.status.success(), "the guests' prefix is refused");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("kept for guest accounts"));
     let out = run("an admin password");
     assert!(
         out.status.success(),
