@@ -38,6 +38,12 @@ use tokio::net::TcpStream;
 use super::problem::{ApiError, PROBLEM_JSON, Problem};
 use crate::app::AppState;
 
+/// How stale actix-http's clock may be: it reads the time once every 500 ms, and sets the
+/// deadlines of a connection's first request and of an idle one from that reading, so they
+/// came up to half a second early (a 10 s wait closed after 9.7 s). Added to both, they come
+/// at or after the time configured, and at most this much later.
+const CLOCK_TICK: Duration = Duration::from_millis(500);
+
 /// What the HTTP service needs beyond the app: the limits on a connection's time.
 #[derive(Debug, Clone, Copy)]
 pub struct Settings {
@@ -70,8 +76,11 @@ pub fn bind(
                 let shutdown = shutdown.clone();
                 async move { shutdown.notified().await }
             })
-            .keep_alive(settings.keep_alive)
-            .client_request_timeout(settings.client_request_timeout)
+            .keep_alive(match settings.keep_alive {
+                KeepAlive::Timeout(idle) => KeepAlive::Timeout(idle + CLOCK_TICK),
+                other => other,
+            })
+            .client_request_timeout(settings.client_request_timeout + CLOCK_TICK)
             .client_disconnect_timeout(Duration::from_secs(1))
             .h1_allow_half_closed(true)
             .local_addr(addr)
