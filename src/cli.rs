@@ -176,6 +176,7 @@ pub fn run(cli: Cli) -> i32 {
         Command::Serve => match load().and_then(|(config, db)| {
             // A start that would be refused leaves the database as it was.
             crate::app::AppState::check_secret(&config)?;
+            crate::app::AppState::check_listener(&config)?;
             migrate(&config, &db)?;
             serve(config, db, started)
         }) {

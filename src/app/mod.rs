@@ -63,6 +63,19 @@ impl AppState {
         Ok(())
     }
 
+    /// Whether the wake-up listener can connect as `DATABASE_URL` says (its TLS parameters
+    /// and files; PostgreSQL only). Checked before the server touches the database, so a
+    /// start it would refuse leaves the database as it was.
+    ///
+    /// # Errors
+    /// A sentence naming `DATABASE_URL` and what in it cannot be honoured.
+    pub fn check_listener(config: &Config) -> Result<(), String> {
+        if config.database_url.backend() == Backend::Postgres {
+            pg_tls::target(config.database_url.expose())?;
+        }
+        Ok(())
+    }
+
     /// State for the given configuration and database. Resolves the signing secret, which
     /// on SQLite may mean reading or creating it in the database (blocking).
     ///

@@ -475,6 +475,25 @@ fn the_binary_refuses_bad_configuration_with_a_clear_message() {
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("cannot connect to the database"), "{err}");
+
+    // What the wake-up listener cannot honour is refused before the database is touched
+    // (no server listens on port 1: a migration first would fail to connect instead).
+    let out = Command::new(env!("CARGO_BIN_EXE_leekha"))
+        .arg("serve")
+        .env(
+            "DATABASE_URL",
+            "postgres://postgres@127.0.0.1:1/leekha?sslpassword=secret",
+        )
+        .env("LEEKHA_JWT_SECRET", "x".repeat(32))
+        .env("LEEKHA_DB_TIMEOUT_MS", "200")
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("DATABASE_URL: sslpassword") && !err.contains("cannot connect"),
+        "{err}"
+    );
 }
 
 #[test]
