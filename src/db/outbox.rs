@@ -265,10 +265,10 @@ pub(super) fn due_ids(
     due: &str,
     claim: &Claim<'_>,
 ) -> QueryResult<Vec<String>> {
+    use diesel::sql_types::{BigInt, Text, Timestamp};
     let Claim {
         now, limit, skip, ..
     } = *claim;
-    use diesel::sql_types::{BigInt, Text, Timestamp};
     let postgres = matches!(conn, AnyConnection::Postgresql(_));
     let marks: Vec<String> = (0..skip.len())
         .map(|i| {
