@@ -189,6 +189,15 @@ mod tests {
 
     use super::*;
 
+    /// Waits for `done` (10 s at the most: a generous bound, not a measurement).
+    fn wait_until(done: impl Fn() -> bool, stalled: &str) {
+        let started = std::time::Instant::now();
+        while !done() {
+            assert!(started.elapsed() < Duration::from_secs(10), "{stalled}");
+            std::thread::sleep(Duration::from_millis(1));
+        }
+    }
+
     #[test]
     fn a_busy_loop_comes_round_at_once_an_idle_one_waits_and_a_stop_ends_it() {
         let passes = Arc::new(AtomicUsize::new(0));
@@ -199,14 +208,7 @@ mod tests {
             Ok(usize::from(counted.fetch_add(1, Ordering::SeqCst) < 5))
         })
         .unwrap();
-        let started = std::time::Instant::now();
-        while passes.load(Ordering::SeqCst) < 6 {
-            assert!(
-                started.elapsed() < Duration::from_secs(10),
-                "the loop stalled"
-            );
-            std::thread::yield_now();
-        }
+        wait_until(|| passes.load(Ordering::SeqCst) >= 6, "the loop stalled");
         worker.stop();
         assert_eq!(
             passes.load(Ordering::SeqCst),
@@ -262,14 +264,7 @@ mod tests {
             },
         )
         .unwrap();
-        let started = std::time::Instant::now();
-        while done.load(Ordering::SeqCst) < 12 {
-            assert!(
-                started.elapsed() < Duration::from_secs(10),
-                "the lanes stalled"
-            );
-            std::thread::sleep(Duration::from_millis(5));
-        }
+        wait_until(|| done.load(Ordering::SeqCst) >= 12, "the lanes stalled");
         worker.stop();
         assert_eq!(
             overlaps.load(Ordering::SeqCst),
