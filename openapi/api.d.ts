@@ -2765,6 +2765,14 @@ export interface components {
             /** @description A stable machine-readable code, e.g. `not_your_turn`, `version_conflict`. */
             code: components["schemas"]["ProblemCode"];
             /**
+             * Format: int64
+             * @description With `version_conflict` for a stale `expected_version` or `If-Match`: the version the
+             *     game is at now (its view's `version` and `ETag`). Absent otherwise, and absent when
+             *     a concurrent change won the race without a version having been sent.
+             * @example 12
+             */
+            current_version?: number | null;
+            /**
              * @description What went wrong in this case, for a person.
              * @example you hold a diamond: you must follow suit
              */

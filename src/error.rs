@@ -53,6 +53,8 @@ pub struct Error {
     source: Option<Box<dyn std::error::Error + Send + Sync>>,
     /// A database connection turned out dead (see [`Error::lost_connection`]).
     lost_connection: bool,
+    /// The version the resource is at, for a refused stale version (`version_conflict`).
+    current_version: Option<i64>,
 }
 
 /// A result with [`Error`].
@@ -70,6 +72,7 @@ impl Error {
             rate_limit: None,
             source: None,
             lost_connection: false,
+            current_version: None,
         }
     }
 
@@ -168,6 +171,18 @@ impl Error {
     pub fn with_code(mut self, code: &'static str) -> Self {
         self.code = Cow::Borrowed(code);
         self
+    }
+
+    /// The same error, saying which version the resource is at now: a client that sent a
+    /// stale one can tell how far behind it is without another request.
+    pub fn with_current_version(mut self, version: i64) -> Self {
+        self.current_version = Some(version);
+        self
+    }
+
+    /// The version the resource is at, when the error is about a stale one.
+    pub fn current_version(&self) -> Option<i64> {
+        self.current_version
     }
 
     /// The kind.

@@ -422,7 +422,8 @@ fn decide(act: &Act, table: Table) -> Result<(crate::rules::Seat, Change, i64), 
                 "the game is at version {}, not {v}; reload it",
                 table.row.version
             ),
-        ));
+        )
+        .with_current_version(table.row.version));
     }
     if table.bot_of(seat).is_some() {
         return Err(Error::conflict(

@@ -46,6 +46,12 @@ pub struct Problem {
     /// A stable machine-readable code, e.g. `not_your_turn`, `version_conflict`.
     #[schema(value_type = problem_catalog::CodeSchema, example = "must_follow_suit")]
     pub code: String,
+    /// With `version_conflict` for a stale `expected_version` or `If-Match`: the version the
+    /// game is at now (its view's `version` and `ETag`). Absent otherwise, and absent when
+    /// a concurrent change won the race without a version having been sent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(minimum = 0, example = 12)]
+    pub current_version: Option<i64>,
 }
 
 /// The status of each kind of error.
@@ -172,6 +178,7 @@ impl Problem {
             status: status.as_u16(),
             detail: error.detail().to_owned(),
             code: code.to_owned(),
+            current_version: error.current_version(),
         }
     }
 

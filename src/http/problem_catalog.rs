@@ -234,7 +234,8 @@ pub static PROBLEM_CODES: &[ProblemCode] = &[
         409,
         "Version conflict",
         "The game is not at the version the request expected (`If-Match` or \
-         `expected_version`), or a concurrent change won.",
+         `expected_version`; the problem's `current_version` is the one it is at), or a \
+         concurrent change won.",
         RELOAD,
     ),
     entry(

@@ -874,15 +874,16 @@ async fn a_stale_version_gets_409() {
     let mut rng = rand::rngs::StdRng::seed_from_u64(7);
     let mut action = random_action(&view, &mut rng).unwrap();
     action["expected_version"] = json!(version - 1);
-    send(&app, act_req(&id, p, action.clone()))
-        .await
-        .assert_problem(409, "version_conflict");
+    let behind = send(&app, act_req(&id, p, action.clone())).await;
+    behind.assert_problem(409, "version_conflict");
+    // The refusal says where the game is, so the client knows how far behind it was.
+    assert_eq!(behind.json["current_version"], json!(version));
     action.as_object_mut().unwrap().remove("expected_version");
     let stale =
         act_req(&id, p, action.clone()).insert_header(("if-match", format!("\"{}\"", version + 5)));
-    send(&app, stale)
-        .await
-        .assert_problem(409, "version_conflict");
+    let ahead = send(&app, stale).await;
+    ahead.assert_problem(409, "version_conflict");
+    assert_eq!(ahead.json["current_version"], json!(version));
     let fresh = act_req(&id, p, action).insert_header(("if-match", format!("\"{version}\"")));
     let reply = send(&app, fresh).await;
     assert_eq!(reply.status, 200, "{}", reply.text);
