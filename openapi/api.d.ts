@@ -9400,7 +9400,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No such user */
+            /** @description No such user, or a banned one (out of sight, as their profile is) */
             404: {
                 headers: {
                     [name: string]: unknown;

@@ -120,8 +120,8 @@ fn locked_pair(
 /// and asking again must not become a way to flood someone's feed and phone.
 ///
 /// # Errors
-/// 404 for an unknown user; 400 for the caller's own name; 403 `blocked` when either blocks
-/// the other; 409 `too_many_friends` beyond [`MAX_FRIEND_REQUESTS`].
+/// 404 for an unknown or banned user; 400 for the caller's own name; 403 `blocked` when
+/// either blocks the other; 409 `too_many_friends` beyond [`MAX_FRIEND_REQUESTS`].
 pub fn request_friend(
     conn: &mut AnyConnection,
     me: &str,
@@ -130,6 +130,11 @@ pub fn request_friend(
     db::write_transaction(conn, |conn| {
         let now = db::now();
         let other = locked_pair(conn, me, username)?;
+        // A banned account is out of sight, as its profile is: a request would wait for
+        // someone who cannot answer it, and would tell the asker that the account exists.
+        if other.banned_at.is_some() {
+            return Err(Error::not_found(format!("no user named {username:?}")));
+        }
         if store::blocks(conn, &other.id, me)? {
             return Err(blocked(format!("{} blocks you", other.username)));
         }

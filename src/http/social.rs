@@ -112,7 +112,7 @@ pub async fn list_friends(me: Mine) -> Reply {
         (status = 200, description = "Already asked, or friends already", body = FriendView),
         (status = 400, description = "The caller's own name, or a name no account can have"),
         (status = 403, description = "One of the two blocks the other (`blocked`)"),
-        (status = 404, description = "No such user"),
+        (status = 404, description = "No such user, or a banned one (out of sight, as their profile is)"),
         (status = 409, description = "At most 500 friends and requests (`too_many_friends`)")))]
 #[put("/me/friends/{username}")]
 pub async fn put_friend(on: About) -> Reply {

@@ -8,7 +8,7 @@ use leekha::app::AppState;
 use leekha::rules::{Card, CardSet};
 use serde_json::{Value, json};
 
-use crate::common::play::{delete, four, game_of, get, legal_action, of_kind, post};
+use crate::common::play::{delete, four, game_of, get, legal_action, of_kind, post, put};
 use crate::common::{self, PASSWORD, Session, TestDb, bearer, post_json, register, send};
 
 /// Makes a registered user an administrator, as `leekha admin create` would.
@@ -460,6 +460,14 @@ async fn a_ban_cuts_a_logged_in_user_off_on_the_next_request_and_unban_restores_
     )
     .await
     .assert_problem(409, "already_banned");
+    // Out of sight to others: no profile, no friend request that could never be answered.
+    let fan = register(&app, "fan").await;
+    get(&app, "/api/v1/users/troll", &fan.access)
+        .await
+        .assert_problem(404, "not_found");
+    put(&app, "/api/v1/me/friends/troll", &fan.access)
+        .await
+        .assert_problem(404, "not_found");
 
     let unbanned = post(
         &app,
@@ -485,6 +493,8 @@ async fn a_ban_cuts_a_logged_in_user_off_on_the_next_request_and_unban_restores_
     assert_eq!(login.status, 200, "{}", login.text);
     // The tokens the ban revoked stay revoked.
     refresh().await.assert_problem(401, "invalid_token");
+    let asked = put(&app, "/api/v1/me/friends/troll", &fan.access).await;
+    assert_eq!(asked.status, 201, "{}", asked.text);
     // An empty body is fine for unban (the reason is optional), but not banned any more.
     send(
         &app,
