@@ -80,7 +80,8 @@ pub struct NotificationView {
     /// The game concerned.
     #[schema(required = true)]
     pub game_id: Option<uuid::Uuid>,
-    /// Details (e.g. `seat`, `deadline`).
+    /// Details (e.g. `seat`, `deadline`; a turn's `your_turn` and `turn_reminder` carry its
+    /// `phase`, `passing` or `playing`).
     #[schema(value_type = Object)]
     pub data: Value,
     /// When.

@@ -160,7 +160,12 @@ fn remind(
                 user_id: user,
                 kind: Kind::TurnReminder,
                 game_id: Some(id.to_owned()),
-                data: serde_json::json!({ "seat": seat.number(), "deadline": table.row.deadline.map(|d| d.and_utc()) }),
+                // The phase as in `your_turn`: a reminder while passing asks for a pass.
+                data: serde_json::json!({
+                    "seat": seat.number(),
+                    "deadline": table.row.deadline.map(|d| d.and_utc()),
+                    "phase": game.phase().to_string(),
+                }),
                 silent: false,
             })
         })

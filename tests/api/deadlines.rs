@@ -275,6 +275,8 @@ async fn reminders_and_your_turn_reach_the_right_feeds() {
             .unwrap_or_else(|| panic!("{f:?}"));
         assert_eq!(reminder["game_id"], json!(id));
         assert!(reminder["data"]["deadline"].is_string());
+        // Still passing: the push it makes asks for three cards, not one.
+        assert_eq!(reminder["data"]["phase"], "passing");
     }
     let seqs: Vec<i64> = feed(&app, &players[1])
         .await
