@@ -1427,7 +1427,7 @@ export interface components {
         AbortRequest: {
             /**
              * @description 1–500 characters once trimmed and in Unicode NFC, line breaks and tabs allowed but
-             *     no other control characters or direction overrides; players see it as the game's
+             *     no other control characters, direction overrides, annotation marks or stray tags; players see it as the game's
              *     `abort_reason`.
              * @example a player reported a bug in the deal
              */
@@ -1729,7 +1729,7 @@ export interface components {
         BanRequest: {
             /**
              * @description 1–500 characters once trimmed and in Unicode NFC, line breaks and tabs allowed but
-             *     no other control characters or direction overrides; kept in the audit log and on the
+             *     no other control characters, direction overrides, annotation marks or stray tags; kept in the audit log and on the
              *     account.
              * @example abusive messages in game chat
              */
@@ -2560,7 +2560,7 @@ export interface components {
         MuteRequest: {
             /**
              * @description 1–500 characters once trimmed and in Unicode NFC, line breaks and tabs allowed but
-             *     no other control characters or direction overrides; kept in the audit log and on the
+             *     no other control characters, direction overrides, annotation marks or stray tags; kept in the audit log and on the
              *     account.
              * @example insults in chat
              */
@@ -2621,7 +2621,8 @@ export interface components {
             phrase?: null | components["schemas"]["PhraseKey"];
             /**
              * @description Free text: 1–200 characters after trimming and Unicode NFC, no control characters,
-             *     line breaks or direction overrides, at least one visible character. The limit holds
+             *     line breaks, direction overrides, annotation marks or tag characters (a region's
+             *     flag aside), at least one visible character. The limit holds
              *     for the text as kept, so what is sent may be longer (white space around it, accents
              *     sent as combining marks): no `maxLength` here, lest a client refuse what the server
              *     takes.
@@ -2647,7 +2648,10 @@ export interface components {
              * @description When.
              */
             created_at: string;
-            /** @description Details (e.g. `seat`, `deadline`). */
+            /**
+             * @description Details (e.g. `seat`, `deadline`; a turn's `your_turn` and `turn_reminder` carry its
+             *     `phase`, `passing` or `playing`).
+             */
             data: Record<string, never>;
             /**
              * Format: uuid
@@ -2669,7 +2673,7 @@ export interface components {
         OptionalReason: {
             /**
              * @description 1–500 characters once trimmed and in Unicode NFC, line breaks and tabs allowed but
-             *     no other control characters or direction overrides; kept in the audit log.
+             *     no other control characters, direction overrides, annotation marks or stray tags; kept in the audit log.
              */
             reason?: string | null;
         };
@@ -3088,7 +3092,7 @@ export interface components {
         ReportRequest: {
             /**
              * @description 1–500 characters once trimmed and in Unicode NFC, line breaks and tabs allowed but no
-             *     other control characters or direction overrides.
+             *     other control characters, direction overrides, annotation marks or stray tags.
              * @example insults
              */
             reason: string;
@@ -3129,7 +3133,7 @@ export interface components {
             mode?: null | components["schemas"]["Mode"];
             /**
              * @description 1–500 characters once trimmed and in Unicode NFC, line breaks and tabs allowed but
-             *     no other control characters or direction overrides; kept in the audit log.
+             *     no other control characters, direction overrides, annotation marks or stray tags; kept in the audit log.
              */
             reason?: string | null;
         };
@@ -3154,7 +3158,7 @@ export interface components {
         RoleRequest: {
             /**
              * @description 1–500 characters once trimmed and in Unicode NFC, line breaks and tabs allowed but
-             *     no other control characters or direction overrides; kept in the audit log.
+             *     no other control characters, direction overrides, annotation marks or stray tags; kept in the audit log.
              */
             reason?: string | null;
             /** @description `player` or `admin`. */
@@ -6848,7 +6852,7 @@ export interface operations {
                     "application/json": components["schemas"]["ReportReceived"];
                 };
             };
-            /** @description A reason outside 1–500 characters, or with control characters (line breaks and tabs aside) or direction overrides; or the caller's own message */
+            /** @description A reason outside 1–500 characters, or with control characters (line breaks and tabs aside), direction overrides, annotation marks or stray tags; or the caller's own message */
             400: {
                 headers: {
                     [name: string]: unknown;

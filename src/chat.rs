@@ -14,7 +14,7 @@ use crate::error::{Error, Kind};
 use crate::games::{Change, Committed, GameStatus, ServerEvent, Table};
 use crate::notifications::Kind as NotificationKind;
 use crate::rules::Seat;
-use crate::text::{check_reason, is_disguise, is_visible};
+use crate::text::{check_reason, has_stray_tags, is_disguise, is_visible};
 
 /// The most characters of a message, after trimming.
 pub const MAX_CHARS: usize = 200;
@@ -107,9 +107,10 @@ pub enum Content {
 }
 
 /// Checks and normalizes free text: trimmed, Unicode NFC, 1..=[`MAX_CHARS`] characters, no
-/// control characters, no line or paragraph separators (a message is one line), and no
-/// bidirectional overrides (which make a line read as something else), and at least one
-/// visible character. The direction marks that Arabic text needs (U+200E, U+200F, U+061C)
+/// control characters, no line or paragraph separators (a message is one line), no
+/// bidirectional overrides or interlinear annotations (which make a line read as something
+/// else), no tag characters but in a region's flag (they spell text nobody sees), and at
+/// least one visible character. The direction marks that Arabic text needs (U+200E, U+200F, U+061C)
 /// are kept.
 ///
 /// # Errors
@@ -125,9 +126,10 @@ pub fn check_text(raw: &str) -> Result<String, Error> {
             "text has {n} characters; at most {MAX_CHARS}"
         )));
     }
-    if text.chars().any(|c| c.is_control() || is_disguise(c)) {
+    if text.chars().any(|c| c.is_control() || is_disguise(c)) || has_stray_tags(&text) {
         return Err(Error::validation(
-            "text must not contain control characters, line breaks or direction overrides",
+            "text must not contain control characters, line breaks, direction overrides, \
+             annotation marks or tag characters (a region's flag aside)",
         ));
     }
     if !text.chars().any(is_visible) {

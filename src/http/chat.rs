@@ -74,7 +74,8 @@ pub struct PhrasesView {
 #[serde(deny_unknown_fields)]
 pub struct NewMessage {
     /// Free text: 1–200 characters after trimming and Unicode NFC, no control characters,
-    /// line breaks or direction overrides, at least one visible character. The limit holds
+    /// line breaks, direction overrides, annotation marks or tag characters (a region's
+    /// flag aside), at least one visible character. The limit holds
     /// for the text as kept, so what is sent may be longer (white space around it, accents
     /// sent as combining marks): no `maxLength` here, lest a client refuse what the server
     /// takes.
@@ -159,7 +160,7 @@ pub struct ChatQuery {
 #[serde(deny_unknown_fields)]
 pub struct ReportRequest {
     /// 1–500 characters once trimmed and in Unicode NFC, line breaks and tabs allowed but no
-    /// other control characters or direction overrides.
+    /// other control characters, direction overrides, annotation marks or stray tags.
     #[schema(example = "insults", min_length = 1)]
     pub reason: String,
 }
@@ -275,7 +276,7 @@ type Report = Mine<web::Path<(uuid::Uuid, uuid::Uuid)>, Json<ReportRequest>>;
     request_body = ReportRequest,
     responses(
         (status = 202, description = "Queued for the moderators", body = ReportReceived),
-        (status = 400, description = "A reason outside 1–500 characters, or with control characters (line breaks and tabs aside) or direction overrides; or the caller's own message"),
+        (status = 400, description = "A reason outside 1–500 characters, or with control characters (line breaks and tabs aside), direction overrides, annotation marks or stray tags; or the caller's own message"),
         (status = 403, description = "A spectator, who reads the chat but has no seat, or a player whose seat a bot holds for good (`not_seated`)"),
         (status = 404, description = "No such message the caller can read")))]
 #[post("/games/{id}/chat/{message_id}/report")]

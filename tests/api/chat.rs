@@ -130,6 +130,9 @@ async fn seated_players_chat_in_text_and_phrases_as_events() {
         json!({"text": "\u{3164}"}),
         json!({"text": "\u{2800} \u{2800}"}),
         json!({"text": "\u{FFFF}"}),
+        // Text nobody sees beside text everyone does: tags spelling "hi", an annotation.
+        json!({"text": "nice game\u{E0068}\u{E0069}"}),
+        json!({"text": "\u{FFF9}shown\u{FFFA}hidden\u{FFFB}"}),
         json!({"phrase": "no_such_phrase"}),
         json!({"text": "a", "phrase": "hello"}),
         json!({}),
@@ -145,6 +148,8 @@ async fn seated_players_chat_in_text_and_phrases_as_events() {
         "!",
         "e\u{0301}",
         "\u{2764}\u{FE0F}",
+        // England's flag: tags, but the ones a region's flag is made of.
+        "\u{1F3F4}\u{E0067}\u{E0062}\u{E0065}\u{E006E}\u{E0067}\u{E007F}",
     ] {
         let posted = post(&app, &chat, json!({ "text": fine }), &players[0].access).await;
         assert_eq!(posted.status, 201, "{fine:?}: {}", posted.text);

@@ -87,7 +87,7 @@ pub struct AuditQuery {
 #[serde(deny_unknown_fields)]
 pub struct BanRequest {
     /// 1–500 characters once trimmed and in Unicode NFC, line breaks and tabs allowed but
-    /// no other control characters or direction overrides; kept in the audit log and on the
+    /// no other control characters, direction overrides, annotation marks or stray tags; kept in the audit log and on the
     /// account.
     #[schema(example = "abusive messages in game chat", min_length = 1)]
     pub reason: String,
@@ -98,7 +98,7 @@ pub struct BanRequest {
 #[serde(deny_unknown_fields)]
 pub struct OptionalReason {
     /// 1–500 characters once trimmed and in Unicode NFC, line breaks and tabs allowed but
-    /// no other control characters or direction overrides; kept in the audit log.
+    /// no other control characters, direction overrides, annotation marks or stray tags; kept in the audit log.
     #[schema(min_length = 1)]
     pub reason: Option<String>,
 }
@@ -113,7 +113,7 @@ pub struct RoleRequest {
     #[schema(value_type = Role, required = true)]
     pub role: Option<Role>,
     /// 1–500 characters once trimmed and in Unicode NFC, line breaks and tabs allowed but
-    /// no other control characters or direction overrides; kept in the audit log.
+    /// no other control characters, direction overrides, annotation marks or stray tags; kept in the audit log.
     #[schema(min_length = 1)]
     pub reason: Option<String>,
 }
@@ -126,7 +126,7 @@ pub struct ResetRatingRequest {
     #[schema(value_type = Option<crate::rules::Mode>)]
     pub mode: Option<crate::rules::Mode>,
     /// 1–500 characters once trimmed and in Unicode NFC, line breaks and tabs allowed but
-    /// no other control characters or direction overrides; kept in the audit log.
+    /// no other control characters, direction overrides, annotation marks or stray tags; kept in the audit log.
     #[schema(min_length = 1)]
     pub reason: Option<String>,
 }
@@ -136,7 +136,7 @@ pub struct ResetRatingRequest {
 #[serde(deny_unknown_fields)]
 pub struct AbortRequest {
     /// 1–500 characters once trimmed and in Unicode NFC, line breaks and tabs allowed but
-    /// no other control characters or direction overrides; players see it as the game's
+    /// no other control characters, direction overrides, annotation marks or stray tags; players see it as the game's
     /// `abort_reason`.
     #[schema(example = "a player reported a bug in the deal", min_length = 1)]
     pub reason: String,

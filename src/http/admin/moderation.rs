@@ -62,7 +62,7 @@ pub struct MuteRequest {
     #[serde(deserialize_with = "crate::http::instant::rfc3339_or_null")]
     pub until: Option<DateTime<Utc>>,
     /// 1–500 characters once trimmed and in Unicode NFC, line breaks and tabs allowed but
-    /// no other control characters or direction overrides; kept in the audit log and on the
+    /// no other control characters, direction overrides, annotation marks or stray tags; kept in the audit log and on the
     /// account.
     #[schema(example = "insults in chat", min_length = 1)]
     pub reason: String,
