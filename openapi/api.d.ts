@@ -1827,8 +1827,8 @@ export interface components {
             items: components["schemas"]["ChatMessageView"][];
             /**
              * Format: int64
-             * @description The `seq` of the last message listed (or `after` when none): pass it as `after`
-             *     next time.
+             * @description The `seq` of the last message listed (when none, `after`, or the game's last event
+             *     `seq` if `after` is past it): pass it as `after` next time.
              * @example 1
              */
             last_seq: number;

@@ -264,6 +264,16 @@ pub fn post(
     })
 }
 
+/// A page of chat: the messages listed, and the game's last event `seq` when read.
+#[derive(Debug)]
+pub struct Page {
+    /// Oldest first.
+    pub messages: Vec<Listed>,
+    /// The `seq` of the game's last event, read with the messages: every message posted
+    /// later has a greater one.
+    pub last_event: i64,
+}
+
 /// The messages of `game_id` after `after` that `viewer` may read, oldest first.
 ///
 /// # Errors
@@ -274,13 +284,16 @@ pub fn list(
     viewer: &str,
     after: i64,
     limit: i64,
-) -> Result<Vec<Listed>, Error> {
+) -> Result<Page, Error> {
     let table = Table::load(conn, game_id)?;
     // Whoever may watch the game reads its chat, as its events carry it anyway.
     if !table.visible_to(viewer) {
         return Err(Error::not_found("no such game"));
     }
-    Ok(store::visible(conn, game_id, viewer, after, limit)?)
+    Ok(Page {
+        messages: store::visible(conn, game_id, viewer, after, limit)?,
+        last_event: table.row.event_count,
+    })
 }
 
 /// `reporter` reports message `message_id` of `game_id` to the moderators; `false` when

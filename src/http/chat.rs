@@ -137,8 +137,8 @@ impl From<&Listed> for ChatMessageView {
 pub struct ChatPage {
     /// Oldest first.
     pub items: Vec<ChatMessageView>,
-    /// The `seq` of the last message listed (or `after` when none): pass it as `after`
-    /// next time.
+    /// The `seq` of the last message listed (when none, `after`, or the game's last event
+    /// `seq` if `after` is past it): pass it as `after` next time.
     #[schema(minimum = 0, example = 1)]
     pub last_seq: i64,
 }
@@ -251,12 +251,17 @@ pub async fn list_messages(on: OnGame<Query<ChatQuery>>) -> Reply {
         return Err(Error::validation("after must be ≥ 0").into());
     }
     let limit = pagination::limit(query.limit, 50, 200)?;
-    let rows = on
+    let page = on
         .run(move |conn, game, me| chat::list(conn, game, me, after, limit))
         .await?;
-    let last_seq = rows.last().map_or(after, |(m, _)| m.seq);
+    // Never past the game's last event, as the events list: a client that sent an `after`
+    // from the future would otherwise skip the messages that come up to it.
+    let last_seq = page
+        .messages
+        .last()
+        .map_or(after.min(page.last_event), |(m, _)| m.seq);
     ok(ChatPage {
-        items: rows.iter().map(ChatMessageView::from).collect(),
+        items: page.messages.iter().map(ChatMessageView::from).collect(),
         last_seq,
     })
 }

@@ -81,6 +81,15 @@ async fn seated_players_chat_in_text_and_phrases_as_events() {
     let after = said.json["seq"].as_i64().unwrap();
     let rest = get(&app, &format!("{chat}?after={after}"), &players[1].access).await;
     assert_eq!(texts(&rest.json), ["good_luck"]);
+    let last = phrase.json["seq"].as_i64().unwrap();
+    assert_eq!(rest.json["last_seq"], last);
+    let none = get(&app, &format!("{chat}?after={last}"), &players[1].access).await;
+    assert_eq!(none.json["last_seq"], last, "nothing new: where the client was");
+    // An `after` past the game's last event comes back as that event's seq, as the events
+    // list does: taken as the next `after`, it skips no message posted later.
+    let ahead = get(&app, &format!("{chat}?after={}", i64::MAX), &players[1].access).await;
+    assert_eq!(ahead.status, 200, "{}", ahead.text);
+    assert_eq!(ahead.json["last_seq"], last);
 
     // Each message is the game's event at its seq, and the action after it still works.
     let events = get_all(
