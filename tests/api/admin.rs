@@ -152,10 +152,11 @@ async fn every_admin_route_answers_403_to_a_player_and_401_without_a_token() {
     assert_eq!(me.json["role"], "player");
 }
 
-/// A feed long-poll of `user`'s, during which `end` runs and then, if `wake`, a friend
-/// request wakes it: its answer, which must come before the wait runs out.
+/// A feed long-poll of `user`'s, during which `end` runs and then, if `wake`, a
+/// notification for them wakes it: its answer, which must come before the wait runs out.
 async fn poll_across<S, B>(
     app: &S,
+    state: &AppState,
     user: &Session,
     end: impl std::future::Future<Output = ()>,
     wake: bool,
@@ -164,7 +165,6 @@ where
     S: Service<actix_http::Request, Response = ServiceResponse<B>, Error = actix_web::Error>,
     B: actix_web::body::MessageBody,
 {
-    let friend = register(app, &format!("{}_friend", user.username)).await;
     let poll = get(
         app,
         "/api/v1/me/notifications?after=0&wait=10",
@@ -176,13 +176,23 @@ where
         if !wake {
             return;
         }
-        let asked = crate::common::play::put(
-            app,
-            &format!("/api/v1/me/friends/{}", user.username),
-            &friend.access,
+        // A `your_turn`, as a banned player's running game still sends them when their
+        // turn comes (the seat plays on until it times out to a bot), and woken as every
+        // writer of notifications wakes the feeds after its commit.
+        let mut conn = state.db.conn().unwrap();
+        let notified = leekha::notifications::write(
+            &mut conn,
+            vec![leekha::notifications::Pending {
+                user_id: user.id.clone(),
+                kind: leekha::notifications::Kind::YourTurn,
+                game_id: None,
+                data: json!({}),
+                silent: false,
+            }],
+            leekha::db::now(),
         )
-        .await;
-        assert!(asked.status.is_success(), "{}", asked.text);
+        .unwrap();
+        state.announce_users(&notified);
     };
     let started = std::time::Instant::now();
     let (answer, ()) = tokio::join!(poll, meanwhile);
@@ -210,7 +220,7 @@ async fn a_long_poll_waiting_when_its_user_is_banned_answers_403_not_what_woke_i
         .await;
         assert_eq!(banned.status, 200, "{}", banned.text);
     };
-    poll_across(&app, &user, ban, true)
+    poll_across(&app, &state, &user, ban, true)
         .await
         .assert_problem(403, "banned");
 }
@@ -218,7 +228,8 @@ async fn a_long_poll_waiting_when_its_user_is_banned_answers_403_not_what_woke_i
 #[actix_web::test]
 async fn a_long_poll_waiting_when_its_session_logs_out_answers_401() {
     let db = TestDb::migrated();
-    let app = common::app(db.state()).await;
+    let state = db.state();
+    let app = common::app(state.clone()).await;
     for (name, wake) in [("poll_leaver", true), ("poll_quiet", false)] {
         let user = register(&app, name).await;
         let logout = async {
@@ -233,7 +244,7 @@ async fn a_long_poll_waiting_when_its_session_logs_out_answers_401() {
             assert_eq!(out.status, 204);
         };
         // Woken by a notification, or by the logout itself when nothing else happens.
-        poll_across(&app, &user, logout, wake)
+        poll_across(&app, &state, &user, logout, wake)
             .await
             .assert_problem(401, "invalid_token");
     }
