@@ -4301,7 +4301,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The game already ended (`game_over`) */
+            /** @description The game already ended (`game_not_active`) */
             409: {
                 headers: {
                     [name: string]: unknown;

@@ -12,7 +12,7 @@ use super::{Change, Committed, GameStatus, Table, locked};
 /// Ends a waiting or running game without a result; audited in the same transaction.
 ///
 /// # Errors
-/// 404 for an unknown game; 409 `game_over` when it already ended.
+/// 404 for an unknown game; 409 `game_not_active` when it already ended.
 pub fn abort(
     conn: &mut AnyConnection,
     game_id: &str,
@@ -23,7 +23,7 @@ pub fn abort(
         let before = table.status();
         if !matches!(before, GameStatus::Waiting | GameStatus::Active) {
             return Err(Error::conflict(
-                "game_over",
+                "game_not_active",
                 format!("the game is already {}", before.as_str()),
             ));
         }

@@ -439,8 +439,7 @@ pub static PROBLEM_CODES: &[ProblemCode] = &[
         "game_over",
         422,
         "Game over",
-        "The game has finished; no action is accepted. An administrator aborting a game that is \
-         already over gets it with 409.",
+        "The game has finished; no action is accepted.",
         "Read the final scores in the game view.",
     ),
     entry(
@@ -639,7 +638,7 @@ mod tests {
     ];
 
     /// Codes that a given status also comes with, as their explanations say.
-    const OTHER_STATUSES: &[(&str, u16)] = &[("game_over", 409), ("invalid_credentials", 403)];
+    const OTHER_STATUSES: &[(&str, u16)] = &[("invalid_credentials", 403)];
 
     fn sources(dir: &Path, out: &mut Vec<PathBuf>) {
         for entry in std::fs::read_dir(dir).unwrap() {

@@ -865,7 +865,7 @@ async fn an_aborted_game_shows_aborted_to_its_players() {
         &boss.access,
     )
     .await
-    .assert_problem(409, "game_over");
+    .assert_problem(409, "game_not_active");
     let listed = get(&app, "/api/v1/me/games?status=aborted", &players[2].access).await;
     assert_eq!(listed.json["items"][0]["status"], "aborted");
 

@@ -73,7 +73,7 @@ pub async fn get_game(admin: Admin<web::Path<uuid::Uuid>>) -> Reply {
     responses(
         (status = 200, description = "Aborted; the game as spectators see it", body = GameView),
         (status = 400, description = "Invalid reason or id"),
-        (status = 409, description = "The game already ended (`game_over`)")))]
+        (status = 409, description = "The game already ended (`game_not_active`)")))]
 #[post("/admin/games/{id}/abort")]
 pub async fn abort_game(admin: Change<AbortRequest>) -> Reply {
     let why = reason(&admin.input.0.reason)?;
