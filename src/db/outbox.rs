@@ -315,10 +315,15 @@ pub(super) fn due_ids(
     Ok(rows.into_iter().map(|r| r.id).collect())
 }
 
-/// Due deliveries, oldest first.
+/// Due deliveries, oldest first. A first attempt waits while an earlier delivery of the
+/// same user has not had its own, in flight on another instance included: first attempts
+/// go out in the feed's order, one at a time, whichever instances send them. A retry
+/// neither waits nor holds up later deliveries.
 const DUE: &str = "SELECT d.id FROM webhook_deliveries d WHERE d.delivered_at IS NULL \
-     AND d.failed_at IS NULL AND d.next_attempt_at <= {now}{skip} ORDER BY d.next_attempt_at, \
-     d.seq LIMIT {limit}";
+     AND d.failed_at IS NULL AND d.next_attempt_at <= {now} AND (d.attempts > 0 OR NOT EXISTS \
+     (SELECT 1 FROM webhook_deliveries e WHERE e.user_id = d.user_id AND e.attempts = 0 \
+     AND e.delivered_at IS NULL AND e.failed_at IS NULL AND e.seq < d.seq)){skip} \
+     ORDER BY d.next_attempt_at, d.seq LIMIT {limit}";
 
 /// Claims due deliveries as `claim` asks (other instances skip them meanwhile). Run it in a
 /// write transaction.

@@ -680,6 +680,53 @@ async fn a_receiver_gets_correctly_signed_webhooks_and_retries_after_failures() 
     assert_eq!(attempts as usize, expected + 2, "two failures were retried");
 }
 
+/// A user's first webhook attempts go out one after another in the feed's order, whichever
+/// instance claims them: while one is claimed and not yet tried, another instance (which
+/// knows nothing of the first one's lanes) finds the user's later deliveries not due. A
+/// retry holds up nothing.
+#[actix_web::test]
+async fn a_users_first_webhook_attempts_are_claimed_in_feed_order_across_instances() {
+    use leekha::db::outbox::{self, AttemptEnd, Claim};
+    let receiver = Receiver::start(0);
+    let (state, _app, _me, expected, _db) =
+        hooked_start(&receiver, Duration::from_secs(3600), 86_400).await;
+    assert!(expected >= 2, "{expected} notifications");
+    let seq = |d: &outbox::Delivery| {
+        serde_json::from_str::<Value>(&d.body).unwrap()["seq"]
+            .as_i64()
+            .unwrap()
+    };
+    // A claim of up to ten, as an instance whose lanes are all idle makes it.
+    let claim = || {
+        let mut conn = state.db.conn().unwrap();
+        leekha::db::write_transaction(&mut conn, |conn| {
+            let now = leekha::db::now();
+            let claim = Claim {
+                now,
+                lease: now + chrono::Duration::seconds(60),
+                limit: 10,
+                skip: &[],
+            };
+            outbox::claim_due(conn, &claim)
+        })
+        .unwrap()
+    };
+    let record = |d: &outbox::Delivery, end: AttemptEnd| {
+        let mut conn = state.db.conn().unwrap();
+        let now = leekha::db::now();
+        outbox::record_attempt(&mut conn, &d.id, d.attempts + 1, Some(500), None, now, end)
+            .unwrap();
+    };
+    let first = claim();
+    assert_eq!(first.iter().map(seq).collect::<Vec<_>>(), [1], "the head only");
+    assert!(claim().is_empty(), "the second waits for the first's attempt");
+    // Tried and to be retried at once: the retry and the next first attempt both go.
+    record(&first[0], AttemptEnd::RetryAt(leekha::db::now()));
+    let mut both: Vec<i64> = claim().iter().map(seq).collect();
+    both.sort_unstable();
+    assert_eq!(both, [1, 2]);
+}
+
 #[actix_web::test]
 async fn a_webhook_retry_waits_as_long_as_the_receivers_retry_after_says() {
     let receiver = Receiver::failing_with(1, "503 Service Unavailable\r\nretry-after: 1\r\n");
