@@ -95,6 +95,10 @@ pub fn end_due(conn: &mut AnyConnection, limit: i64) -> Result<Vec<Committed>, E
 /// Database and rules errors.
 pub fn start_game(conn: &mut AnyConnection, change: &mut Change) -> Result<(), Error> {
     let humans: Vec<String> = change.humans().into_iter().map(|(_, u)| u).collect();
+    // Their accounts' locks (held already by a join), so that going away, which takes the
+    // account's, is read here once committed, or waits for the start and then finds the
+    // game running.
+    super::lock_accounts(conn, humans.iter().map(String::as_str))?;
     let away = db::users::away_among(conn, &humans, db::now())?;
     change.start(&away)
 }

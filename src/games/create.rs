@@ -133,14 +133,30 @@ pub(super) fn check_can_sit_with(
 pub fn create(conn: &mut AnyConnection, creator: &str, new: NewGame) -> Result<Committed, Error> {
     let rules_text = serde_json::to_string(&new.rules)?;
     db::write_transaction(conn, |conn| {
-        // The creator's row lock first: it serializes this user's creations, so the count
-        // below stays true until the insert (and on SQLite it takes the write lock before
-        // any read). Taken only on a live, unbanned account: a ban committed since the
-        // request was let in refuses the game here, and one that comes later waits for this
-        // commit and then takes the creator out of it.
-        if !db::admin::lock_live_user(conn, creator)? {
+        // Who is invited, by name; then the accounts of the creator and of the invitees,
+        // locked in id order (`lock_accounts`). The creator's lock serializes their
+        // creations, so the count below stays true until the insert. Each is taken only on
+        // a live account: a ban or deletion committed since the names were read refuses the
+        // game here, and one that comes later waits for this commit and then takes the
+        // account out of the table. An invitee's lock also orders the invitation with a
+        // block of theirs.
+        let mut invitees = Vec::with_capacity(3);
+        for plan in &new.seats {
+            if let SeatPlan::Invite(name) = plan {
+                invitees.push((name.as_str(), invitee(conn, name, creator)?));
+            }
+        }
+        let ids = invitees.iter().map(|(_, u)| u.id.as_str());
+        let gone = super::lock_accounts(conn, ids.chain([creator]))?;
+        if gone.contains(&creator) {
             return Err(crate::auth::banned());
         }
+        if let Some((name, _)) = invitees.iter().find(|(_, u)| gone.contains(&u.id.as_str())) {
+            return Err(Error::validation(format!(
+                "no user named {name:?} to invite"
+            )));
+        }
+        let mut invitees = invitees.into_iter().map(|(_, u)| u);
         let waiting = store::waiting_created_by(conn, creator)?;
         if waiting >= MAX_WAITING_GAMES_PER_USER {
             return Err(Error::conflict(
@@ -170,7 +186,9 @@ pub fn create(conn: &mut AnyConnection, creator: &str, new: NewGame) -> Result<C
                     row.bot_reason = Some(BotReason::Seat);
                 }
                 SeatPlan::Invite(name) => {
-                    let target = invitee(conn, name, creator)?;
+                    let target = invitees
+                        .next()
+                        .ok_or_else(|| Error::internal("an invitee was not looked up"))?;
                     if invited.contains(&target.id) {
                         return Err(Error::validation(format!("{name:?} is invited twice")));
                     }

@@ -64,6 +64,14 @@ pub fn set_seat(
             SeatPlan::Bot(level) => (None, Some(*level)),
             SeatPlan::Invite(name) => {
                 let target = super::create::invitee(conn, name, user_id)?;
+                // The invitee's account lock, after the game's: a ban, a deletion or a block
+                // of theirs (each takes it) commits wholly before this invitation, which then
+                // sees it, or after it, and then withdraws it.
+                if !super::lock_accounts(conn, [target.id.as_str()])?.is_empty() {
+                    return Err(Error::validation(format!(
+                        "no user named {name:?} to invite"
+                    )));
+                }
                 let current = table.seats[seat.index()].invited_user_id.as_deref();
                 if current != Some(target.id.as_str()) {
                     if table.seat_of(&target.id).is_some()

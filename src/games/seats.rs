@@ -39,10 +39,13 @@ pub fn join(
                 "you already have a seat in this game",
             ));
         }
-        // The joiner's account lock (after the game's, the order every holder of both
-        // keeps) serializes their joins into other games, so the count stays true until
-        // this seat is written. Taken only on a live, unbanned account, as for a creation.
-        if !db::admin::lock_live_user(conn, user_id)? {
+        // The accounts of the joiner and of the players seated, after the game's lock and
+        // in id order (`lock_accounts`): the joiner's serializes their joins into other
+        // games, so the count stays true until this seat is written (taken only on a live
+        // account, as for a creation); the others' order the start of the game, which
+        // this join may be, with their going away.
+        let seated = table.seats.iter().filter_map(|s| s.user_id.as_deref());
+        if super::lock_accounts(conn, seated.chain([user_id]))?.contains(&user_id) {
             return Err(crate::auth::banned());
         }
         super::create::check_active_cap(conn, user_id, max_active_games)?;

@@ -329,6 +329,171 @@ async fn requests_and_blocks_between_two_users_at_once_end_as_if_one_came_first(
     }
 }
 
+/// A table planned with invitations meets the invited users' own requests: invitations
+/// both ways, a friend request, a block, a rematch. Each takes the accounts it meets in
+/// one order, so none is a deadlock's 500 (on PostgreSQL: opposite orders were).
+#[actix_web::test]
+async fn invitations_racing_each_other_and_social_requests_never_fail() {
+    let db = TestDb::migrated();
+    let app = common::app(db.state()).await;
+    let invite = |name: &str| {
+        json!({"rated": false, "seats": [{"kind": "me"}, {"kind": "invite", "username": name},
+                                         {"kind": "open"}, {"kind": "open"}]})
+    };
+    for run in 0..RUNS {
+        let x = register(&app, &format!("inv_x{run}")).await;
+        let y = register(&app, &format!("inv_y{run}")).await;
+        let (a, b) = futures_util::future::join(
+            post(&app, "/api/v1/games", invite(&y.username), &x.access),
+            post(&app, "/api/v1/games", invite(&x.username), &y.access),
+        )
+        .await;
+        assert_eq!(
+            (a.status.as_u16(), b.status.as_u16()),
+            (201, 201),
+            "{} {}",
+            a.text,
+            b.text
+        );
+        let (a, b) = futures_util::future::join(
+            post(&app, "/api/v1/games", invite(&y.username), &x.access),
+            put(
+                &app,
+                &format!("/api/v1/me/friends/{}", x.username),
+                &y.access,
+            ),
+        )
+        .await;
+        assert_eq!(
+            (a.status.as_u16(), b.status.as_u16()),
+            (201, 201),
+            "{} {}",
+            a.text,
+            b.text
+        );
+        let (a, b) = futures_util::future::join(
+            post(&app, "/api/v1/games", invite(&y.username), &x.access),
+            put(
+                &app,
+                &format!("/api/v1/me/blocks/{}", x.username),
+                &y.access,
+            ),
+        )
+        .await;
+        assert_eq!(b.status, 201, "{}", b.text);
+        if a.status != 201 {
+            a.assert_problem(403, "blocked");
+        }
+    }
+}
+
+/// An invitation meets a block from a player at the table, or a ban of the invited user:
+/// whichever comes first, no seat stays reserved for someone who can never take it.
+#[actix_web::test]
+async fn an_invitation_racing_a_block_or_a_ban_leaves_no_seat_waiting_for_nobody() {
+    let db = TestDb::migrated();
+    let state = db.state();
+    let app = common::app(state.clone()).await;
+    let boss = crate::admin::admin(&app, &state, "race_boss").await;
+    for run in 0..RUNS {
+        let x = register(&app, &format!("hold_x{run}")).await;
+        let y = register(&app, &format!("hold_y{run}")).await;
+        let z = register(&app, &format!("hold_z{run}")).await;
+        let created = post(&app, "/api/v1/games", json!({}), &x.access).await;
+        let id = created.json["id"].as_str().unwrap().to_owned();
+        let joined = post(
+            &app,
+            &format!("/api/v1/games/{id}/join"),
+            json!({"seat": 2}),
+            &z.access,
+        )
+        .await;
+        assert_eq!(joined.status, 200, "{}", joined.text);
+        let seat = format!("/api/v1/games/{id}/seats/1");
+        let asked = json!({"kind": "invite", "username": y.username});
+        let (invited, blocked) = futures_util::future::join(
+            crate::common::play::put_json(&app, &seat, asked.clone(), &x.access),
+            put(
+                &app,
+                &format!("/api/v1/me/blocks/{}", y.username),
+                &z.access,
+            ),
+        )
+        .await;
+        assert_eq!(blocked.status, 201, "{}", blocked.text);
+        if invited.status != 200 {
+            invited.assert_problem(403, "blocked");
+        }
+        let view = get(&app, &format!("/api/v1/games/{id}"), &x.access).await;
+        assert!(view.json["seats"][1]["invited"].is_null(), "{}", view.text);
+
+        let w = register(&app, &format!("hold_w{run}")).await;
+        let asked = json!({"kind": "invite", "username": w.username});
+        let (invited, banned) = futures_util::future::join(
+            crate::common::play::put_json(&app, &seat, asked, &x.access),
+            post(
+                &app,
+                &format!("/api/v1/admin/users/{}/ban", w.id),
+                json!({"reason": "race"}),
+                &boss.access,
+            ),
+        )
+        .await;
+        assert_eq!(banned.status, 200, "{}", banned.text);
+        if invited.status != 200 {
+            invited.assert_problem(400, "validation_failed");
+        }
+        let view = get(&app, &format!("/api/v1/games/{id}"), &x.access).await;
+        assert!(view.json["seats"][1]["invited"].is_null(), "{}", view.text);
+    }
+}
+
+/// A player goes away as the last seat of their table is taken: the game starts with the
+/// bot in their seat whichever comes first (away first: at the deal; the start first: then
+/// away hands it over).
+#[actix_web::test]
+async fn going_away_as_the_table_fills_leaves_the_seat_with_the_bot() {
+    let db = TestDb::migrated();
+    let app = common::app(db.state()).await;
+    for run in 0..RUNS {
+        let x = register(&app, &format!("fill_x{run}")).await;
+        let y = register(&app, &format!("fill_y{run}")).await;
+        let z = register(&app, &format!("fill_z{run}")).await;
+        let created = post(
+            &app,
+            "/api/v1/games",
+            json!({"seats": [{"kind": "me"}, {"kind": "open"}, {"kind": "open"}, {"kind": "bot"}]}),
+            &x.access,
+        )
+        .await;
+        let id = created.json["id"].as_str().unwrap().to_owned();
+        let join = format!("/api/v1/games/{id}/join");
+        let sat = post(&app, &join, json!({"seat": 1}), &y.access).await;
+        assert_eq!(sat.status, 200, "{}", sat.text);
+        let until = (chrono::Utc::now() + chrono::Duration::hours(1)).to_rfc3339();
+        let (joined, away) = futures_util::future::join(
+            post(&app, &join, json!({}), &z.access),
+            crate::common::play::put_json(
+                &app,
+                "/api/v1/me/away",
+                json!({"until": until}),
+                &y.access,
+            ),
+        )
+        .await;
+        assert_eq!(
+            (joined.status.as_u16(), away.status.as_u16()),
+            (200, 200),
+            "{} {}",
+            joined.text,
+            away.text
+        );
+        let view = get(&app, &format!("/api/v1/games/{id}"), &x.access).await;
+        assert_eq!(view.json["status"], "active", "{}", view.text);
+        assert!(view.json["seats"][1]["bot"].is_string(), "{}", view.text);
+    }
+}
+
 #[test]
 fn verify_finds_nothing_wrong_in_games_played_while_it_reads() {
     let db = TestDb::migrated();
