@@ -37,7 +37,8 @@ const CANCEL_TAG: char = '\u{E007F}';
 #[must_use]
 pub fn has_stray_tags(text: &str) -> bool {
     let is_tag = |c: char| ('\u{E0000}'..='\u{E007F}').contains(&c);
-    let is_region_tag = |c: char| matches!(c, '\u{E0030}'..='\u{E0039}' | '\u{E0061}'..='\u{E007A}');
+    let is_region_tag =
+        |c: char| matches!(c, '\u{E0030}'..='\u{E0039}' | '\u{E0061}'..='\u{E007A}');
     let chars: Vec<char> = text.chars().collect();
     let mut i = 0;
     while i < chars.len() {

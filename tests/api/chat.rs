@@ -84,10 +84,18 @@ async fn seated_players_chat_in_text_and_phrases_as_events() {
     let last = phrase.json["seq"].as_i64().unwrap();
     assert_eq!(rest.json["last_seq"], last);
     let none = get(&app, &format!("{chat}?after={last}"), &players[1].access).await;
-    assert_eq!(none.json["last_seq"], last, "nothing new: where the client was");
+    assert_eq!(
+        none.json["last_seq"], last,
+        "nothing new: where the client was"
+    );
     // An `after` past the game's last event comes back as that event's seq, as the events
     // list does: taken as the next `after`, it skips no message posted later.
-    let ahead = get(&app, &format!("{chat}?after={}", i64::MAX), &players[1].access).await;
+    let ahead = get(
+        &app,
+        &format!("{chat}?after={}", i64::MAX),
+        &players[1].access,
+    )
+    .await;
     assert_eq!(ahead.status, 200, "{}", ahead.text);
     assert_eq!(ahead.json["last_seq"], last);
 

@@ -718,8 +718,15 @@ async fn a_users_first_webhook_attempts_are_claimed_in_feed_order_across_instanc
             .unwrap();
     };
     let first = claim();
-    assert_eq!(first.iter().map(seq).collect::<Vec<_>>(), [1], "the head only");
-    assert!(claim().is_empty(), "the second waits for the first's attempt");
+    assert_eq!(
+        first.iter().map(seq).collect::<Vec<_>>(),
+        [1],
+        "the head only"
+    );
+    assert!(
+        claim().is_empty(),
+        "the second waits for the first's attempt"
+    );
     // Tried and to be retried at once: the retry and the next first attempt both go.
     record(&first[0], AttemptEnd::RetryAt(leekha::db::now()));
     let mut both: Vec<i64> = claim().iter().map(seq).collect();
