@@ -6,6 +6,7 @@
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { createECDH, randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { after, before, test } from 'node:test';
 import { appDrawn, launch, open, playToTheEnd, startServer } from './harness.js';
 
@@ -35,6 +36,31 @@ function gameView(page) {
     const res = await fetch(`/api/v1/games/${id}`, { headers: { authorization: `Bearer ${session.access_token}` } });
     return res.json();
   });
+}
+
+/**
+ * Calls the API as the page's signed-in user.
+ * @param {import('playwright-core').Page} page
+ * @param {string} method @param {string} path @param {unknown} [body]
+ */
+function api(page, method, path, body) {
+  return page.evaluate(async ({ method, path, body }) => {
+    const session = JSON.parse(localStorage.getItem('leekha.session') ?? '{}');
+    const res = await fetch(`/api/v1${path}`, {
+      method,
+      headers: { authorization: `Bearer ${session.access_token}`, 'content-type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    return res.json();
+  }, { method, path, body });
+}
+
+/**
+ * Whether the page is no wider than its viewport (nothing scrolls sideways).
+ * @param {import('playwright-core').Page} page
+ */
+function pageWidth(page) {
+  return page.evaluate(() => document.documentElement.scrollWidth);
 }
 
 /** @param {string[]} problems */
@@ -120,10 +146,18 @@ test('a game that does not exist says so once and is not asked for again', async
   page.on('request', (r) => { if (/\/api\/v1\/(games\/[^/]+\/events|auth\/stream-ticket)/.test(r.url())) asked.push(r.url()); });
   const missing = '00000000-0000-4000-8000-000000000000';
   await page.goto(`${server.url}/#/game/${missing}`);
-  await page.waitForSelector('#status:has-text("no such game")');
+  // Said in the page, with the way back to the lobby, not above an empty page.
+  await page.waitForSelector('#game-missing:has-text("No such game")');
+  assert.equal(await page.locator('#game-missing a[href="#/lobby"]').count(), 1);
+  assert.equal(await page.textContent('#status'), '');
   // Without the stop, the stream is retried after 1, 2 and 4 s, then long-polled.
   await page.waitForTimeout(5_000);
   assert.ok(asked.length <= 2, `no retries after the 404: ${asked.join(' ')}`);
+  // A link cut short says the same, in English too, without asking the server.
+  await page.goto(`${server.url}/#/game/abc`);
+  await page.waitForSelector('#game-missing:has-text("No such game")');
+  await page.click('#game-missing a[href="#/lobby"]');
+  await page.waitForSelector('ul.games[aria-label="Lobby"]');
   // The page logs the 404s of the first attempts; nothing else.
   assert.deepEqual(problems.filter((p) => !/404/.test(p)), []);
   await context.close();
@@ -255,6 +289,11 @@ test('a double click creates one game and a signed-out tab leaves the table', as
   await other.getByRole('button', { name: 'Log out' }).click();
   await page.waitForSelector('#play-guest');
   assert.equal(await page.locator('.table').count(), 0);
+  // The plain start page, saying why: the game that was open is not a link someone sent.
+  assert.equal(await page.locator('#pending-link').count(), 0);
+  assert.equal(await page.textContent('#play-guest'), 'Play as guest');
+  assert.equal(await page.textContent('#status'), 'You were signed out in another tab.');
+  assert.equal(new URL(page.url()).hash, '#/');
   clean(problems);
   await context.close();
 });
@@ -327,13 +366,15 @@ test('the keyboard alone passes and plays: arrows through the hand, Enter to cho
     await page.waitForFunction((n) => document.querySelectorAll('.hand button.chosen').length === n, i + 1);
     await page.keyboard.press('ArrowRight');
   }
-  await page.locator('#send-pass').focus();
+  // The hand is one Tab stop: the next one is the pass's button.
+  await page.keyboard.press('Tab');
+  assert.equal(await page.evaluate(() => document.activeElement?.id), 'send-pass');
   await page.keyboard.press('Enter');
-  // While passing, the cards that may be passed are `.legal` too: wait for the play.
+  // While passing, the cards that may be passed are `.legal` too: wait for the play. The
+  // pass's button is gone, and the hand takes the focus when the turn comes, as after a card.
   await page.waitForSelector('#send-pass', { state: 'detached' });
-  await page.waitForSelector('.hand button.card.legal');
+  await page.waitForFunction(() => document.activeElement?.matches('.hand button.card.legal:not([disabled])'), null, { timeout: 30_000 });
   const before = await page.locator('.hand button.card').count();
-  await page.locator('.hand button.card.legal').first().focus();
   await page.keyboard.press('Enter');
   await page.waitForFunction((n) => document.querySelectorAll('.hand button.card').length === n - 1, before);
   // The played card is gone, but the keyboard stays in the hand: at the next turn a card
@@ -404,8 +445,11 @@ test('the Arabic page is right-to-left and speaks Arabic', async () => {
   // The server's refusals read in Arabic as well (the API's English detail is for English).
   const table = page.url();
   await page.goto(`${server.url}/#/game/00000000-0000-4000-8000-000000000000`);
-  await page.waitForFunction(() => (document.getElementById('status')?.textContent ?? '').length > 0);
-  assert.doesNotMatch(String(await page.textContent('#status')), /[A-Za-z]/);
+  await page.waitForSelector('#game-missing a[href="#/lobby"]');
+  assert.doesNotMatch(String(await page.textContent('#game-missing')), /[A-Za-z]/);
+  await page.goto(`${server.url}/#/game/abc`);
+  await page.waitForSelector('#game-missing');
+  assert.match(String(await page.textContent('#game-missing')), /لا توجد لعبة كهذه/);
   await page.goto(table);
   await page.waitForSelector('.hand button.card');
   // The choice survives a reload, and the page is right-to-left from its first frame, even
@@ -670,4 +714,250 @@ test('an administrator bans a user from the console', async () => {
   clean(problems);
   await context.close();
   await victim.context.close();
+});
+
+test('the two dictionaries have the same keys and placeholders, and plural forms the language has', () => {
+  const read = (/** @type {string} */ name) => /** @type {Record<string, string>} */ (
+    JSON.parse(readFileSync(new URL(`../../src/web/i18n/${name}.json`, import.meta.url), 'utf8')));
+  const dicts = { en: read('en'), ar: read('ar') };
+  // A count's forms (`key_one`, Arabic `key_few`…) follow each language's own categories.
+  const form = /_(zero|one|two|few|many|other)$/;
+  const base = (/** @type {Record<string, string>} */ d) =>
+    Object.keys(d).filter((k) => !(form.test(k) && d[k.replace(form, '')] !== undefined)).sort();
+  assert.deepEqual(base(dicts.en), base(dicts.ar), 'the same keys in en.json and ar.json');
+  for (const [lang, d] of Object.entries(dicts)) {
+    const categories = new Intl.PluralRules(lang).resolvedOptions().pluralCategories;
+    for (const key of Object.keys(d)) {
+      const m = form.exec(key);
+      if (m && d[key.replace(form, '')] !== undefined) assert.ok(categories.includes(/** @type {Intl.LDMLPluralRule} */ (m[1])), `${lang}: ${key}`);
+    }
+  }
+  const holes = (/** @type {string} */ text) => [...text.matchAll(/\{(\w+)\}/g)].map((m) => m[1]).sort().join();
+  for (const key of base(dicts.en)) assert.equal(holes(dicts.ar[key]), holes(dicts.en[key]), `placeholders of ${key}`);
+});
+
+test('after the pass the table shows the cards given and to whom until the first trick, and who played each card of the last trick', async () => {
+  const { page, problems, context } = await open(browser, server.url);
+  await page.selectOption('select[name=level]', 'random');
+  await page.click('#play-guest');
+  await page.waitForSelector('#send-pass');
+  assert.equal(await page.locator('#passed-cards').count(), 0);
+  while ((await page.locator('.hand button.chosen').count()) < 3) {
+    await page.locator('.hand button.card:not([disabled]):not(.chosen)').first().click();
+  }
+  const chosen = await page.locator('.hand button.chosen').evaluateAll((cards) => cards.map((c) => c.getAttribute('data-card')));
+  await page.click('#send-pass');
+  await page.waitForSelector('#passed-cards');
+  const view = await gameView(page);
+  assert.deepEqual([...view.round.passed].sort(), [...chosen].sort());
+  const to = (view.my_seat + (view.round.pass_direction === 'right' ? 1 : 3)) % 4;
+  const short = (/** @type {string} */ c) => `${c.slice(0, -1)}${{ S: '♠', H: '♥', C: '♣', D: '♦' }[c.slice(-1)]}`;
+  const text = String(await page.locator('#passed-cards').textContent());
+  assert.match(text, new RegExp(`^You passed \\S+ \\S+ \\S+ to Bot ${to + 1} \\(Random\\)$`), text);
+  for (const card of chosen) assert.ok(text.includes(short(String(card))), `${card} in "${text}"`);
+  // Still there with the cards received marked, once the first trick is under way.
+  await page.waitForSelector('.hand button.card.received');
+  assert.equal(await page.locator('#passed-cards').count(), 1);
+  // Gone with the first trick taken; the last trick then shows who played each of its cards.
+  await playToTheEnd(page, { until: '.last-trick' });
+  await page.waitForSelector('#passed-cards', { state: 'detached' });
+  // At our turn the game waits for us: the page and the view agree.
+  await page.waitForSelector('.hand button.card.legal:not([disabled])');
+  const last = (await gameView(page)).round.last_trick;
+  const plays = await page.locator('.last-trick .mini-play').evaluateAll((items) =>
+    items.map((item) => ({ seat: Number(item.getAttribute('data-seat')), name: item.querySelector('.mini-name')?.textContent })));
+  assert.deepEqual(plays.map((p) => p.seat), last.cards.map((/** @type {{seat: number}} */ c) => c.seat));
+  assert.deepEqual(plays.map((p) => p.name), plays.map((p) => (p.seat === 0 ? 'You' : `Bot ${p.seat + 1}`)));
+  const label = String(await page.locator('.last-trick').getAttribute('aria-label'));
+  for (const c of last.cards) assert.ok(label.includes(`${c.seat === 0 ? 'You' : `Bot ${c.seat + 1}`}`), label);
+  clean(problems);
+  await context.close();
+});
+
+test('a pass the server made when the time ran out is shown, and said so', async () => {
+  const { page, problems, context } = await open(browser, server.url);
+  await page.click('#play-guest');
+  await page.waitForSelector('#send-pass');
+  const game = await api(page, 'POST', '/games', {
+    seats: [{ kind: 'me' }, { kind: 'bot', level: 'random' }, { kind: 'bot', level: 'random' }, { kind: 'bot', level: 'random' }],
+    visibility: 'private',
+    turn_timeout_seconds: 5,
+  });
+  await page.goto(`${server.url}/#/game/${game.id}`);
+  await page.waitForSelector('#send-pass');
+  // Nothing is chosen: the turn times out and the server passes for us.
+  await page.waitForSelector('#passed-cards', { timeout: 30_000 });
+  const text = String(await page.locator('#passed-cards').textContent());
+  assert.match(text, /^Your time ran out: \S+ \S+ \S+ were passed for you to Bot \d \(Random\)$/, text);
+  // So it reads after a reload too: the game's events say it.
+  await page.reload();
+  await page.waitForSelector('#passed-cards:has-text("Your time ran out")');
+  clean(problems);
+  await context.close();
+});
+
+test('the turn line is one live region, changed only when its text does', async () => {
+  const { page, problems, context } = await open(browser, server.url);
+  await page.click('#play-guest');
+  await page.waitForSelector('#send-pass');
+  await page.evaluate(() => {
+    const line = /** @type {HTMLElement} */ (document.getElementById('turn-line'));
+    Object.assign(window, { turnLine: line, turnChanges: 0 });
+    new MutationObserver((records) => {
+      Object.assign(window, { turnChanges: /** @type {any} */ (window).turnChanges + records.length });
+    }).observe(line, { childList: true, characterData: true, subtree: true });
+  });
+  // Each chosen card redraws the table; the line says the same and is not touched.
+  for (let i = 0; i < 3; i++) await page.locator('.hand button.card:not([disabled]):not(.chosen)').first().click();
+  await page.waitForFunction(() => document.querySelectorAll('.hand button.chosen').length === 3);
+  const same = () => page.evaluate(() => /** @type {any} */ (window).turnLine === document.getElementById('turn-line'));
+  assert.ok(await same(), 'the same element');
+  assert.equal(await page.evaluate(() => /** @type {any} */ (window).turnChanges), 0);
+  await page.click('#send-pass');
+  await page.waitForSelector('.hand button.card.received');
+  assert.ok(await same(), 'the same element, its text changed');
+  assert.ok(await page.evaluate(() => /** @type {any} */ (window).turnChanges) > 0);
+  clean(problems);
+  await context.close();
+});
+
+test('a guest is asked before logging out, as the account cannot be reached again', async () => {
+  const { page, problems, context } = await open(browser, server.url);
+  await page.click('#play-guest');
+  await page.waitForSelector('.hand button.card');
+  await page.click('a[href="#/account"]');
+  /** @type {string[]} */
+  const asked = [];
+  page.once('dialog', (d) => { asked.push(d.message()); d.dismiss(); });
+  await page.getByRole('button', { name: 'Log out' }).click();
+  await page.waitForTimeout(300);
+  assert.equal(asked.length, 1, 'a confirmation');
+  assert.match(asked[0], /guest account/);
+  assert.match(asked[0], /choose a name and a password in Account/);
+  // Declined: still signed in.
+  assert.ok(await page.evaluate(() => localStorage.getItem('leekha.session') !== null));
+  assert.equal(await page.locator('form[aria-label="Account"]').count(), 1);
+  page.once('dialog', (d) => d.accept());
+  await page.getByRole('button', { name: 'Log out' }).click();
+  await page.waitForSelector('#play-guest');
+  clean(problems);
+  await context.close();
+});
+
+test("a kept link to a game the new account may not see says so, with the way to the lobby", async () => {
+  const stamp = Date.now().toString(36);
+  const host = await open(browser, server.url);
+  await signUp(host.page, `priv_${stamp}`);
+  await host.page.click('#quick');
+  await host.page.waitForSelector('.table');
+  const link = host.page.url();
+  const friend = await open(browser, server.url);
+  await friend.page.goto(link);
+  await friend.page.waitForSelector('#pending-link');
+  await friend.page.click('#play-guest');
+  // A private game with no open seat is not the guest's to see.
+  await friend.page.waitForSelector('#game-missing:has-text("No such game")');
+  await friend.page.click('#game-missing a[href="#/lobby"]');
+  await friend.page.waitForSelector('ul.games[aria-label="Lobby"]');
+  clean(friend.problems.filter((p) => !/404/.test(p)));
+  clean(host.problems);
+  await friend.context.close();
+  await host.context.close();
+});
+
+test('Arabic: a refused invitation keeps the server\'s detail, and counts take the right form', async () => {
+  const { page, problems, context } = await open(browser, server.url);
+  await signUp(page, `ar_${Date.now().toString(36)}`);
+  await page.click('#lang');
+  await page.click('a[href="#/create"]');
+  await page.selectOption('select[name=seat1]', 'invite');
+  await page.fill('input[name=user1]', 'nobody_here_xyz');
+  await page.click('form.create button.primary');
+  await page.waitForFunction(() => (document.getElementById('status')?.textContent ?? '').includes('nobody_here_xyz'));
+  assert.match(String(await page.textContent('#status')), /المدخلات غير صالحة/);
+  // Arabic numbers: 3–10 take the plural, 11 and above the singular, 1 and 2 their own.
+  const said = await page.evaluate(async () => {
+    const { tn } = await import('/app/js/i18n.js');
+    return {
+      p31: tn('table.round_took', 31, { name: 'x', total: 40 }),
+      p5: tn('table.round_took', 5, { name: 'x', total: 40 }),
+      w1: tn('table.watchers', 1),
+      w3: tn('table.watchers', 3),
+      you: tn('table.took_you', 4),
+      cards: tn('table.cards', 13),
+    };
+  });
+  assert.equal(said.p31, 'x: 31 نقطة (المجموع 40)');
+  assert.equal(said.p5, 'x: 5 نقاط (المجموع 40)');
+  assert.equal(said.w1, 'مشاهد واحد');
+  assert.equal(said.w3, '3 مشاهدين');
+  assert.equal(said.you, 'أخذتَ 4 نقاط');
+  assert.equal(said.cards, '13 ورقة');
+  clean(problems.filter((p) => !/400/.test(p)));
+  await context.close();
+});
+
+test('a 32-letter name widens no page at 320 px, in English and Arabic, and is kept apart from Arabic words', async () => {
+  const stamp = Date.now().toString(36).slice(-8);
+  const long = `${'W'.repeat(32 - stamp.length)}${stamp}`;
+  const host = await open(browser, server.url);
+  const phone = await open(browser, server.url, { viewport: { width: 320, height: 640 } });
+  await signUp(host.page, long);
+  await signUp(phone.page, `ph_${stamp}`);
+  await host.page.click('a[href="#/create"]');
+  await host.page.selectOption('select[name=seat1]', 'invite');
+  await host.page.fill('input[name=user1]', `ph_${stamp}`);
+  await host.page.selectOption('select[name=seat2]', 'bot');
+  await host.page.selectOption('select[name=seat3]', 'bot');
+  await host.page.selectOption('select[name=visibility]', 'public');
+  await host.page.selectOption('select[name=timeout]', '600');
+  await host.page.click('form.create button.primary');
+  await host.page.waitForSelector('.table');
+  // And a table waiting in the lobby, for the lobby's check in both languages.
+  await api(host.page, 'POST', '/games', { seats: [{ kind: 'me' }, { kind: 'open' }, { kind: 'open' }, { kind: 'open' }], visibility: 'public' });
+  const p = phone.page;
+  /** @param {string} where */
+  const fits = async (where) => assert.ok(await pageWidth(p) <= 320, `${where}: ${await pageWidth(p)} px wide`);
+  await p.reload();
+  await p.locator('.games li', { hasText: long }).waitFor();
+  await fits('my games');
+  await p.click('a[href="#/lobby"]');
+  await p.locator('.games li', { hasText: long }).waitFor();
+  await fits('lobby');
+  await p.click('a[href="#/mine"]');
+  await p.locator('.games li a', { hasText: long }).click();
+  await p.getByRole('button', { name: 'Take a seat' }).click();
+  await p.waitForSelector('#send-pass');
+  await host.page.waitForSelector('#send-pass');
+  await host.page.click('#hint');
+  await host.page.waitForFunction(() => document.querySelectorAll('.hand button.chosen').length === 3);
+  await host.page.click('#send-pass');
+  // The phone plays until the long name's turn: the turn line waits for them.
+  await playToTheEnd(p, { until: `#turn-line:has-text("${long}")` });
+  await fits('the table');
+  assert.equal(await p.locator('.seat[data-seat="0"] .name .who').getAttribute('title'), long);
+  await p.click('#lang');
+  await p.waitForSelector(`#turn-line:has-text("${long}")`);
+  await fits('the Arabic table');
+  // Every name written left to right sits in its own <bdi> among the Arabic words.
+  const loose = await p.evaluate((name) => {
+    const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+    const found = [];
+    for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+      if (node.textContent?.includes(name) && !node.parentElement?.closest('bdi')) found.push(node.parentElement?.outerHTML);
+    }
+    return found;
+  }, long);
+  assert.deepEqual(loose, []);
+  await p.click('a[href="#/mine"]');
+  await p.locator('.games li', { hasText: long }).waitFor();
+  await fits('my games in Arabic');
+  assert.match(String(await p.locator('.games li', { hasText: long }).locator('.seats').textContent()), /، /);
+  await p.click('a[href="#/lobby"]');
+  await p.locator('.games li', { hasText: long }).waitFor();
+  await fits('the lobby in Arabic');
+  clean(host.problems);
+  clean(phone.problems);
+  await host.context.close();
+  await phone.context.close();
 });

@@ -30,6 +30,8 @@ export class ApiError extends Error {
     super(problem.detail ?? problem.title ?? `HTTP ${status}`);
     this.status = status;
     this.code = problem.code ?? 'unknown';
+    /** Whether this answer ended the session (the start page says why). */
+    this.ended = false;
   }
 }
 
@@ -57,7 +59,11 @@ function load() {
   }
 }
 
-/** Why the server ended the session, until the page has said it (see `takeEnded`). */
+/**
+ * Why the session ended, until the page has said it (see `takeEnded`): the server ended it
+ * (`banned`, `account_deleted`, `expired` when its refresh token was refused), or another
+ * tab signed out (`signed_out`).
+ */
 /** @type {string | null} */
 let ended = null;
 
@@ -152,7 +158,7 @@ export function onSession(f) {
   listeners.add(f);
 }
 
-/** Why the server ended the session (`banned`, `account_deleted`), once; null otherwise. */
+/** Why the session ended (see `ended`), once; null otherwise. */
 export function takeEnded() {
   const why = ended;
   ended = null;
@@ -183,8 +189,12 @@ async function refresh() {
         body: JSON.stringify({ refresh_token: spent }),
       });
       if (!res.ok) {
+        const problem = await res.json().catch(() => ({}));
+        const err = new ApiError(res.status, problem);
+        err.ended = true;
+        ended = problem.code === 'banned' || problem.code === 'account_deleted' ? problem.code : 'expired';
         save(null);
-        throw new ApiError(res.status, await res.json().catch(() => ({})));
+        throw err;
       }
       fromTokens(await res.json());
       // The next tab to take the lock must find this pair.
@@ -204,7 +214,9 @@ async function refresh() {
 // Another tab signed in, out, or refreshed: follow it.
 window.addEventListener('storage', (e) => {
   if (e.key !== STORE) return;
+  const was = session;
   session = load();
+  if (was && !session) ended ??= 'signed_out';
   listeners.forEach((f) => f());
 });
 
@@ -247,11 +259,13 @@ export async function call(method, path, options = {}) {
   if (res.status === 204 || res.status === 304) return undefined;
   const data = await res.json().catch(() => ({}));
   if (!res.ok) {
+    const err = new ApiError(res.status, data);
     if (data.code === 'banned' || data.code === 'account_deleted') {
       ended = data.code;
+      err.ended = true;
       save(null);
     }
-    throw new ApiError(res.status, data);
+    throw err;
   }
   return data;
 }

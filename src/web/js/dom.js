@@ -1,4 +1,4 @@
-import { problemText, t } from './i18n.js';
+import { isolate, problemText, t } from './i18n.js';
 
 // Small DOM helpers: every element is built with textContent and properties, never from an
 // HTML string, so nothing a player typed can become markup.
@@ -85,6 +85,7 @@ export function fail(err) {
   // why in the user's language; the server's sentence would only replace it.
   const code = err instanceof Error && 'code' in err ? err.code : null;
   if (code === 'banned' || code === 'account_deleted') return;
+  if (err instanceof Error && 'ended' in err && err.ended) return;
   // fetch's own failure (no answer at all) says "Failed to fetch" in English whatever the
   // page's language: say that the server cannot be reached, in the user's.
   if (unreachable(err)) {
@@ -93,7 +94,32 @@ export function fail(err) {
     return;
   }
   const local = typeof code === 'string' ? problemText(code) : null;
-  say(t('error.generic', { detail: local ?? (err instanceof Error ? err.message : String(err)) }));
+  const detail = err instanceof Error ? err.message : String(err);
+  // A 400 is about what was asked (`no user named "x" to invite`): the translation says what
+  // kind of problem it is, the server's own words which one.
+  const status = err instanceof Error && 'status' in err ? err.status : null;
+  const text = local && status === 400 && detail && detail !== local ? `${local} ${isolate(detail)}` : local ?? detail;
+  say(t('error.generic', { detail: text }));
+}
+
+/**
+ * A player's name, kept apart from the words and numbers around it (a Latin name in an
+ * Arabic sentence, an Arabic one in English), and allowed to wrap anywhere: a name of 32
+ * letters must not widen a phone's page.
+ * @param {string} name
+ * @param {string} [title] the full name, where CSS may shorten it
+ */
+export function who(name, title) {
+  return h('bdi', { class: 'who', title }, name);
+}
+
+/**
+ * Items one after the other with the language's separator ("a, b" / "a، b").
+ * @param {(string | Node)[]} items
+ * @returns {(string | Node)[]}
+ */
+export function list(items) {
+  return items.flatMap((item, i) => (i === 0 ? [item] : [t('list.sep'), item]));
 }
 
 /**

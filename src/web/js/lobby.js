@@ -2,8 +2,8 @@
 // creating a game with every rule option, and the account.
 
 import { call, currentUser, guest, signIn, signOut, updateMe } from './api.js';
-import { duration, fail, go, h, onceAtATime, replace, say } from './dom.js';
-import { t } from './i18n.js';
+import { duration, fail, go, h, list as joined, onceAtATime, replace, say, who } from './dom.js';
+import { t, tp } from './i18n.js';
 import { enablePush, pushState } from './push.js';
 import { followFeed } from './live.js';
 
@@ -93,6 +93,17 @@ export function seatLabel(seat) {
   return t(seat.open ? 'table.open_seat' : 'table.reserved');
 }
 
+/**
+ * `seatLabel` for the page: a player's name in a `<bdi>` (see `who`).
+ * @param {S['SeatEntry'] | S['SeatBrief']} seat
+ * @returns {string | Node}
+ */
+export function seatNode(seat) {
+  if (seat.player) return who(seat.player.username);
+  if ('invited' in seat && seat.invited) return h('span', {}, ...tp('table.invited', { name: who(seat.invited.username) }));
+  return seatLabel(seat);
+}
+
 /** @type {View} */
 export function lobby(root) {
   const list = h('ul', { class: 'games', 'aria-label': t('nav.lobby') });
@@ -113,7 +124,7 @@ export function lobby(root) {
       });
       return h('li', { class: 'game' },
         h('span', { class: 'mode' }, t(`mode.${game.rules.mode}`), ' · ', t('table.target', { n: game.rules.target_score })),
-        h('span', { class: 'seats' }, game.seats.map(seatLabel).join(', ')),
+        h('span', { class: 'seats' }, joined(game.seats.map(seatNode))),
         join,
         seated ? null : h('a', { href: `#/game/${game.id}`, class: 'button watch' }, t('lobby.watch')));
     }));
@@ -141,7 +152,7 @@ export function myGames(root) {
           g.my_turn ? h('span', { class: 'badge' }, t('mine.your_turn')) : null,
           g.invited ? h('span', { class: 'badge invited' }, t('mine.invited')) : null,
           h('span', { class: 'mode' }, t(`status.${g.status}`), ' · ', t(`mode.${g.mode}`)),
-          h('span', { class: 'seats' }, g.seats.map(seatLabel).join(', ')),
+          h('span', { class: 'seats' }, joined(g.seats.map(seatNode))),
           g.deadline ? h('span', { class: 'deadline' }, t('table.deadline', { time: duration(Date.parse(g.deadline) - Date.now()) })) : null))));
   }, fail);
   load();
@@ -300,6 +311,8 @@ export function account(root) {
   });
   const out = h('button', { type: 'button' }, t('auth.logout'));
   out.addEventListener('click', async () => {
+    // A guest has no password: once signed out, nobody can sign in to that account again.
+    if (currentUser()?.is_guest && !confirm(t('account.guest_logout_confirm'))) return;
     await signOut();
     go('');
   });

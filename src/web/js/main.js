@@ -78,15 +78,19 @@ window.addEventListener('hashchange', render);
 onAnswer(reached);
 
 // Whose pages are on screen: when that account signs out (here or in another tab) or gives
-// way to another, they go, hand and all. Signing in is followed by the page that asked.
+// way to another, they go, hand and all, and so does the route: the game that was open was
+// that account's, not a link someone sent, so the start page does not offer to open it.
+// Signing in is followed by the page that asked.
 let shownFor = currentUser()?.id ?? null;
 onSession(() => {
   const now = currentUser()?.id ?? null;
   const gone = shownFor !== null && now !== shownFor;
   shownFor = now;
-  // The server ended the session (a ban, a deleted account): back to the start, saying why.
+  // The session ended (a ban, a deleted account, a refresh refused, signed out in another
+  // tab): back to the start, saying why.
   const why = takeEnded();
   if (why || gone) {
+    if (location.hash.replace(/^#\/?/, '') !== '') history.replaceState(null, '', '#/');
     render();
     if (why) say(t(`session.${why}`));
     return;

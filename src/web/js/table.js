@@ -4,8 +4,8 @@
 
 import { ApiError, call, currentUser, newKey } from './api.js';
 import { RANKS, cardBack, cardFace, cardName, cardShort, isLegalPass, parse, passableNext, sortHand } from './cards.js';
-import { duration, fail, go, h, onceAtATime, replace, say, unreachable } from './dom.js';
-import { currentLang, problemText, t, tn } from './i18n.js';
+import { duration, fail, go, h, list, onceAtATime, replace, say, unreachable, who } from './dom.js';
+import { currentLang, t, tn, tp, tpn } from './i18n.js';
 import { follow } from './live.js';
 import { RULES, seatLabel } from './lobby.js';
 
@@ -24,7 +24,7 @@ let phrases = null;
 export function table(root, id) {
   // A link cut short or mistyped names no game: nothing to ask the server, or to follow.
   if (!/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(id)) {
-    say(problemText('not_found') ?? '');
+    missing(root);
     return undefined;
   }
   /** @type {GameView | null} */
@@ -52,6 +52,13 @@ export function table(root, id) {
   const tricks = [];
   /** @type {S['TrickWonData'] | null} */
   let lastTrickWon = null;
+  // Passes the server made for a seat whose time ran out, as `<round>:<seat>`: its
+  // `turn_timed_out` comes just before the `pass_committed` made for it.
+  /** @type {Set<string>} */
+  const passedForLate = new Set();
+  /** @type {Set<number>} */
+  const late = new Set();
+  let dealt = 0;
   // The round that ended last, from its `round_scored` event (the view has moved on to the
   // next deal by then): shown until the next round's first card, so a player who comes back
   // hours later still sees how the round went.
@@ -60,6 +67,12 @@ export function table(root, id) {
 
   const board = h('section', { class: 'table', 'aria-label': t('app.title') });
   const chatBox = h('section', { class: 'chat', 'aria-label': t('chat.title') });
+  // The turn line is one live region for the table's whole life, its text changed only when
+  // it says something new: a region drawn afresh at every redraw may never be announced.
+  const turnLine = h('p', { class: 'turn-line', id: 'turn-line', role: 'status', 'aria-live': 'polite' });
+  const top = h('div', { class: 'table-top' });
+  const rest = h('div', { class: 'table-rest' });
+  replace(board, top, turnLine, rest);
   replace(root, board, chatBox);
 
   const read = async () => {
@@ -76,8 +89,13 @@ export function table(root, id) {
     } catch (e) {
       // No such game (or no such id), or no longer ours to see: its events will not come
       // either.
-      if (e instanceof ApiError && [400, 403, 404].includes(e.status)) live.stop();
-      fail(e);
+      if (e instanceof ApiError && [400, 403, 404].includes(e.status)) {
+        live.stop();
+        closed = true;
+        missing(root);
+      } else {
+        fail(e);
+      }
     } finally {
       reading = false;
     }
@@ -114,7 +132,13 @@ export function table(root, id) {
       const d = event.data;
       ended = { round: d.round, points: d.round_points, totals: d.totals, last: lastTrickWon };
     }
-    if (event.type === 'round_dealt') tricks.length = 0;
+    if (event.type === 'round_dealt') {
+      tricks.length = 0;
+      dealt = event.data.round;
+    }
+    if (event.type === 'turn_timed_out') late.add(event.data.seat);
+    if (event.type === 'card_played') late.delete(event.data.seat);
+    if (event.type === 'pass_committed' && late.delete(event.data.seat)) passedForLate.add(`${dealt}:${event.data.seat}`);
     read();
   };
 
@@ -129,6 +153,32 @@ export function table(root, id) {
     if (!view) return '';
     if (seat === view.my_seat) return t('table.you');
     return seatLabel(view.seats[seat]);
+  };
+  /** A seat's name for a sentence (see `who`). @param {number} seat */
+  const whoOf = (seat) => who(nameOf(seat));
+  /**
+   * `key`, or its `_you` form when `seat` is the caller's ("You took", Arabic "أخذتَ").
+   * @param {string} key @param {number} seat
+   */
+  const own = (key, seat) => (view && seat === view.my_seat ? `${key}_you` : key);
+  /** A seat's name in a few letters, for under a card: the full one in its title. @param {number} seat */
+  const shortName = (seat) => {
+    const s = view?.seats[seat];
+    if (!s || seat === view?.my_seat) return who(t('table.you'));
+    if (s.bot) return who(t('table.bot_short', { n: seat + 1 }), nameOf(seat));
+    return who(nameOf(seat), nameOf(seat));
+  };
+  /**
+   * A trick as it was played, each card with who played it (in play order), and who took it.
+   * @param {{seat: number, card: string}[]} plays @param {number} winner @param {number} points
+   */
+  const trickBox = (plays, winner, points) => {
+    const said = tn(own('table.last_trick', winner), points, { name: nameOf(winner) });
+    const cards = plays.map((p) => t('table.played', { name: nameOf(p.seat), card: cardName(p.card) })).join(t('list.sep'));
+    return h('div', { class: 'last-trick', role: 'group', 'aria-label': `${said}. ${cards}` },
+      h('span', {}, ...tpn(own('table.last_trick', winner), points, { name: whoOf(winner) })),
+      h('span', { class: 'mini' }, ...plays.map((p) => h('span', { class: 'mini-play', 'data-seat': p.seat },
+        miniCard(p.card), h('span', { class: 'mini-name' }, shortName(p.seat))))));
   };
 
   /**
@@ -245,12 +295,12 @@ export function table(root, id) {
         // A bot's level goes on a line of its own in smaller type: "(Intermediate)" beside the
         // name was broken mid-word on a 320 px phone (the level is "Medium" now, for the same
         // reason).
-        h('div', { class: 'name' }, s.bot && s.seat !== me ? t('table.bot_short', { n: s.seat + 1 }) : nameOf(s.seat),
+        h('div', { class: 'name' }, s.bot && s.seat !== me ? t('table.bot_short', { n: s.seat + 1 }) : who(nameOf(s.seat), nameOf(s.seat)),
           s.team !== null && v.rules.mode === 'partnership' ? ` (${s.team === 0 ? 'A' : 'B'})` : '',
           s.bot && s.seat !== me ? h('span', { class: 'level' }, t(`level.${s.bot}`)) : null,
           round && round.dealer === s.seat ? h('span', { class: 'dealer', title: t('table.dealer'), role: 'img', 'aria-label': t('table.dealer') }, t('table.dealer_mark')) : null),
-        h('div', { class: 'score' }, t('table.score', { total: s.total_score }), s.round_points > 0 ? ` · ${t('table.round_points', { n: s.round_points })}` : ''),
-        s.seat !== me && round ? h('div', { class: 'backs', role: 'img', 'aria-label': t('table.cards', { n: s.cards_in_hand }) },
+        h('div', { class: 'score' }, tn('table.score', s.total_score, { total: s.total_score }), s.round_points > 0 ? ` · ${t('table.round_points', { n: s.round_points })}` : ''),
+        s.seat !== me && round ? h('div', { class: 'backs', role: 'img', 'aria-label': tn('table.cards', s.cards_in_hand) },
           ...Array.from({ length: Math.min(s.cards_in_hand, 13) }, () => cardBack())) : null,
         round?.phase === 'passing' && round.passes_committed[s.seat] ? h('div', { class: 'passed-mark' }, '✓') : null,
         seatControls(s));
@@ -260,15 +310,29 @@ export function table(root, id) {
       h('div', { class: `played ${place(c.seat)}`, role: 'img', 'aria-label': `${nameOf(c.seat)}: ${cardName(c.card)}` }, cardFace(c.card)));
 
     const last = round?.last_trick;
-    const lastBox = last ? h('div', { class: 'last-trick', 'aria-label': tn('table.last_trick', last.points, { name: nameOf(last.winner) }) },
-      h('span', {}, tn('table.last_trick', last.points, { name: nameOf(last.winner) })),
-      h('span', { class: 'mini' }, ...last.cards.map((c) => h('span', { class: `mini-card suit-${parse(c.card).suit}` }, cardShort(c.card))))) : null;
+    const lastBox = last ? trickBox(last.cards, last.winner, last.points) : null;
 
     // The round just over, until the next one's first card (or for good, at the game's end).
+    const endedLast = ended?.last;
     const over = ended && round && (
       (v.status === 'finished' && ended.round === round.number)
       || (v.status === 'active' && ended.round === round.number - 1 && round.tricks_played === 0 && round.trick.cards.length === 0))
-      ? roundSummary(ended, nameOf, !last) : null;
+      ? roundSummary(ended, whoOf, !last && endedLast
+        ? trickBox(endedLast.cards.map((card, i) => ({ seat: (endedLast.leader + i) % 4, card })), endedLast.seat, endedLast.points)
+        : null) : null;
+
+    // The three cards the player gave away, and to whom, until the first trick is taken (as
+    // long as the ones received are marked); said so when the server passed them because the
+    // time ran out.
+    const to = me !== null && round?.pass_direction ? (me + (round.pass_direction === 'right' ? 1 : 3)) % 4 : null;
+    const passedLine = round?.passed?.length && round.tricks_played === 0 && to !== null
+      ? h('p', { class: 'passed-line', id: 'passed-cards' },
+        ...tp(passedForLate.has(`${round.number}:${me}`) ? 'table.passed_for_you' : 'table.you_passed', {
+          // Spaces between the cards, for a copy of the text (the flexbox lays them out).
+          cards: h('span', { class: 'mini' }, ...sortHand(round.passed).flatMap((c, i) => (i ? [' ', miniCard(c)] : [miniCard(c)]))),
+          name: whoOf(to),
+        }))
+      : null;
 
     // The cards the exchange brought stay marked until the first trick is taken.
     const received = new Set(round?.tricks_played === 0 ? round.received ?? [] : []);
@@ -312,20 +376,21 @@ export function table(root, id) {
 
     /** @type {(HTMLElement | null)[]} */
     const actions = [];
-    let status = '';
+    /** @type {(string | Node)[]} */
+    let status = [];
     if (v.status === 'waiting') {
-      status = t('table.waiting', { n: v.seats.filter((s) => !s.open && !s.invited).length });
+      status = [t('table.waiting', { n: v.seats.filter((s) => !s.open && !s.invited).length })];
       if (me === null) actions.push(button(t('table.join'), () => post('join')));
       else actions.push(button(t('table.leave'), async () => { await post('leave'); go('lobby'); }));
     } else if (v.status === 'active' && round) {
       if (passing) {
-        status = t('table.passing', { dir: t(`dir.${round.pass_direction ?? 'right'}`) });
+        status = [t('table.passing', { dir: t(`dir.${round.pass_direction ?? 'right'}`) })];
         const ok = isLegalPass(selected, hand, passing);
         actions.push(button(t('table.pass'), () => act({ type: 'pass', cards: /** @type {S['CardCode'][]} */ (selected) }), { id: 'send-pass', class: 'primary', disabled: !ok }));
       } else if (round.phase === 'passing' && me !== null) {
-        status = t('table.passed');
+        status = [t('table.passed')];
       } else if (v.turn?.seat !== null && v.turn?.seat !== undefined) {
-        status = v.turn.seat === me ? t('table.your_turn') : t('table.waiting_for', { name: nameOf(v.turn.seat) });
+        status = v.turn.seat === me ? [t('table.your_turn')] : tp('table.waiting_for', { name: whoOf(v.turn.seat) });
       }
       if (legal) actions.push(button(t('table.hint'), hint, { id: 'hint' }));
       if (me !== null && v.seats[me].bot) actions.push(button(t('table.reclaim'), () => post('reclaim')));
@@ -333,12 +398,12 @@ export function table(root, id) {
     }
     // An invitee reads the waiting game before taking the seat kept for them: not a spectator.
     const invited = me === null && v.seats.some((s) => s.invited?.id === currentUser()?.id);
-    if (invited) status = `${t('table.invited_you')} ${status}`;
-    else if (me === null) status = `${t('table.spectating')} ${status}`;
-    if (v.spectators > 0) status = [status, t('table.watchers', { n: v.spectators })].filter(Boolean).join(' · ');
+    if (invited) status = [t('table.invited_you'), ' ', ...status];
+    else if (me === null) status = [t('table.spectating'), ' ', ...status];
+    if (v.spectators > 0) status = [...status, status.length ? ' · ' : '', tn('table.watchers', v.spectators)];
 
-    const teams = teamsOf(v, nameOf);
-    const result = v.status === 'finished' && v.result ? resultPanel(v, nameOf, teams) : null;
+    const teams = teamsOf(v, whoOf);
+    const result = v.status === 'finished' && v.result ? resultPanel(v, whoOf, teams) : null;
     if (v.status === 'finished' && me !== null) {
       actions.push(button(t('table.rematch'), async () => {
         const next = await post('rematch');
@@ -347,36 +412,38 @@ export function table(root, id) {
     }
     // The replay reveals every hand: the players' alone (a spectator would be refused).
     if (v.status === 'finished' && me !== null) actions.push(h('a', { href: `#/replay/${id}`, class: 'button', id: 'replay' }, t('table.replay')));
-    if (v.status === 'aborted') status = `${t('table.aborted')}${v.abort_reason ? `: ${v.abort_reason}` : ''}`;
+    if (v.status === 'aborted') status = [t('table.aborted'), v.abort_reason ? ': ' : '', v.abort_reason ? h('bdi', {}, v.abort_reason) : ''];
 
     // Completed tricks are face down (rule book §4): the last one shows in its box; of the
     // earlier ones, only who took how many points.
     const log = tricks.slice(-4).reverse().map((tr) =>
-      h('li', {}, tn('table.took', tr.points, { name: nameOf(tr.seat) })));
+      h('li', {}, ...tpn(own('table.took', tr.seat), tr.points, { name: whoOf(tr.seat) })));
 
     // A redraw (another seat acted, a stream event) must not take the keyboard's place away:
     // the focused card or button keeps the focus in the new board.
     const had = document.activeElement;
-    const kept = had instanceof HTMLElement && board.contains(had)
-      ? (had.dataset.card ? `button[data-card="${had.dataset.card}"]` : had.id ? `#${had.id}` : null)
-      : null;
+    const inBoard = had instanceof HTMLElement && board.contains(had);
+    const kept = inBoard ? selectorOf(had) : null;
     const oldHand = board.querySelector('.hand');
     // The rules stay unfolded across redraws once the player has opened them.
     const rulesOpen = board.querySelector('#rules')?.hasAttribute('open') ?? false;
     const handAt = had instanceof HTMLElement && had.dataset.card && oldHand
       ? [...oldHand.querySelectorAll('button.card')].indexOf(had)
       : -1;
-    replace(board,
+    const line = h('span', {}, ...status);
+    if (line.textContent !== turnLine.textContent) replace(turnLine, ...line.childNodes);
+    replace(top,
       h('div', { class: 'info' },
         h('span', {}, round ? t('table.round', { n: round.number }) : ''),
         h('span', {}, t(`mode.${v.rules.mode}`), ' · ', t('table.target', { n: v.rules.target_score })),
         teams ? h('span', { class: 'team-totals', id: 'team-totals' },
           teams.map((team) => t('table.team_total', { team: team.letter, total: team.total })).join(' · ')) : null,
         countdown),
-      rulesBox(v.rules, rulesOpen),
-      h('p', { class: 'turn-line', id: 'turn-line', role: 'status', 'aria-live': 'polite' }, status),
+      rulesBox(v.rules, rulesOpen));
+    replace(rest,
       h('div', { class: 'felt' }, ...seats,
         h('div', { class: 'trick', role: 'group', 'aria-label': t('table.trick') }, ...trickCards)),
+      passedLine,
       lastBox,
       over,
       result,
@@ -389,7 +456,9 @@ export function table(root, id) {
     if (again instanceof HTMLElement && !again.hasAttribute('disabled')) {
       if (handRow.contains(again)) roving(handRow, again);
       again.focus();
-    } else if (handAt >= 0 || handWantsFocus) {
+    } else if (handAt >= 0 || handWantsFocus || inBoard) {
+      // What had the keyboard is gone (a card played, the pass sent, the hint's button once
+      // the turn passed on): the hand takes it, now or at the next turn.
       // The focused card is gone or inert: the nearest card that can be played takes the
       // focus, or the first one once there is one again.
       const all = [...handRow.querySelectorAll('button.card')];
@@ -435,7 +504,7 @@ export function table(root, id) {
 
   const drawChat = () => {
     const list = h('ol', { class: 'messages' }, ...chat.slice(-30).map((m) =>
-      h('li', {}, h('b', {}, nameOf(m.seat)), ': ', m.text)));
+      h('li', {}, h('b', {}, whoOf(m.seat)), ': ', h('bdi', {}, m.text))));
     const input = h('input', { name: 'text', maxlength: 200, placeholder: t('chat.placeholder'), 'aria-label': t('chat.placeholder') });
     const form = h('form', { class: 'say' }, input, h('button', {}, t('chat.send')));
     onceAtATime(form, 'submit', async () => {
@@ -470,6 +539,40 @@ export function table(root, id) {
 }
 
 /**
+ * A selector that finds `el` again in the redrawn board, if it has one.
+ * @param {HTMLElement} el
+ */
+function selectorOf(el) {
+  if (el.dataset.card) return `button[data-card="${el.dataset.card}"]`;
+  if (el.id) return `#${el.id}`;
+  const seat = el.closest('.seat')?.getAttribute('data-seat');
+  if (el.dataset.change && seat) return `.seat[data-seat="${seat}"] [data-change="${el.dataset.change}"]`;
+  if (el.matches('#rules > summary')) return '#rules > summary';
+  return null;
+}
+
+/**
+ * A card in a few letters ("Q♠"), named for screen readers.
+ * @param {string} code
+ */
+function miniCard(code) {
+  return h('span', { class: `mini-card suit-${parse(code).suit}`, role: 'img', 'aria-label': cardName(code) }, cardShort(code));
+}
+
+/**
+ * In place of a game that cannot be shown (no such game, a link cut short, or not the
+ * account's to see): says so, with the way back to the lobby.
+ * @param {HTMLElement} root
+ */
+export function missing(root) {
+  say('');
+  replace(root, h('section', { class: 'card-panel missing', id: 'game-missing' },
+    h('h1', {}, t('game.missing_title')),
+    h('p', {}, t('game.missing')),
+    h('a', { href: '#/lobby', class: 'button primary', id: 'to-lobby' }, t('game.to_lobby'))));
+}
+
+/**
  * @param {string} label
  * @param {() => unknown} onClick
  * @param {Record<string, string | boolean>} [attrs]
@@ -484,17 +587,17 @@ function button(label, onClick, attrs = {}) {
  * A partnership's two teams (rule book §7: partners sit across, a team's total is the sum of
  * its players'), or null in solo.
  * @param {GameView} v
- * @param {(seat: number) => string} nameOf
- * @returns {{team: number, letter: string, names: string, total: number}[] | null}
+ * @param {(seat: number) => Node} whoOf
+ * @returns {{team: number, letter: string, names: Node, total: number}[] | null}
  */
-function teamsOf(v, nameOf) {
+function teamsOf(v, whoOf) {
   if (v.rules.mode !== 'partnership') return null;
   return [0, 1].map((team) => {
     const members = v.seats.filter((s) => s.team === team);
     return {
       team,
       letter: team === 0 ? 'A' : 'B',
-      names: members.map((s) => nameOf(s.seat)).join(' & '),
+      names: h('span', {}, ...tp('list.pair', { a: whoOf(members[0].seat), b: whoOf(members[1].seat) })),
       total: members.reduce((sum, s) => sum + s.total_score, 0),
     };
   });
@@ -519,39 +622,36 @@ function rulesBox(rules, open) {
 
 /**
  * @param {GameView} v
- * @param {(seat: number) => string} nameOf
- * @param {{team: number, letter: string, names: string, total: number}[] | null} teams
+ * @param {(seat: number) => Node} whoOf
+ * @param {{team: number, letter: string, names: Node, total: number}[] | null} teams
  */
-function resultPanel(v, nameOf, teams) {
+function resultPanel(v, whoOf, teams) {
   const result = /** @type {S['ResultView']} */ (v.result);
   return h('section', { class: 'result', id: 'result', 'aria-label': t('table.finished') },
     h('h2', {}, t('table.finished')),
-    h('p', {}, tn('table.winners', result.winners.length, { names: result.winners.map(nameOf).join(', ') })),
+    h('p', {}, ...tpn('table.winners', result.winners.length, { names: h('span', {}, ...list(result.winners.map(whoOf))) })),
     teams ? h('ul', { class: 'teams' }, ...teams.map((team) => {
       const lost = result.losing_team === team.team;
       return h('li', { class: lost ? '' : 'winner', 'data-team': team.team },
-        t(lost ? 'table.team_lost' : 'table.team_won', { team: team.letter, names: team.names, total: team.total }));
+        ...tp(lost ? 'table.team_lost' : 'table.team_won', { team: team.letter, names: team.names, total: team.total }));
     })) : null,
     h('ul', { class: 'ranking' }, ...result.ranking.map((r) =>
-      h('li', { class: result.winners.includes(r.seat) ? 'winner' : '' }, t('table.rank', { rank: r.rank, name: nameOf(r.seat), total: r.total_score })))));
+      h('li', { class: result.winners.includes(r.seat) ? 'winner' : '' }, ...tp('table.rank', { rank: r.rank, name: whoOf(r.seat), total: r.total_score })))));
 }
 
 /**
  * How the round that just ended went: each seat's points in it and total after it, and its
  * last trick (completed tricks are face down, rule book §4, but the last one may be seen).
- * @param {{round: number, points: number[], totals: number[], last: S['TrickWonData'] | null}} ended
- * @param {(seat: number) => string} nameOf
- * @param {boolean} withLastTrick whether to show its last trick (not when the view still does)
+ * @param {{round: number, points: number[], totals: number[]}} ended
+ * @param {(seat: number) => Node} whoOf
+ * @param {HTMLElement | null} lastTrick its last trick (not when the view still shows it)
  */
-function roundSummary(ended, nameOf, withLastTrick) {
-  const last = withLastTrick ? ended.last : null;
+function roundSummary(ended, whoOf, lastTrick) {
   return h('section', { class: 'round-summary', id: 'round-summary', 'aria-label': t('table.round_over', { n: ended.round }) },
     h('h2', {}, t('table.round_over', { n: ended.round })),
     h('ul', {}, ...ended.points.map((points, seat) =>
-      h('li', { 'data-seat': seat }, tn('table.round_took', points, { name: nameOf(seat), total: ended.totals[seat] })))),
-    last ? h('p', { class: 'last-trick' },
-      h('span', {}, tn('table.last_trick', last.points, { name: nameOf(last.seat) })),
-      h('span', { class: 'mini' }, ...last.cards.map((c) => h('span', { class: `mini-card suit-${parse(c).suit}` }, cardShort(c))))) : null);
+      h('li', { 'data-seat': seat }, ...tpn('table.round_took', points, { name: whoOf(seat), total: ended.totals[seat] })))),
+    lastTrick);
 }
 
 /**
@@ -604,7 +704,9 @@ export function replay(root, id) {
   const both = Promise.all([call('GET', `/games/${id}/replay`), call('GET', `/games/${id}`)]);
   both.then(
     ([r, v]) => {
-      const nameOf = (/** @type {number} */ seat) => (seat === v.my_seat ? t('table.you') : seatLabel(v.seats[seat]));
+      const whoOf = (/** @type {number} */ seat) => who(seat === v.my_seat ? t('table.you') : seatLabel(v.seats[seat]));
+      /** `key`, or its `_you` form for the caller's own seat. @param {string} key @param {number} seat */
+      const own = (key, seat) => (seat === v.my_seat ? `${key}_you` : key);
       const rounds = byRound(r.actions);
       replace(root,
         h('h1', {}, t('table.replay')),
@@ -612,15 +714,18 @@ export function replay(root, id) {
         ...r.rounds.map((round, i) => {
           const played = rounds[i] ?? { passes: [], tricks: [] };
           return h('section', { class: 'replay-round' },
-            h('h2', {}, t('replay.round', { n: round.round, name: nameOf(round.dealer) })),
+            h('h2', {}, ...tp('replay.round', { n: round.round, name: whoOf(round.dealer) })),
             h('ul', {}, ...round.hands.map((hand, seat) =>
-              h('li', {}, h('b', {}, nameOf(seat)), ': ', sortHand(hand).map(cardShort).join(' ')))),
+              h('li', {}, h('b', {}, whoOf(seat)), ': ', h('bdi', {}, sortHand(hand).map(cardShort).join(' '))))),
             played.passes.length ? h('ul', { class: 'replay-passes' }, ...played.passes.map((a) =>
-              h('li', {}, t('replay.pass', { name: nameOf(a.seat), cards: a.cards.map(cardShort).join(' ') })))) : null,
+              h('li', {}, ...tp(own('replay.pass', a.seat), { name: whoOf(a.seat), cards: h('bdi', {}, a.cards.map(cardShort).join(' ')) })))) : null,
             h('ol', { class: 'replay-actions' }, ...played.tricks.map((trick) =>
               h('li', {},
-                trick.map((a) => t('replay.play', { name: nameOf(a.seat), card: cardShort(a.card) })).join(', '),
-                trick.length === 4 ? ` ${t('replay.taken', { name: nameOf(taker(trick)) })}` : ''))));
+                list(trick.map((a) => h('span', {}, ...tp(own('replay.play', a.seat), { name: whoOf(a.seat), card: h('bdi', {}, cardShort(a.card)) })))),
+                trick.length === 4 ? [' ', ...tp('replay.taken', { name: whoOf(taker(trick)) })] : ''))));
         }));
-    }, fail);
+    }, (e) => {
+      if (e instanceof ApiError && [400, 403, 404].includes(e.status)) missing(root);
+      else fail(e);
+    });
 }
