@@ -47,12 +47,19 @@ pub struct Error {
     // The two below are narrow or boxed so that results carrying an error stay small
     // (clippy's `result_large_err`): a day of seconds fits a u32 many times over.
     retry_after: Option<u32>,
-    /// The rate limit the request counted against, when it did.
-    rate_limit: Option<Box<RateLimit>>,
+    /// What only some errors say: a rate limit, the current version.
+    extras: Option<Box<Extras>>,
     /// The cause of an internal error, logged and never sent.
     source: Option<Box<dyn std::error::Error + Send + Sync>>,
     /// A database connection turned out dead (see [`Error::lost_connection`]).
     lost_connection: bool,
+}
+
+/// What only some errors say, boxed so that every other error stays small.
+#[derive(Debug, Default)]
+struct Extras {
+    /// The rate limit the request counted against, when it did.
+    rate_limit: Option<RateLimit>,
     /// The version the resource is at, for a refused stale version (`version_conflict`).
     current_version: Option<i64>,
 }
@@ -69,10 +76,9 @@ impl Error {
             detail: detail.into(),
             // Every 503 tells when to come back, so clients can rely on `Retry-After`.
             retry_after: (kind == Kind::Unavailable).then_some(UNAVAILABLE_RETRY_SECS),
-            rate_limit: None,
+            extras: None,
             source: None,
             lost_connection: false,
-            current_version: None,
         }
     }
 
@@ -176,13 +182,13 @@ impl Error {
     /// The same error, saying which version the resource is at now: a client that sent a
     /// stale one can tell how far behind it is without another request.
     pub fn with_current_version(mut self, version: i64) -> Self {
-        self.current_version = Some(version);
+        self.extras.get_or_insert_default().current_version = Some(version);
         self
     }
 
     /// The version the resource is at, when the error is about a stale one.
     pub fn current_version(&self) -> Option<i64> {
-        self.current_version
+        self.extras.as_ref().and_then(|e| e.current_version)
     }
 
     /// The kind.
@@ -221,13 +227,13 @@ impl Error {
 
     /// The same error, reporting the rate limit its request counted against.
     pub fn with_rate_limit(mut self, rate_limit: RateLimit) -> Self {
-        self.rate_limit = Some(Box::new(rate_limit));
+        self.extras.get_or_insert_default().rate_limit = Some(rate_limit);
         self
     }
 
     /// The rate limit the request counted against, if it was rate limited.
     pub fn rate_limit(&self) -> Option<RateLimit> {
-        self.rate_limit.as_deref().copied()
+        self.extras.as_ref().and_then(|e| e.rate_limit)
     }
 }
 
