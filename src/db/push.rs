@@ -93,6 +93,24 @@ pub fn devices_of(conn: &mut AnyConnection, user_id: &str) -> QueryResult<Vec<De
         .load(conn)
 }
 
+/// The user's devices that a notification being written is pushed to. On PostgreSQL they
+/// are held (`FOR KEY SHARE`) until the transaction ends: a device removed meanwhile (by its
+/// owner, or by the worker after a 410) is removed after this commit, with the pushes just
+/// queued for it, instead of failing the notification's foreign key and with it the action
+/// that caused it. SQLite's single writer orders the two already.
+pub fn devices_to_push(conn: &mut AnyConnection, user_id: &str) -> QueryResult<Vec<DeviceRow>> {
+    let mine = push_devices::user_id.eq(user_id);
+    match conn {
+        AnyConnection::Postgresql(pg) => push_devices::table
+            .filter(mine)
+            .order((push_devices::created_at.asc(), push_devices::id.asc()))
+            .select(DeviceRow::as_select())
+            .for_key_share()
+            .load(pg),
+        AnyConnection::Sqlite(_) => devices_of(conn, user_id),
+    }
+}
+
 /// One device.
 pub fn device(conn: &mut AnyConnection, id: &str) -> QueryResult<Option<DeviceRow>> {
     push_devices::table

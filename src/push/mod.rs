@@ -337,7 +337,7 @@ pub fn enqueue(
     body: &str,
     silent: bool,
 ) -> Result<(), Error> {
-    let devices = store::devices_of(conn, &row.user_id)?;
+    let devices = store::devices_to_push(conn, &row.user_id)?;
     if devices.is_empty() {
         return Ok(());
     }

@@ -1641,3 +1641,55 @@ async fn a_turn_is_not_pushed_to_a_user_who_has_the_game_open_unless_configured(
         }
     }
 }
+
+/// A device removed while a notification for its owner is being written (a friend request,
+/// a card played) waits for that notification's commit: the push queued for it is then
+/// removed with it, instead of failing the notification's foreign key, and with it the
+/// request that caused it (a 500 on PostgreSQL).
+#[actix_web::test]
+async fn a_device_removed_while_its_owner_is_notified_waits_for_that_commit() {
+    use std::sync::mpsc;
+    let db = TestDb::migrated();
+    let state = common::state_for(config_for(&db));
+    let app = common::app(state.clone()).await;
+    let owner = common::register(&app, "dev_owner").await;
+    let service = Fake::start(|_| (201, vec![], vec![]));
+    let endpoint = format!("{}/push/owner", service.url);
+    let device = add_device(&app, &owner, Browser::new().subscription(&endpoint)).await;
+    let device_id = device["id"].as_str().unwrap().to_owned();
+
+    // The notification's transaction, stopped between reading the devices and its commit.
+    let (read, devices_read) = mpsc::channel();
+    let (go_on, told) = mpsc::channel::<()>();
+    let writer = {
+        let state = state.clone();
+        let owner = owner.id.clone();
+        std::thread::spawn(move || {
+            let mut conn = state.db.conn().unwrap();
+            leekha::db::write_transaction(&mut conn, |conn| {
+                let devices = leekha::db::push::devices_to_push(conn, &owner)?;
+                read.send(devices.len()).unwrap();
+                told.recv().unwrap();
+                Ok::<_, leekha::error::Error>(())
+            })
+            .unwrap();
+        })
+    };
+    assert_eq!(devices_read.recv().unwrap(), 1);
+    let remover = {
+        let state = state.clone();
+        let owner = owner.id.clone();
+        std::thread::spawn(move || {
+            let mut conn = state.db.conn().unwrap();
+            leekha::push::remove(&mut conn, &owner, &device_id).is_ok()
+        })
+    };
+    std::thread::sleep(std::time::Duration::from_millis(400));
+    assert!(
+        !remover.is_finished(),
+        "the removal waits for the notification's commit"
+    );
+    go_on.send(()).unwrap();
+    writer.join().unwrap();
+    assert!(remover.join().unwrap(), "then it removes the device");
+}
