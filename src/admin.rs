@@ -11,16 +11,30 @@ use crate::db::users::{self, Tokens, UserChange, UserRow};
 use crate::db::{self, AnyConnection};
 use crate::error::Error;
 
-/// Runs `f` in one transaction that starts by taking the account's lock (and on SQLite the
-/// write lock, so no stale read snapshot is ever upgraded).
+/// Runs `f` in one transaction that starts by taking the locks of the target's account and
+/// the administrator's, in id order (and on SQLite the write lock, so no stale read snapshot
+/// is ever upgraded), and then checks that the administrator still is one: two
+/// administrators demoting or banning each other at once are judged one after the other,
+/// and the second is refused, as it would be a moment later.
 fn user_locked<T>(
     conn: &mut AnyConnection,
+    admin_id: &str,
     id: &str,
     f: impl FnOnce(&mut AnyConnection) -> Result<T, Error>,
 ) -> Result<T, Error> {
     db::write_transaction(conn, |conn| {
-        if !db::admin::lock_user(conn, id)? {
-            return Err(Error::not_found("no such user"));
+        let mut both = [admin_id, id];
+        both.sort_unstable();
+        for user in both {
+            if !db::admin::lock_user(conn, user)? && user == id {
+                return Err(Error::not_found("no such user"));
+            }
+        }
+        let still_admin = users::by_id(conn, admin_id)?.is_some_and(|a| {
+            a.role == Role::Admin.as_str() && a.banned_at.is_none() && a.deleted_at.is_none()
+        });
+        if !still_admin {
+            return Err(Error::forbidden("this operation is for administrators"));
         }
         f(conn)
     })
@@ -61,7 +75,7 @@ pub fn ban(
     target: &str,
     reason: &str,
 ) -> Result<(UserRow, Vec<crate::games::Committed>), Error> {
-    let banned = user_locked(conn, target, |conn| {
+    let banned = user_locked(conn, admin_id, target, |conn| {
         live_user(conn, target)?;
         let now = db::now();
         if !db::admin::ban(conn, target, reason, now)? {
@@ -96,7 +110,7 @@ pub fn unban(
     target: &str,
     reason: Option<&str>,
 ) -> Result<UserRow, Error> {
-    user_locked(conn, target, |conn| {
+    user_locked(conn, admin_id, target, |conn| {
         let before = live_user(conn, target)?;
         if !db::admin::unban(conn, target, db::now())? {
             return Err(Error::conflict("not_banned", "this account is not banned"));
@@ -123,7 +137,7 @@ pub fn set_role(
     role: Role,
     reason: Option<&str>,
 ) -> Result<UserRow, Error> {
-    user_locked(conn, target, |conn| {
+    user_locked(conn, admin_id, target, |conn| {
         let before = live_user(conn, target)?;
         // The role it has already: nothing changes, so nothing is audited.
         if before.role == role.as_str() {

@@ -478,6 +478,47 @@ async fn going_away_as_the_table_fills_leaves_the_seat_with_the_bot() {
     }
 }
 
+/// Two administrators demote, or ban, each other at once: one is judged first, and the other,
+/// no administrator any more, is refused (403) as it would be a moment later, so the last
+/// two cannot remove each other.
+#[actix_web::test]
+async fn two_administrators_removing_each_other_at_once_remove_one() {
+    let db = TestDb::migrated();
+    let state = db.state();
+    let app = common::app(state.clone()).await;
+    for run in 0..RUNS {
+        for (action, body) in [
+            ("role", json!({"role": "player", "reason": "race"})),
+            ("ban", json!({"reason": "race"})),
+        ] {
+            let a = crate::admin::admin(&app, &state, &format!("adm_a{run}{action}")).await;
+            let b = crate::admin::admin(&app, &state, &format!("adm_b{run}{action}")).await;
+            let on = |target: &Session, by: &Session| {
+                let uri = format!("/api/v1/admin/users/{}/{action}", target.id);
+                let body = body.clone();
+                let token = by.access.clone();
+                let app = &app;
+                async move {
+                    match action {
+                        "role" => crate::common::play::put_json(app, &uri, body, &token).await,
+                        _ => post(app, &uri, body, &token).await,
+                    }
+                }
+            };
+            let (first, second) = futures_util::future::join(on(&b, &a), on(&a, &b)).await;
+            let mut codes = [first.status.as_u16(), second.status.as_u16()];
+            codes.sort_unstable();
+            assert_eq!(
+                codes,
+                [200, 403],
+                "{action}: {} {}",
+                first.text,
+                second.text
+            );
+        }
+    }
+}
+
 #[test]
 fn verify_finds_nothing_wrong_in_games_played_while_it_reads() {
     let db = TestDb::migrated();
