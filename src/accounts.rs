@@ -407,6 +407,23 @@ pub fn update_me(
         .map(|t| hash_refresh_token(t.expose()));
     db::write_transaction(conn, |conn| {
         let now = db::now();
+        // The password was judged against the account as read before this transaction (the
+        // hash takes long, and no lock is held meanwhile). A password set since, by another
+        // request at the same moment (a guest's upgrade sent twice), is judged as it would
+        // be a moment later: without `current_password`, or with the old one, refused.
+        if new_hash.is_some() {
+            db::admin::lock_user(conn, &user.id)?;
+            let hash_now = users::by_id(conn, &user.id)?.and_then(|u| u.password_hash);
+            if hash_now != user.password_hash {
+                return Err(match user.password_hash {
+                    None => {
+                        Error::validation("current_password is required to change the password")
+                    }
+                    Some(_) => Error::forbidden("the current password is wrong")
+                        .with_code("invalid_credentials"),
+                });
+            }
+        }
         if let Some(name) = &change.username {
             let key = name.key();
             let renamed = UserChange {

@@ -519,6 +519,45 @@ async fn two_administrators_removing_each_other_at_once_remove_one() {
     }
 }
 
+/// A guest's upgrade sent twice at once (two taps, two phones): one keeps the account, with
+/// its name and password; the other is refused as it would be a moment later (a full
+/// account's password changes only with `current_password`), not told 200 for a name and
+/// password that do not work.
+#[actix_web::test]
+async fn a_guests_upgrade_sent_twice_at_once_upgrades_it_once() {
+    use actix_web::test::TestRequest;
+    let db = TestDb::migrated();
+    let app = common::app(db.state()).await;
+    for run in 0..RUNS {
+        let guest = common::send(&app, TestRequest::post().uri("/api/v1/auth/guest")).await;
+        let access = guest.json["access_token"].as_str().unwrap().to_owned();
+        let upgrade = |name: String| {
+            let patch = TestRequest::patch().uri("/api/v1/me").set_json(
+                json!({"username": name, "password": format!("{}-{name}", common::PASSWORD)}),
+            );
+            common::send(&app, common::bearer(patch, &access))
+        };
+        let (a, b) = futures_util::future::join(
+            upgrade(format!("twice_a{run}")),
+            upgrade(format!("twice_b{run}")),
+        )
+        .await;
+        let (won, lost) = if a.status == 200 { (a, b) } else { (b, a) };
+        assert_eq!(won.status, 200, "{}", won.text);
+        lost.assert_problem(400, "validation_failed");
+        let name = won.json["username"].as_str().unwrap().to_owned();
+        let login = common::send(
+            &app,
+            common::post_json(
+                "/api/v1/auth/login",
+                json!({"username": name, "password": format!("{}-{name}", common::PASSWORD)}),
+            ),
+        )
+        .await;
+        assert_eq!(login.status, 200, "{}", login.text);
+    }
+}
+
 #[test]
 fn verify_finds_nothing_wrong_in_games_played_while_it_reads() {
     let db = TestDb::migrated();
