@@ -149,6 +149,25 @@ pub fn history(
     .load(conn)
 }
 
+/// The time of history rows of `mode` written now, under the mode's board lock: `at`, or
+/// just after the mode's latest row when that is as late (a game that stamped its time
+/// before it waited for the lock, or another instance's clock ahead). The history's order
+/// is then the order its changes were made in, which [`all_history`] replays.
+pub fn history_time(
+    conn: &mut AnyConnection,
+    mode: &str,
+    at: NaiveDateTime,
+) -> QueryResult<NaiveDateTime> {
+    let latest: Option<NaiveDateTime> = rating_history::table
+        .filter(rating_history::mode.eq(mode))
+        .select(diesel::dsl::max(rating_history::at))
+        .first(conn)?;
+    Ok(match latest {
+        Some(latest) if latest >= at => latest + chrono::TimeDelta::microseconds(1),
+        _ => at,
+    })
+}
+
 /// The whole history in the order it was written (time, then game), for `leekha verify`.
 pub fn all_history(conn: &mut AnyConnection) -> QueryResult<Vec<HistoryRow>> {
     rating_history::table

@@ -150,6 +150,7 @@ pub fn game_finished(
     lock_players(conn, players)?;
     let key = mode_key(mode);
     store::lock_board(conn, key)?;
+    let at = store::history_time(conn, key, at)?;
     let ids: Vec<String> = players.iter().map(|(_, u)| u.clone()).collect();
     let stored: HashMap<String, RatingRow> = store::of_users(conn, key, &ids)?
         .into_iter()
@@ -373,6 +374,7 @@ pub fn reset(
         let mut details = serde_json::Map::new();
         for m in &modes {
             let key = mode_key(*m);
+            let now = store::history_time(conn, key, now)?;
             let old = before[MODES.iter().position(|x| x == m).unwrap_or(0)];
             details.insert(
                 key.to_owned(),

@@ -869,3 +869,43 @@ async fn rated_games_finishing_at_the_same_instant_all_commit() {
     drop(conn);
     verify(&state);
 }
+
+/// A rated game whose rating change is made after another's comes after it in the history,
+/// whatever time its instance stamped (a finish that waited for the board lock with an
+/// earlier time, or another instance's clock ahead): the history is newest first, and
+/// `leekha verify` replays it in the order the changes were made.
+#[actix_web::test]
+async fn a_rating_change_made_later_is_later_in_the_history_whatever_its_clock() {
+    use diesel::prelude::*;
+    use leekha::db::schema::rating_history;
+    let db = TestDb::migrated();
+    let state = db.state();
+    let app = common::app(state.clone()).await;
+    let players = four(&app, "clock").await;
+    let first = game_of(&app, &players, one_round("solo")).await;
+    play_to_end(&app, &first, &players).await;
+    // As if an instance whose clock is an hour ahead had finished it.
+    let ahead = leekha::db::now() + chrono::Duration::hours(1);
+    {
+        let mut conn = state.db.conn().unwrap();
+        diesel::update(rating_history::table.filter(rating_history::game_id.eq(&first)))
+            .set(rating_history::at.eq(ahead))
+            .execute(&mut *conn)
+            .unwrap();
+    }
+    let second = game_of(&app, &players, one_round("solo")).await;
+    play_to_end(&app, &second, &players).await;
+    let history = get(
+        &app,
+        "/api/v1/me/ratings/history?mode=solo",
+        &players[0].access,
+    )
+    .await;
+    assert_eq!(history.status, 200, "{}", history.text);
+    assert_eq!(
+        history.json["items"][0]["game_id"], second,
+        "newest first: {}",
+        history.text
+    );
+    verify(&state);
+}

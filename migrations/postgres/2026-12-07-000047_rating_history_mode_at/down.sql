@@ -1,0 +1,1 @@
+DROP INDEX rating_history_mode_at;
