@@ -51,6 +51,13 @@ pub fn rematch(
                 return join_rematch(conn, current, user_id, my_seat, max_active_games);
             }
         }
+        // The old table's players' accounts, in id order after the game's lock: a block, a
+        // ban or a deletion among them comes wholly before this plan, which then leaves that
+        // seat open, or after the new game, which it then changes as any other.
+        super::lock_accounts(
+            conn,
+            table.seats.iter().filter_map(|s| s.user_id.as_deref()),
+        )?;
         let mut seats = Vec::with_capacity(4);
         // The humans the new table is planned for: an invitation that a block would refuse
         // at the join is not sent, and the seat stays open instead.

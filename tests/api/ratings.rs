@@ -909,3 +909,53 @@ async fn a_rating_change_made_later_is_later_in_the_history_whatever_its_clock()
     );
     verify(&state);
 }
+
+/// The first rematch request meets a player of the old table blocking the caller, or being
+/// banned: whichever comes first, the rematch is made (the seat left open, or the
+/// invitation sent, and a ban then declines it), never refused for it.
+#[actix_web::test]
+async fn a_rematch_racing_a_block_or_a_ban_of_an_old_player_is_made() {
+    let db = TestDb::migrated();
+    let state = db.state();
+    let app = common::app(state.clone()).await;
+    let boss = admin(&app, &state, "rematch_boss").await;
+    for run in 0..4 {
+        let players = four(&app, &format!("rr{run}_")).await;
+        let id = game_of(&app, &players, one_round("solo")).await;
+        play_to_end(&app, &id, &players).await;
+        let uri = format!("/api/v1/games/{id}/rematch");
+        let rematch = post(&app, &uri, json!({}), &players[0].access);
+        let other = async {
+            if run % 2 == 0 {
+                crate::common::play::put(
+                    &app,
+                    &format!("/api/v1/me/blocks/{}", players[0].username),
+                    &players[3].access,
+                )
+                .await
+            } else {
+                post(
+                    &app,
+                    &format!("/api/v1/admin/users/{}/ban", players[3].id),
+                    json!({"reason": "race"}),
+                    &boss.access,
+                )
+                .await
+            }
+        };
+        let (made, other) = futures_util::future::join(rematch, other).await;
+        assert_eq!(made.status, 201, "{}", made.text);
+        assert!(other.status.is_success(), "{}", other.text);
+        if run % 2 == 1 {
+            // A banned player holds no invitation: never sent, or declined by the ban.
+            let made_id = made.json["id"].as_str().unwrap();
+            let view = get(
+                &app,
+                &format!("/api/v1/games/{made_id}"),
+                &players[0].access,
+            )
+            .await;
+            assert!(view.json["seats"][3]["invited"].is_null(), "{}", view.text);
+        }
+    }
+}
