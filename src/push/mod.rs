@@ -318,11 +318,17 @@ pub fn device(
 /// # Errors
 /// `not_found` when the user has no such device; database errors.
 pub fn remove(conn: &mut AnyConnection, user_id: &str, device_id: &str) -> Result<(), Error> {
-    if store::delete_device(conn, user_id, device_id)? {
-        Ok(())
-    } else {
-        Err(Error::not_found("no such device"))
-    }
+    // Under the account's lock, as a registration is: a phone registering again while its
+    // device is removed is judged after the removal (a new device) or before it, never
+    // between (404 `device`).
+    crate::db::write_transaction(conn, |conn| {
+        crate::db::admin::lock_user(conn, user_id)?;
+        if store::delete_device(conn, user_id, device_id)? {
+            Ok(())
+        } else {
+            Err(Error::not_found("no such device"))
+        }
+    })
 }
 
 /// Enqueues one push per device of the notification's recipient, unless the user's settings

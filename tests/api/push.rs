@@ -1693,3 +1693,37 @@ async fn a_device_removed_while_its_owner_is_notified_waits_for_that_commit() {
     writer.join().unwrap();
     assert!(remover.join().unwrap(), "then it removes the device");
 }
+
+/// A phone registering again while its device is removed (a reinstall, a second tap) is
+/// judged before the removal (200, then removed) or after it (a new device, 201): never
+/// between, where the device it found was gone (404 `device`).
+#[actix_web::test]
+async fn a_device_registered_again_while_it_is_removed_is_before_or_after_it() {
+    let db = TestDb::migrated();
+    let state = common::state_for(config_for(&db));
+    let app = common::app(state.clone()).await;
+    let owner = common::register(&app, "dev_again").await;
+    let service = Fake::start(|_| (201, vec![], vec![]));
+    let browser = Browser::new();
+    for run in 0..12 {
+        let sub = browser.subscription(&format!("{}/push/again{run}", service.url));
+        let device = add_device(&app, &owner, sub.clone()).await;
+        let id = device["id"].as_str().unwrap().to_owned();
+        let (removed, again) = futures_util::future::join(
+            send(
+                &app,
+                bearer(
+                    TestRequest::delete().uri(&format!("/api/v1/me/devices/{id}")),
+                    &owner.access,
+                ),
+            ),
+            send(
+                &app,
+                bearer(post_json("/api/v1/me/devices", sub), &owner.access),
+            ),
+        )
+        .await;
+        assert_eq!(removed.status, 204, "{}", removed.text);
+        assert!(again.status == 200 || again.status == 201, "{}", again.text);
+    }
+}
