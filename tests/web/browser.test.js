@@ -98,6 +98,12 @@ test('a guest plays a whole game against three bots from the landing page, live 
   await page.click('#rematch');
   await page.waitForFunction((old) => !location.hash.endsWith(old), view.id);
   await page.waitForSelector('#send-pass');
+  // The finished table says the rematch is there, and opens it.
+  const rematch = page.url();
+  await page.goBack();
+  await page.waitForFunction(() => document.querySelector('#rematch')?.textContent === 'Open the rematch');
+  await page.click('#rematch');
+  await page.waitForFunction((url) => location.href === url, rematch);
   clean(problems);
   await context.close();
 });

@@ -405,7 +405,8 @@ export function table(root, id) {
     const teams = teamsOf(v, whoOf);
     const result = v.status === 'finished' && v.result ? resultPanel(v, whoOf, teams) : null;
     if (v.status === 'finished' && me !== null) {
-      actions.push(button(t('table.rematch'), async () => {
+      // Once someone asked for it, the rematch is there to open (the same request joins it).
+      actions.push(button(t(v.rematch_id ? 'table.rematch_open' : 'table.rematch'), async () => {
         const next = await post('rematch');
         if (next) go(`game/${next.id}`);
       }, { id: 'rematch', class: 'primary' }));
