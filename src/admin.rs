@@ -23,12 +23,9 @@ fn user_locked<T>(
     f: impl FnOnce(&mut AnyConnection) -> Result<T, Error>,
 ) -> Result<T, Error> {
     db::write_transaction(conn, |conn| {
-        let mut both = [admin_id, id];
-        both.sort_unstable();
-        for user in both {
-            if !db::admin::lock_user(conn, user)? && user == id {
-                return Err(Error::not_found("no such user"));
-            }
+        let missed = db::admin::lock_in_id_order(conn, [admin_id, id], db::admin::Accounts::Any)?;
+        if missed.contains(&id) {
+            return Err(Error::not_found("no such user"));
         }
         let still_admin = users::by_id(conn, admin_id)?.is_some_and(|a| {
             a.role == Role::Admin.as_str() && a.banned_at.is_none() && a.deleted_at.is_none()

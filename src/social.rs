@@ -104,13 +104,7 @@ fn locked_pair(
     username: &str,
 ) -> Result<db::users::UserRow, Error> {
     let other = other_user(conn, me, username)?;
-    let (first, second) = if me < other.id.as_str() {
-        (me, other.id.as_str())
-    } else {
-        (other.id.as_str(), me)
-    };
-    db::admin::lock_user(conn, first)?;
-    db::admin::lock_user(conn, second)?;
+    db::admin::lock_in_id_order(conn, [me, other.id.as_str()], db::admin::Accounts::Any)?;
     Ok(other)
 }
 

@@ -126,6 +126,43 @@ pub fn lock_user(conn: &mut AnyConnection, id: &str) -> QueryResult<bool> {
     Ok(n == 1)
 }
 
+/// Which accounts [`lock_in_id_order`] locks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Accounts {
+    /// Every one that exists ([`lock_user`]).
+    Any,
+    /// Only live, unbanned ones ([`lock_live_user`]).
+    Live,
+}
+
+/// Takes the locks of several accounts in id order, after the game's when the transaction
+/// holds one: the order of every transaction that holds several (a creation, a join, a
+/// start, a rematch, friends and blocks, ratings, an administrator's action), so that two
+/// which meet the same accounts wait for each other instead of deadlocking, and a ban, a
+/// deletion, a block or going away, which take the account's lock, comes wholly before or
+/// wholly after. Returns the accounts it did not lock (unknown, or not live with
+/// [`Accounts::Live`]).
+pub fn lock_in_id_order<'a>(
+    conn: &mut AnyConnection,
+    ids: impl IntoIterator<Item = &'a str>,
+    which: Accounts,
+) -> QueryResult<Vec<&'a str>> {
+    let mut ids: Vec<&str> = ids.into_iter().collect();
+    ids.sort_unstable();
+    ids.dedup();
+    let mut missed = Vec::new();
+    for id in ids {
+        let locked = match which {
+            Accounts::Any => lock_user(conn, id)?,
+            Accounts::Live => lock_live_user(conn, id)?,
+        };
+        if !locked {
+            missed.push(id);
+        }
+    }
+    Ok(missed)
+}
+
 /// Locks the row of a live, unbanned account until the end of the transaction; `false`
 /// (and no lock) when the account is banned, deleted or unknown. A ban takes the same lock,
 /// so a change made under it either commits before the ban (which then sees it) or sees

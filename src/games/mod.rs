@@ -90,12 +90,8 @@ fn locked<T>(
     })
 }
 
-/// Takes the account locks of `users` in id order, after the game's when the transaction
-/// holds one: the order of every transaction that holds several accounts (friends, blocks,
-/// ratings), so two use cases that meet the same accounts wait for each other instead of
-/// deadlocking, and a ban, a deletion, a block or going away, which take the account's
-/// lock, comes wholly before or wholly after. An account that is not live (banned,
-/// deleted) is not locked; returns those.
+/// The live accounts of `users` locked in id order
+/// ([`crate::db::admin::lock_in_id_order`]); returns those not live (banned, deleted).
 ///
 /// # Errors
 /// Database errors.
@@ -103,16 +99,8 @@ fn lock_accounts<'a>(
     conn: &mut AnyConnection,
     users: impl IntoIterator<Item = &'a str>,
 ) -> Result<Vec<&'a str>, Error> {
-    let mut ids: Vec<&str> = users.into_iter().collect();
-    ids.sort_unstable();
-    ids.dedup();
-    let mut gone = Vec::new();
-    for id in ids {
-        if !crate::db::admin::lock_live_user(conn, id)? {
-            gone.push(id);
-        }
-    }
-    Ok(gone)
+    use crate::db::admin::{Accounts, lock_in_id_order};
+    Ok(lock_in_id_order(conn, users, Accounts::Live)?)
 }
 
 /// [`locked`], for a use case on the seat of `user_id` ([`seat_of`]).

@@ -197,12 +197,8 @@ pub fn game_finished(
 /// # Errors
 /// Database errors.
 pub fn lock_players(conn: &mut AnyConnection, players: &[(Seat, String)]) -> Result<(), Error> {
-    let mut ids: Vec<&str> = players.iter().map(|(_, u)| u.as_str()).collect();
-    ids.sort_unstable();
-    ids.dedup();
-    for id in ids {
-        db::admin::lock_user(conn, id)?;
-    }
+    let ids = players.iter().map(|(_, u)| u.as_str());
+    db::admin::lock_in_id_order(conn, ids, db::admin::Accounts::Any)?;
     Ok(())
 }
 
