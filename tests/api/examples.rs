@@ -1,5 +1,5 @@
 //! Every example in the OpenAPI document is a valid instance of its schema. The curated
-//! examples (`src/http/examples.json`) are messages captured from a running server: a field
+//! examples (`src/http/openapi/examples.json`) are messages captured from a running server: a field
 //! added to a view since then, or a pattern tightened, would otherwise leave them stale, and
 //! a generated client's documentation would show a message the server never sends.
 //!
