@@ -313,7 +313,7 @@ async fn a_problem_names_its_type_and_the_type_page_explains_the_code() {
 async fn every_catalog_code_has_its_page() {
     let db = TestDb::migrated();
     let app = common::app(db.state()).await;
-    for entry in leekha::http::problem_catalog::PROBLEM_CODES {
+    for entry in leekha::http::problem_catalog::all() {
         let uri = leekha::http::problem_catalog::type_uri(entry.code);
         let page = send(&app, TestRequest::get().uri(&uri)).await;
         assert_eq!(page.status, 200, "{uri}");
