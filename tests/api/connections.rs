@@ -292,7 +292,7 @@ fn connections_past_the_limit_wait_until_one_closes() {
 
 /// actix-http arms its head timer for a connection's first request only, and its keep-alive
 /// timer stops at the first byte of the next one: the connection wrapper
-/// (`http/transport.rs`) times the later heads.
+/// (`http/transport/problem_io.rs`) times the later heads.
 #[test]
 fn an_unfinished_second_head_on_a_kept_alive_connection_is_closed() {
     let db = TestDb::migrated();
