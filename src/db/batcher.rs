@@ -3,35 +3,52 @@
 //! queued while the last statement ran, and a PostgreSQL connection of the thread's own,
 //! opened when needed and again after it was lost.
 
-use std::sync::{Mutex, mpsc};
+use std::sync::{Arc, Mutex, mpsc};
 
 use diesel::connection::SimpleConnection;
 use diesel::{Connection, PgConnection};
 
 use crate::config::DatabaseUrl;
 
-/// Jobs for a thread that starts with the first of them.
-pub(super) struct Queue<J> {
+/// Jobs for a batching thread that starts with the first of them, and what the thread does:
+/// it takes what queued while its last batch ran, `most` at the most, and hands each batch
+/// to `handle` with its own connection and the counts it keeps.
+pub(super) struct Batcher<J, C> {
     sender: Mutex<Option<mpsc::Sender<J>>>,
     /// The thread's name, also in log lines.
     name: &'static str,
+    url: DatabaseUrl,
+    most: usize,
+    counts: Arc<C>,
+    handle: fn(&mut OwnConnection, Vec<J>, &C),
 }
 
-impl<J: Send + 'static> Queue<J> {
-    /// A queue for the thread `name`, which is not started yet.
-    pub(super) const fn new(name: &'static str) -> Self {
+impl<J: Send + 'static, C: Default + Send + Sync + 'static> Batcher<J, C> {
+    /// A batcher for the thread `name` on the database at `url`, which is not started yet.
+    pub(super) fn new(
+        name: &'static str,
+        url: DatabaseUrl,
+        most: usize,
+        handle: fn(&mut OwnConnection, Vec<J>, &C),
+    ) -> Self {
         Self {
             sender: Mutex::new(None),
             name,
+            url,
+            most,
+            counts: Arc::default(),
+            handle,
         }
     }
 
-    /// Queues `job`, starting the thread `start` makes if none takes the jobs (the first job,
-    /// or its thread panicked); the job back if no thread could be started.
-    pub(super) fn send<R>(&self, job: J, start: impl FnOnce() -> R) -> Result<(), J>
-    where
-        R: FnOnce(mpsc::Receiver<J>) + Send + 'static,
-    {
+    /// What the thread counted so far.
+    pub(super) fn counts(&self) -> &C {
+        &self.counts
+    }
+
+    /// Queues `job`, starting the thread if none takes the jobs (the first job, or its
+    /// thread panicked); the job back if no thread could be started.
+    pub(super) fn send(&self, job: J) -> Result<(), J> {
         let mut queue = self.sender.lock().unwrap_or_else(|e| e.into_inner());
         let job = match &*queue {
             Some(sender) => match sender.send(job) {
@@ -41,10 +58,16 @@ impl<J: Send + 'static> Queue<J> {
             None => job,
         };
         let (sender, jobs) = mpsc::channel();
-        let run = start();
+        let (name, most, handle) = (self.name, self.most, self.handle);
+        let (url, counts) = (self.url.clone(), self.counts.clone());
         let started = std::thread::Builder::new()
-            .name(self.name.into())
-            .spawn(move || run(jobs));
+            .name(name.into())
+            .spawn(move || {
+                let mut conn = OwnConnection::new(url, name);
+                while let Some(batch) = next_batch(&jobs, most) {
+                    handle(&mut conn, batch, &counts);
+                }
+            });
         if let Err(e) = started {
             tracing::warn!(error = %e, thread = self.name, "cannot start a batching thread");
             return Err(job);
@@ -55,15 +78,17 @@ impl<J: Send + 'static> Queue<J> {
     }
 }
 
-impl<J> std::fmt::Debug for Queue<J> {
+impl<J, C> std::fmt::Debug for Batcher<J, C> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Queue").field("thread", &self.name).finish()
+        f.debug_struct("Batcher")
+            .field("thread", &self.name)
+            .finish()
     }
 }
 
 /// Waits for a job, then takes what else is queued, `most` at the most; `None` once every
 /// sender is gone.
-pub(super) fn next_batch<J>(jobs: &mpsc::Receiver<J>, most: usize) -> Option<Vec<J>> {
+fn next_batch<J>(jobs: &mpsc::Receiver<J>, most: usize) -> Option<Vec<J>> {
     let mut batch = vec![jobs.recv().ok()?];
     while batch.len() < most
         && let Ok(job) = jobs.try_recv()

@@ -19,14 +19,13 @@
 //! two instances' batches notifying the same two users could deadlock: PostgreSQL then ends
 //! one of them, whose writes are handed back like any failed batch.
 
-use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc;
 
 use diesel::{PgConnection, QueryResult};
 use tokio::sync::oneshot;
 
-use super::batcher::{OwnConnection, Queue, next_batch};
+use super::batcher::{Batcher, OwnConnection};
 use super::games::{self as store, PgCommit};
 use crate::config::DatabaseUrl;
 
@@ -38,10 +37,8 @@ const NAME: &str = "leekha-group-commit";
 /// The instance's writer of guarded action writes (PostgreSQL only).
 #[derive(Debug)]
 pub struct GroupCommit {
-    /// The writer's queue; the thread starts with the first write.
-    queue: Queue<Job>,
-    url: DatabaseUrl,
-    counts: Arc<Counts>,
+    /// The writer's thread, which starts with the first write.
+    batcher: Batcher<Job, Counts>,
 }
 
 /// How many writes went through the writer, in how many statements, and the most in one.
@@ -106,15 +103,13 @@ impl GroupCommit {
     /// A writer for the PostgreSQL database at `url`.
     pub fn new(url: DatabaseUrl) -> Self {
         Self {
-            queue: Queue::new(NAME),
-            url,
-            counts: Arc::default(),
+            batcher: Batcher::new(NAME, url, MOST, write),
         }
     }
 
     /// What went through the writer so far.
     pub fn counts(&self) -> &Counts {
-        &self.counts
+        self.batcher.counts()
     }
 
     /// Writes `commit` as [`store::commit_pg`] would on `pg`, batched with the instance's other
@@ -129,7 +124,7 @@ impl GroupCommit {
             commit: Box::new(commit),
             reply: ReplyTo::Thread(reply),
         };
-        let commit = match self.send(job) {
+        let commit = match self.batcher.send(job) {
             Ok(()) => match answer.recv().map_err(|_| stopped())? {
                 Reply::Done(written) => return Ok(written),
                 Reply::Untaken(commit) => commit,
@@ -151,66 +146,55 @@ impl GroupCommit {
             commit: Box::new(commit),
             reply: ReplyTo::Task(reply),
         };
-        match self.send(job) {
+        match self.batcher.send(job) {
             Ok(()) => answer.await.map_err(|_| stopped()),
             Err(job) => Ok(Reply::Untaken(job.commit)),
         }
     }
-
-    /// Queues `job`, starting the writer if it is not running; the job back if it cannot.
-    fn send(&self, job: Job) -> Result<(), Job> {
-        self.queue.send(job, || {
-            let (url, counts) = (self.url.clone(), self.counts.clone());
-            move |jobs| run(url, &jobs, &counts)
-        })
-    }
 }
 
-/// The writer: until every sender is gone, takes what is queued and writes it.
-fn run(url: DatabaseUrl, jobs: &mpsc::Receiver<Job>, counts: &Counts) {
-    let mut conn = OwnConnection::new(url, NAME);
-    while let Some(queued) = next_batch(jobs, MOST) {
-        let mut batch: Vec<Job> = Vec::with_capacity(queued.len());
-        for job in queued {
-            if batch.iter().any(|b| b.commit.row.id == job.commit.row.id) {
-                // At most one of two writes loaded at the same game's version can succeed;
-                // the second is left to its caller, whose guard decides.
-                untaken(job);
-            } else {
-                batch.push(job);
+/// The writer's work: writes what queued in one statement.
+fn write(conn: &mut OwnConnection, queued: Vec<Job>, counts: &Counts) {
+    let mut batch: Vec<Job> = Vec::with_capacity(queued.len());
+    for job in queued {
+        if batch.iter().any(|b| b.commit.row.id == job.commit.row.id) {
+            // At most one of two writes loaded at the same game's version can succeed;
+            // the second is left to its caller, whose guard decides.
+            untaken(job);
+        } else {
+            batch.push(job);
+        }
+    }
+    // Rows are locked in the order of the games' ids, so that two instances' batches
+    // over the same games wait for each other rather than deadlock.
+    batch.sort_by(|a, b| a.commit.row.id.cmp(&b.commit.row.id));
+    let Some(pg) = conn.get() else {
+        batch.into_iter().for_each(untaken);
+        return;
+    };
+    let written = match batch.as_slice() {
+        [one] => store::commit_pg(pg, &one.commit).map(|w| vec![w]),
+        many => {
+            let commits: Vec<&PgCommit> = many.iter().map(|j| &*j.commit).collect();
+            store::commit_pg_batch(pg, &commits)
+        }
+    };
+    match written {
+        Ok(written) => {
+            let size = batch.len() as u64;
+            counts.writes.fetch_add(size, Ordering::Relaxed);
+            counts.statements.fetch_add(1, Ordering::Relaxed);
+            counts.largest.fetch_max(size, Ordering::Relaxed);
+            for (job, written) in batch.into_iter().zip(written) {
+                job.reply.send(Reply::Done(written));
             }
         }
-        // Rows are locked in the order of the games' ids, so that two instances' batches
-        // over the same games wait for each other rather than deadlock.
-        batch.sort_by(|a, b| a.commit.row.id.cmp(&b.commit.row.id));
-        let Some(pg) = conn.get() else {
+        Err(e) => {
+            // A unique violation fails every write of the batch; the callers write
+            // alone and each hears its own outcome. A lost connection is opened anew.
+            tracing::debug!(error = %e, writes = batch.len(), "a group commit failed");
+            conn.check();
             batch.into_iter().for_each(untaken);
-            continue;
-        };
-        let written = match batch.as_slice() {
-            [one] => store::commit_pg(pg, &one.commit).map(|w| vec![w]),
-            many => {
-                let commits: Vec<&PgCommit> = many.iter().map(|j| &*j.commit).collect();
-                store::commit_pg_batch(pg, &commits)
-            }
-        };
-        match written {
-            Ok(written) => {
-                let size = batch.len() as u64;
-                counts.writes.fetch_add(size, Ordering::Relaxed);
-                counts.statements.fetch_add(1, Ordering::Relaxed);
-                counts.largest.fetch_max(size, Ordering::Relaxed);
-                for (job, written) in batch.into_iter().zip(written) {
-                    job.reply.send(Reply::Done(written));
-                }
-            }
-            Err(e) => {
-                // A unique violation fails every write of the batch; the callers write
-                // alone and each hears its own outcome. A lost connection is opened anew.
-                tracing::debug!(error = %e, writes = batch.len(), "a group commit failed");
-                conn.check();
-                batch.into_iter().for_each(untaken);
-            }
         }
     }
 }

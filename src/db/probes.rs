@@ -15,11 +15,10 @@
 //! connection.
 
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, mpsc};
 
 use tokio::sync::oneshot;
 
-use super::batcher::{OwnConnection, Queue, next_batch};
+use super::batcher::{Batcher, OwnConnection};
 use super::games::{self as store, Probe};
 use crate::config::DatabaseUrl;
 
@@ -31,10 +30,8 @@ const NAME: &str = "leekha-probes";
 /// The instance's prober of views (PostgreSQL only).
 #[derive(Debug)]
 pub struct Probes {
-    /// The prober's queue; the thread starts with the first probe.
-    queue: Queue<Job>,
-    url: DatabaseUrl,
-    counts: Arc<Counts>,
+    /// The prober's thread, which starts with the first probe.
+    batcher: Batcher<Job, Counts>,
 }
 
 /// How many probes the prober answered, and in how many queries.
@@ -65,15 +62,13 @@ impl Probes {
     /// A prober for the PostgreSQL database at `url`.
     pub fn new(url: DatabaseUrl) -> Self {
         Self {
-            queue: Queue::new(NAME),
-            url,
-            counts: Arc::default(),
+            batcher: Batcher::new(NAME, url, MOST, ask),
         }
     }
 
     /// What the prober answered so far.
     pub fn counts(&self) -> &Counts {
-        &self.counts
+        self.batcher.counts()
     }
 
     /// [`store::probe`] of `game` for `caller`, asked together with the instance's other
@@ -86,50 +81,42 @@ impl Probes {
             caller: caller.to_owned(),
             reply,
         };
-        self.queue
-            .send(job, || {
-                let (url, counts) = (self.url.clone(), self.counts.clone());
-                move |jobs| run(url, &jobs, &counts)
-            })
-            .ok()?;
+        self.batcher.send(job).ok()?;
         answer.await.ok().flatten()
     }
 }
 
-/// The prober: until every sender is gone, takes what is queued and asks it in one query.
-fn run(url: DatabaseUrl, jobs: &mpsc::Receiver<Job>, counts: &Counts) {
-    let mut conn = OwnConnection::new(url, NAME);
-    while let Some(mut batch) = next_batch(jobs, MOST) {
-        // A caller that went away (its request was cancelled) needs no answer.
-        batch.retain(|job| !job.reply.is_closed());
-        if batch.is_empty() {
-            continue;
+/// The prober's work: asks what queued in one query.
+fn ask(conn: &mut OwnConnection, mut batch: Vec<Job>, counts: &Counts) {
+    // A caller that went away (its request was cancelled) needs no answer.
+    batch.retain(|job| !job.reply.is_closed());
+    if batch.is_empty() {
+        return;
+    }
+    let Some(pg) = conn.get() else {
+        batch.into_iter().for_each(|job| drop(job.reply.send(None)));
+        return;
+    };
+    let asked: Vec<(&str, &str)> = batch
+        .iter()
+        .map(|j| (j.game.as_str(), j.caller.as_str()))
+        .collect();
+    match store::probe_batch(pg, &asked) {
+        Ok(answers) => {
+            counts
+                .probes
+                .fetch_add(batch.len() as u64, Ordering::Relaxed);
+            counts.queries.fetch_add(1, Ordering::Relaxed);
+            for (job, answer) in batch.into_iter().zip(answers) {
+                let _ = job.reply.send(Some(answer));
+            }
         }
-        let Some(pg) = conn.get() else {
+        Err(e) => {
+            // Each caller asks again on its own connection and hears its own error. A lost
+            // connection is opened anew.
+            tracing::debug!(error = %e, probes = batch.len(), "a batch of probes failed");
+            conn.check();
             batch.into_iter().for_each(|job| drop(job.reply.send(None)));
-            continue;
-        };
-        let asked: Vec<(&str, &str)> = batch
-            .iter()
-            .map(|j| (j.game.as_str(), j.caller.as_str()))
-            .collect();
-        match store::probe_batch(pg, &asked) {
-            Ok(answers) => {
-                counts
-                    .probes
-                    .fetch_add(batch.len() as u64, Ordering::Relaxed);
-                counts.queries.fetch_add(1, Ordering::Relaxed);
-                for (job, answer) in batch.into_iter().zip(answers) {
-                    let _ = job.reply.send(Some(answer));
-                }
-            }
-            Err(e) => {
-                // Each caller asks again on its own connection and hears its own error. A lost
-                // connection is opened anew.
-                tracing::debug!(error = %e, probes = batch.len(), "a batch of probes failed");
-                conn.check();
-                batch.into_iter().for_each(|job| drop(job.reply.send(None)));
-            }
         }
     }
 }
