@@ -62,6 +62,23 @@ pub type Render = fn(&Table, crate::rules::Seat) -> Result<String, Error>;
 /// same `Idempotency-Key`.
 pub type RenderRefusal = fn(&Error) -> (u16, String);
 
+/// A player's action as it reaches the service: who, on which game, what they asked (or
+/// why the request could not be read), and how its answer and a kept refusal are rendered.
+#[derive(Debug)]
+pub struct Submission {
+    /// The game.
+    pub game_id: String,
+    /// The caller.
+    pub user_id: String,
+    /// The action, or the request's own error: answered only after the caller's account is
+    /// checked, so a banned caller hears 403 whatever it sent.
+    pub command: Result<Act, Error>,
+    /// Renders the caller's view after a change.
+    pub render: Render,
+    /// Renders a refusal kept for a retry with the same `Idempotency-Key`.
+    pub refusal: RenderRefusal,
+}
+
 /// What an action answered.
 #[derive(Debug)]
 pub enum Acted {
@@ -106,9 +123,9 @@ enum Mode {
     Cached,
 }
 
-/// Applies a player's action. `act` is `Err` when the request itself was malformed: that
-/// is answered only after the caller's account is checked, so a banned caller hears 403
-/// whatever it sent.
+/// Applies a player's action. Its command is `Err` when the request itself was malformed:
+/// that is answered only after the caller's account is checked, so a banned caller hears
+/// 403 whatever it sent.
 ///
 /// With an `Idempotency-Key`, a refusal judged on the game's state (409, 422) is kept like
 /// a success: a retry hears it again even once the game would allow the action, since a
@@ -120,12 +137,16 @@ enum Mode {
 pub fn act(
     conn: &mut AnyConnection,
     shortcuts: Shortcuts<'_>,
-    game_id: &str,
-    user_id: &str,
-    act: Result<Act, Error>,
-    render: Render,
-    refusal: RenderRefusal,
+    submission: Submission,
 ) -> Result<Acted, Error> {
+    let Submission {
+        game_id,
+        user_id,
+        command: act,
+        render,
+        refusal,
+    } = submission;
+    let (game_id, user_id) = (game_id.as_str(), user_id.as_str());
     let hot = shortcuts.hot;
     let idempotency = act.as_ref().ok().and_then(|a| a.idempotency.clone());
     // One attempt; a refusal it ends in is kept below.
@@ -200,27 +221,20 @@ pub fn act(
 pub async fn submit(
     db: &db::Db,
     hot: &std::sync::Arc<HotTables>,
-    game_id: &str,
-    user_id: &str,
-    command: Result<Act, Error>,
-    render: Render,
-    refusal: RenderRefusal,
+    submission: Submission,
 ) -> Result<Acted, Error> {
-    if let (Ok(wanted), Some(group)) = (&command, db.group_commit())
-        && let Some(done) = act_on_copy(db, hot, group, wanted, render).await
+    if let (Ok(wanted), Some(group)) = (&submission.command, db.group_commit())
+        && let Some(done) = act_on_copy(db, hot, group, wanted, submission.render).await
     {
         return done;
     }
     let (hot, group) = (hot.clone(), db.group_commit().cloned());
-    let (game_id, user_id) = (game_id.to_owned(), user_id.to_owned());
     db.run(move |conn| {
         let shortcuts = Shortcuts {
             hot: &hot,
             group: group.as_deref(),
         };
-        act(
-            conn, shortcuts, &game_id, &user_id, command, render, refusal,
-        )
+        act(conn, shortcuts, submission)
     })
     .await
 }

@@ -25,7 +25,7 @@ pub mod verify;
 mod view;
 
 pub use crate::db::types::{BotReason, GameStatus, Visibility};
-pub use act::{Act, Acted, Shortcuts, act, submit};
+pub use act::{Act, Acted, Shortcuts, Submission, act, submit};
 pub use change::Change;
 pub use create::{NewGame, SeatPlan, create};
 pub use events::ServerEvent;

@@ -743,11 +743,13 @@ async fn a_refusal_that_meets_a_twins_stored_answer_answers_with_it() {
             hot: &state.hot,
             group: state.db.group_commit().map(|g| &**g),
         },
-        &id,
-        &p.id,
-        Ok(act),
-        |_, _| Ok(String::new()),
-        refusal_after_twin,
+        leekha::games::Submission {
+            game_id: id.clone(),
+            user_id: p.id.clone(),
+            command: Ok(act),
+            render: |_, _| Ok(String::new()),
+            refusal: refusal_after_twin,
+        },
     );
     assert!(TWIN.lock().unwrap().is_none(), "the refusal was rendered");
     match answered {

@@ -35,11 +35,13 @@ fn act_on_thread(
         leekha::games::act(
             &mut state.db.conn().unwrap(),
             shortcuts,
-            &id,
-            &user,
-            Ok(act),
-            |_, _| Ok(String::new()),
-            |_| (500, String::new()),
+            leekha::games::Submission {
+                game_id: id,
+                user_id: user,
+                command: Ok(act),
+                render: |_, _| Ok(String::new()),
+                refusal: |_| (500, String::new()),
+            },
         )
     })
 }

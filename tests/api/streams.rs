@@ -1117,11 +1117,13 @@ async fn events_read_at_once_show_an_action_whose_wake_up_has_not_arrived() {
                 hot: &hot,
                 group: state.db.group_commit().map(|g| &**g),
             },
-            &id,
-            &p.id,
-            Ok(act),
-            |_, _| Ok(String::new()),
-            |_| (500, String::new()),
+            leekha::games::Submission {
+                game_id: id.clone(),
+                user_id: p.id.clone(),
+                command: Ok(act),
+                render: |_, _| Ok(String::new()),
+                refusal: |_| (500, String::new()),
+            },
         )
         .expect("the action applies");
         let after = listed(&app, &id, &players[0]).await.len();

@@ -179,16 +179,14 @@ pub async fn act(on: OnGameByToken<(HttpRequest, UniqueKeys)>) -> Reply {
     // Judged by the service after the account check, so a banned caller hears 403 whatever
     // it sent.
     let command = ActionRequest::command(body.0, &id, &caller.user_id, &req);
-    let acted = games::submit(
-        &state.db,
-        &state.hot,
-        &id,
-        &caller.user_id,
+    let submission = games::Submission {
+        game_id: id.clone(),
+        user_id: caller.user_id.clone(),
         command,
         render,
-        Problem::rendered,
-    )
-    .await?;
+        refusal: Problem::rendered,
+    };
+    let acted = games::submit(&state.db, &state.hot, submission).await?;
     match acted {
         Acted::Fresh {
             body,
