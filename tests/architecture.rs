@@ -1,6 +1,7 @@
 //! Guards the layering (README, "Architecture"): dependencies point down. Nothing below the
 //! HTTP layer imports it, diesel's table definitions are used only in `src/db`, and the HTTP
-//! error type stays in `src/http`.
+//! error type stays in `src/http`, whose files each hold one operation group or one shared
+//! piece and stay small.
 
 use std::path::{Path, PathBuf};
 
@@ -87,6 +88,25 @@ fn the_http_error_type_stays_in_http() {
     assert!(
         bad.is_empty(),
         "these modules use the HTTP error type: {bad:?}"
+    );
+}
+
+/// The most lines a file under `src/http` may have: past it, a file holds more than one
+/// operation group or shared piece, and is split (as `extract/`, `openapi/`, `transport/`
+/// and `problem_catalog/` were).
+const HTTP_FILE_LINES: usize = 400;
+
+#[test]
+fn http_files_stay_small() {
+    let large: Vec<(String, usize)> = files()
+        .into_iter()
+        .filter(|(path, _)| path.starts_with("http/"))
+        .map(|(path, text)| (path, text.lines().count()))
+        .filter(|(_, lines)| *lines > HTTP_FILE_LINES)
+        .collect();
+    assert!(
+        large.is_empty(),
+        "these files under src/http are over {HTTP_FILE_LINES} lines: {large:?}"
     );
 }
 
