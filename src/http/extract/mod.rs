@@ -1,6 +1,6 @@
-//! Request extractors shared by handlers: the caller ([`caller`]), the client's address
-//! ([`client`]), request bodies ([`body`]), and the one shape of a handler group's
-//! arguments ([`Call`]).
+//! Request extractors shared by handlers: the caller ([`Caller`], [`AuthUser`],
+//! [`AdminUser`]), the client's address ([`client_key`]), request bodies ([`Json`],
+//! [`OptionalJson`]), and the one shape of a handler group's arguments ([`Call`]).
 
 use std::future::Future;
 use std::pin::Pin;
